@@ -1,0 +1,118 @@
+"""A hold: "this must not merge yet", with an owner, a reason and where it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Source(StrEnum):
+    COMMENT = "comment"
+    REVIEW = "review"
+    LABEL = "label"
+    ROOM = "room"
+    FREEZE = "freeze"
+
+
+EXEMPTIBLE = frozenset({Source.ROOM, Source.FREEZE})
+"""Exceptions let a PR through room and freeze holds, never through comment, review or label holds."""
+
+
+def to_iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def from_iso(text: str | None) -> datetime | None:
+    """GitHub's ``2019-05-15T15:20:33Z`` (and any ISO 8601 with an offset) -> aware UTC datetime."""
+    if not text:
+        return None
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class Hold:
+    """One hold on one PR or on a scope of PRs.
+
+    ``scope`` is ``owner/repo#12``, ``owner/repo``, ``owner/repo@branch-glob`` or ``owner``.
+    ``origin`` says where it came from: a comment URL, a review id, the label, a chat room, a schedule.
+    """
+
+    id: str
+    source: Source
+    scope: str
+    holder: str
+    reason: str
+    created_at: datetime
+    expires_at: datetime | None = None
+    origin: str = ""
+
+    def active(self, now: datetime) -> bool:
+        return self.expires_at is None or now < self.expires_at
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source.value,
+            "scope": self.scope,
+            "holder": self.holder,
+            "reason": self.reason,
+            "created_at": to_iso(self.created_at),
+            "expires_at": to_iso(self.expires_at),
+            "origin": self.origin,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Hold:
+        created = from_iso(data.get("created_at"))
+        return cls(
+            id=str(data["id"]),
+            source=Source(data["source"]),
+            scope=str(data.get("scope", "")),
+            holder=str(data.get("holder", "")),
+            reason=str(data.get("reason", "")),
+            created_at=created or datetime.fromtimestamp(0, UTC),
+            expires_at=from_iso(data.get("expires_at")),
+            origin=str(data.get("origin", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """Lets one PR through room and freeze holds; recorded with who and why; may expire."""
+
+    pr_scope: str
+    by: str
+    reason: str
+    created_at: datetime
+    expires_at: datetime | None = None
+    origin: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def active(self, now: datetime) -> bool:
+        return self.expires_at is None or now < self.expires_at
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pr_scope": self.pr_scope,
+            "by": self.by,
+            "reason": self.reason,
+            "created_at": to_iso(self.created_at),
+            "expires_at": to_iso(self.expires_at),
+            "origin": self.origin,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Exemption:
+        return cls(
+            pr_scope=str(data["pr_scope"]),
+            by=str(data.get("by", "")),
+            reason=str(data.get("reason", "")),
+            created_at=from_iso(data.get("created_at")) or datetime.fromtimestamp(0, UTC),
+            expires_at=from_iso(data.get("expires_at")),
+            origin=str(data.get("origin", "")),
+        )

@@ -1,0 +1,118 @@
+"""Redis key names: the one place they are spelled.
+
+Every key of a repository shares the hash tag ``{owner/repo}`` so that the state could move to a
+Redis Cluster without a migration (multi-key transactions stay within one slot). Org-wide keys use
+``{owner}``. The agent hook reads only ``verdict``, ``managed``, ``head`` and ``held`` keys; its
+Redis ACL user is restricted to exactly those patterns (see ``hook/acl.py``).
+"""
+
+from __future__ import annotations
+
+PREFIX = "mh"
+
+
+def _repo(repo: str) -> str:
+    return f"{PREFIX}:{{{repo.lower()}}}"
+
+
+def repo_meta(repo: str) -> str:
+    """JSON: installation id, default branch, parsed config or config error."""
+    return f"{_repo(repo)}:repo"
+
+
+def managed(repo: str) -> str:
+    """'1' while the App is installed on the repo; the hook tells managed from unmanaged by it."""
+    return f"{_repo(repo)}:managed"
+
+
+def open_prs(repo: str) -> str:
+    """Set of open PR numbers."""
+    return f"{_repo(repo)}:open"
+
+
+def held_prs(repo: str) -> str:
+    """Set of PR numbers whose verdict is held (the hook's `block-if-any-held` reads its size)."""
+    return f"{_repo(repo)}:held"
+
+
+def pr_state(repo: str, number: int) -> str:
+    """JSON of `core.prstate.PullState`: facts and per-holder registers."""
+    return f"{_repo(repo)}:pr:{number}:state"
+
+
+def verdict(repo: str, number: int) -> str:
+    """JSON verdict record (`core.verdict_record`): what the hook and the API read."""
+    return f"{_repo(repo)}:pr:{number}:verdict"
+
+
+def verdict_version(repo: str, number: int) -> str:
+    return f"{_repo(repo)}:pr:{number}:version"
+
+
+def posted(repo: str, number: int) -> str:
+    """JSON of the last status posted: (sha, state, description) — the economy check."""
+    return f"{_repo(repo)}:pr:{number}:posted"
+
+
+def recompute_queued(repo: str, number: int) -> str:
+    return f"{_repo(repo)}:pr:{number}:queued"
+
+
+def recompute_lock(repo: str, number: int) -> str:
+    return f"{_repo(repo)}:pr:{number}:lock"
+
+
+def head_index(repo: str, branch: str) -> str:
+    """Head branch -> PR number. Same-repo heads by branch name, fork heads as ``owner:branch``."""
+    return f"{_repo(repo)}:head:{branch}"
+
+
+def room_holds(repo: str) -> str:
+    """Hash: hold id -> JSON of a room or freeze hold scoped to this repo, a branch glob or one PR."""
+    return f"{_repo(repo)}:rooms"
+
+
+def org_room_holds(owner: str) -> str:
+    """Hash: hold id -> JSON of a room hold on a whole org."""
+    return f"{PREFIX}:{{{owner.lower()}}}:orgrooms"
+
+
+def exemptions(repo: str) -> str:
+    """Hash: PR number -> JSON exemption from room and freeze holds."""
+    return f"{_repo(repo)}:exempt"
+
+
+def history(repo: str) -> str:
+    """Stream of audit events for the repo (hold placed/lifted, status posted, forged status...)."""
+    return f"{_repo(repo)}:history"
+
+
+def installation_repos(installation_id: int) -> str:
+    """Set of repos an installation covers."""
+    return f"{PREFIX}:inst:{installation_id}:repos"
+
+
+def installation_token(installation_id: int) -> str:
+    return f"{PREFIX}:inst:{installation_id}:token"
+
+
+def permission_cache(repo: str, login: str) -> str:
+    return f"{_repo(repo)}:perm:{login.lower()}"
+
+
+def delivery_seen(guid: str) -> str:
+    """Set NX per X-GitHub-Delivery: a duplicate delivery changes nothing."""
+    return f"{PREFIX}:delivery:{guid}"
+
+
+MANAGED_REPOS = f"{PREFIX}:repos"
+"""Set of every managed repo (lower-cased ``owner/repo``)."""
+
+AUDIT = f"{PREFIX}:audit"
+"""Stream of all audit events across repos (the API's ``/api/v1/events``)."""
+
+HOOK_EVENTS = f"{PREFIX}:hook-events"
+"""Stream the agent hook appends ``hook.gate.fired`` records to (record only, never consulted)."""
+
+DRY_RUN_STATUSES = f"{PREFIX}:dry-run:statuses"
+"""List of statuses the dry-run GitHub client would have posted (newest first)."""

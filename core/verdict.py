@@ -1,0 +1,140 @@
+"""The verdict of a PR: the active, non-exempt holds that apply to it. Held <=> at least one.
+
+One function decides, for the workers, the API and the reference model of the tests alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from core import freeze
+from core.holds import EXEMPTIBLE, Exemption, Hold, Source, to_iso
+from core.prstate import PullState, comment_hold_active
+from core.repo_config import RepoConfig
+from core.scopes import pr_scope, scope_applies
+
+RECORD_SCHEMA = 1
+"""Version of the verdict record's shape (the agent hook refuses records it does not know)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    repo: str
+    number: int
+    holds: tuple[Hold, ...]
+    head_sha: str | None
+    base: str | None
+    head_ref: str | None = None
+    error: str | None = None
+    """Set when the verdict cannot be established (invalid repo config, state lost): never 'free'."""
+
+    @property
+    def held(self) -> bool:
+        return bool(self.holds)
+
+
+def pr_holds(state: PullState, config: RepoConfig, now: datetime) -> list[Hold]:
+    """The holds a PR carries itself: comments, reviews and the hold label."""
+    scope = pr_scope(state.repo, state.number)
+    holds = [
+        Hold(
+            id=f"comment:{holder}",
+            source=Source.COMMENT,
+            scope=scope,
+            holder=holder,
+            reason=reg.reason,
+            created_at=reg.at,
+            expires_at=reg.expires_at,
+            origin=reg.origin,
+        )
+        for holder, reg in sorted(state.comments.items())
+        if comment_hold_active(state, reg, now)
+    ]
+    if config.review_holds:
+        holds += [
+            Hold(
+                id=f"review:{reviewer}",
+                source=Source.REVIEW,
+                scope=scope,
+                holder=reviewer,
+                reason="changes requested",
+                created_at=reg.at,
+                origin=reg.origin,
+            )
+            for reviewer, reg in sorted(state.reviews.items())
+            if reg.held and reg.ref not in state.dismissed
+        ]
+    facts = state.facts
+    if facts is not None and config.hold_label in facts.labels:
+        holds.append(
+            Hold(
+                id=f"label:{config.hold_label}",
+                source=Source.LABEL,
+                scope=scope,
+                holder="",
+                reason=f"label {config.hold_label}",
+                created_at=facts.at,
+                origin=f"label:{config.hold_label}",
+            )
+        )
+    return holds
+
+
+def compute_verdict(
+    state: PullState,
+    *,
+    config: RepoConfig | None,
+    now: datetime,
+    config_error: str | None = None,
+    scoped_holds: Iterable[Hold] = (),
+    exemption: Exemption | None = None,
+) -> Verdict:
+    """The verdict of one PR from its state, its repo's config and the room holds of its repo/org."""
+    facts = state.facts
+    base = facts.base if facts else None
+    head_ref = facts.head_ref if facts else None
+    if config is None or config_error:
+        return Verdict(state.repo, state.number, (), state.head_sha, base, head_ref,
+                       error=config_error or "repo config not loaded")
+    holds = pr_holds(state, config, now)
+    if facts is not None:
+        holds += [
+            h for h in scoped_holds
+            if h.active(now) and scope_applies(h.scope, state.repo, state.number, facts.base)
+        ]
+        holds += freeze.freeze_holds(config, state.repo, facts.base, facts.labels, now)
+        exempt_by_label = any(label in config.exempt_labels for label in facts.labels)
+        if exempt_by_label or (exemption is not None and exemption.active(now)):
+            holds = [h for h in holds if h.source not in EXEMPTIBLE]
+    holds.sort(key=lambda h: (h.created_at, h.id))
+    return Verdict(state.repo, state.number, tuple(holds), state.head_sha, base, head_ref)
+
+
+def verdict_record(
+    verdict: Verdict, *, version: int, computed_at: datetime, status: dict[str, Any]
+) -> dict[str, Any]:
+    """The JSON stored under `core.keys.verdict`: what the agent hook and the API read.
+
+    Contract (``schema`` 1): ``held`` is true iff ``holds`` is non-empty and ``error`` is null;
+    ``state`` is the posted status state (``success``/``failure``/``pending``/``error``); each hold has
+    ``id, source, scope, holder, reason, created_at, expires_at, origin``; times are ISO 8601 UTC.
+    """
+    return {
+        "schema": RECORD_SCHEMA,
+        "repo": verdict.repo,
+        "number": verdict.number,
+        "held": verdict.held and verdict.error is None,
+        "error": verdict.error,
+        "state": status["state"],
+        "description": status["description"],
+        "target_url": status.get("target_url"),
+        "holds": [h.to_dict() for h in verdict.holds],
+        "head_sha": verdict.head_sha,
+        "base": verdict.base,
+        "head_ref": verdict.head_ref,
+        "computed_at": to_iso(computed_at),
+        "version": version,
+    }

@@ -1,0 +1,157 @@
+"""The service's settings: read once from the environment, in a factory or `main`, never at import.
+
+Every variable is listed in `FIELDS` with its default and why; an unknown ``MERGE_HOLD_*`` variable or a
+bad value fails at start with a message naming the variable (policy-bot's config rejects unknown keys
+the same way).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class SettingsError(ValueError):
+    """A missing or invalid environment variable; the message names it."""
+
+
+def _bool(name: str, raw: str) -> bool:
+    low = raw.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off", ""):
+        return False
+    raise SettingsError(f"{name}: expected true or false, got {raw!r}")
+
+
+def _int(name: str, raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name}: expected a whole number, got {raw!r}") from None
+    if value < 0:
+        raise SettingsError(f"{name}: must not be negative, got {raw!r}")
+    return value
+
+
+def _float(name: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name}: expected a number, got {raw!r}") from None
+    if value <= 0:
+        raise SettingsError(f"{name}: must be positive, got {raw!r}")
+    return value
+
+
+def _csv(_name: str, raw: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _str(_name: str, raw: str) -> str:
+    return raw
+
+
+def _url(name: str, raw: str) -> str:
+    if not raw.startswith(("http://", "https://")):
+        raise SettingsError(f"{name}: expected an http(s) URL, got {raw!r}")
+    return raw.rstrip("/")
+
+
+@dataclass(frozen=True)
+class Settings:
+    redis_url: str | None = None
+    github_app_id: int | None = None
+    github_private_key: str | None = None
+    github_webhook_secret: str | None = None
+    github_api_url: str = "https://api.github.com"
+    public_url: str = "http://127.0.0.1:8000"
+    slack_signing_secret: str | None = None
+    slack_teams: tuple[str, ...] = ()
+    mattermost_token: str | None = None
+    api_tokens_file: str | None = None
+    # MERGE_HOLD_* -----------------------------------------------------------------------------
+    dry_run: bool = False
+    queue_name: str = "merge-hold"
+    max_body_bytes: int = 25 * 1024 * 1024
+    write_rate_per_minute: float = 60.0
+    secret_key: str | None = None
+    app_slug: str | None = None
+    chat_allowed_users: tuple[str, ...] = ()
+    data_dir: str = ".merge-hold"
+    log_level: str = "INFO"
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def has_app_credentials(self) -> bool:
+        return self.github_app_id is not None and self.github_private_key is not None
+
+    @property
+    def bot_login(self) -> str | None:
+        """The login GitHub shows for our App's actions; events it sends are ours (no loops)."""
+        return f"{self.app_slug}[bot]" if self.app_slug else None
+
+
+# variable -> (field, parser, why). The reasons are the documentation (README table is generated from it).
+FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
+    "REDIS_URL": ("redis_url", _str, "Redis (or Sentinel-fronted primary) holding queue and state"),
+    "GITHUB_APP_ID": ("github_app_id", _int, "the GitHub App's id, the JWT issuer"),
+    "GITHUB_PRIVATE_KEY": ("github_private_key", _str, "the App's PEM private key itself"),
+    "GITHUB_PRIVATE_KEY_PATH": ("github_private_key", _str, "or a path to the PEM file"),
+    "GITHUB_WEBHOOK_SECRET": ("github_webhook_secret", _str, "the App's webhook secret (HMAC key)"),
+    "GITHUB_API_URL": ("github_api_url", _url, "https://api.github.com, or GHES `https://HOST/api/v3`"),
+    "MERGE_HOLD_PUBLIC_URL": ("public_url", _url, "the dashboard's base URL, for status target_url"),
+    "SLACK_SIGNING_SECRET": ("slack_signing_secret", _str, "verifies Slack's v0 request signatures"),
+    "MERGE_HOLD_SLACK_TEAMS": ("slack_teams", _csv, "Slack workspace ids served; others are refused"),
+    "MATTERMOST_TOKEN": ("mattermost_token", _str, "the Mattermost slash command's token"),
+    "MERGE_HOLD_API_TOKENS_FILE": ("api_tokens_file", _str, "file of hashed API tokens (`merge-hold token`)"),
+    "MERGE_HOLD_DRY_RUN": ("dry_run", _bool, "record statuses instead of posting them"),
+    "MERGE_HOLD_QUEUE": ("queue_name", _str, "rq queue name"),
+    "MERGE_HOLD_MAX_BODY_BYTES": ("max_body_bytes", _int, "webhook size cap (GitHub's own cap is 25 MB)"),
+    "MERGE_HOLD_WRITE_RATE": ("write_rate_per_minute", _float, "status writes a minute in fan-outs"),
+    "MERGE_HOLD_SECRET_KEY": ("secret_key", _str, "signs dashboard sessions (random if unset)"),
+    "MERGE_HOLD_APP_SLUG": ("app_slug", _str, "the App's slug: its `slug[bot]` events are ignored"),
+    "MERGE_HOLD_CHAT_ALLOWED_USERS": ("chat_allowed_users", _csv, "chat user/group ids allowed to hold"),
+    "MERGE_HOLD_DATA_DIR": ("data_dir", _str, "where `merge-hold dev` keeps its embedded Redis data"),
+    "MERGE_HOLD_LOG_LEVEL": ("log_level", _str, "logging level"),
+}
+
+
+def from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read and validate the settings; `SettingsError` names the first bad variable."""
+    env = os.environ if environ is None else environ
+    for name in env:
+        if name.startswith("MERGE_HOLD_") and name not in FIELDS:
+            raise SettingsError(f"{name}: unknown setting (known: {', '.join(sorted(FIELDS))})")
+    values: dict[str, Any] = {}
+    for name, (attr, parse, _why) in FIELDS.items():
+        raw = env.get(name)
+        if raw is None or (raw == "" and attr not in ("dry_run",)):
+            continue
+        values[attr] = parse(name, raw)
+    if "GITHUB_PRIVATE_KEY_PATH" in env and "GITHUB_PRIVATE_KEY" not in env:
+        path = Path(env["GITHUB_PRIVATE_KEY_PATH"])
+        try:
+            values["github_private_key"] = path.read_text()
+        except OSError as exc:
+            raise SettingsError(f"GITHUB_PRIVATE_KEY_PATH: cannot read {path}: {exc.strerror}") from None
+    key = values.get("github_private_key")
+    if key is not None and "PRIVATE KEY" not in key:
+        raise SettingsError("GITHUB_PRIVATE_KEY: not a PEM private key")
+    if ("github_app_id" in values) != ("github_private_key" in values):
+        missing = "GITHUB_PRIVATE_KEY" if "github_app_id" in values else "GITHUB_APP_ID"
+        raise SettingsError(f"{missing}: required together with the other App credential")
+    if values.get("redis_url") and not str(values["redis_url"]).startswith(("redis://", "rediss://", "unix://")):
+        raise SettingsError(f"REDIS_URL: expected redis://, rediss:// or unix://, got {values['redis_url']!r}")
+    return Settings(**values)
+
+
+def require(settings: Settings, *names: str) -> None:
+    """Fail at start, naming the variable, when a command needs a setting that is not set."""
+    for name in names:
+        attr = FIELDS[name][0]
+        if getattr(settings, attr) in (None, ""):
+            raise SettingsError(f"{name}: required by this command but not set")

@@ -1,0 +1,39 @@
+"""Shared fixtures: a real Redis (REDIS_URL, else a throwaway redis-server), fixture paths."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from merge_hold.redis_server import LocalRedis
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Redis for the session. With REDIS_URL set, its db 15 is used and flushed per test."""
+    given = os.environ.get("REDIS_URL")
+    if given:
+        yield given.rsplit("/", 1)[0] + "/15" if given.count("/") >= 3 else given + "/15"
+        return
+    server = LocalRedis(tmp_path_factory.mktemp("redis")).start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture()
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
