@@ -1,0 +1,34 @@
+"""`merge-hold hook SUBCOMMAND`: the agent hook's tools, each imported only when it runs."""
+
+from __future__ import annotations
+
+import sys
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "explain": ("hook.explain", "print the merges a tool call (stdin) would perform; reads no verdict"),
+    "settings": ("hook.settings_block", "print the Claude Code settings JSON that registers the guard"),
+    "install": ("hook.install", "merge that block into a Claude Code settings file (idempotent)"),
+    "uninstall": ("hook.install", "remove the guard from a Claude Code settings file"),
+    "fold": ("hook.fold", "send this session's records to the server's audit log (SessionEnd)"),
+    "acl": ("hook.acl", "print or apply the Redis ACL user the guard reads verdicts with"),
+}
+
+USAGE = "usage: merge-hold hook SUBCOMMAND [ARGS...]\n\nsubcommands:\n" + "".join(
+    f"  {name:<10} {summary}\n" for name, (_, summary) in SUBCOMMANDS.items()
+)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return 0
+    entry = SUBCOMMANDS.get(argv[0])
+    if entry is None:
+        sys.stderr.write(f"merge-hold hook: unknown subcommand {argv[0]!r}\n\n{USAGE}")
+        return 64
+    from importlib import import_module
+
+    module = import_module(entry[0])
+    if argv[0] == "uninstall":
+        return int(module.uninstall_main(argv[1:]))
+    return int(module.main(argv[1:]))
