@@ -1,0 +1,34 @@
+"""How work reaches the workers: one rq queue, named in the settings, with retries for transient failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis import Redis
+from rq import Queue, Retry
+
+HANDLE_DELIVERY = "workers.events.handle_delivery"
+"""Job that applies one GitHub webhook delivery: ``(event, delivery_id, payload)``."""
+
+DELIVERY_RETRY = Retry(max=5, interval=[2, 10, 60, 300, 900])
+"""Transient failures (GitHub 5xx, a Redis blip) are retried with growing pauses, within the hour."""
+
+
+def work_queue(connection: Redis, name: str) -> Queue:
+    return Queue(name, connection=connection)
+
+
+def enqueue_delivery(queue: Queue, event: str, delivery_id: str, payload: dict[str, Any]) -> str:
+    """Queue a verified webhook delivery; returns the job id. Raises on any Redis error (-> 503)."""
+    job = queue.enqueue(
+        HANDLE_DELIVERY,
+        event,
+        delivery_id,
+        payload,
+        job_id=f"delivery-{delivery_id}" if delivery_id else None,
+        retry=DELIVERY_RETRY,
+        result_ttl=600,
+        failure_ttl=7 * 24 * 3600,
+    )
+    job_id: str = job.id
+    return job_id
