@@ -1,0 +1,96 @@
+"""The web app: webhook receiver, chat commands, JSON API, dashboard, health and metrics.
+
+Production runs ``gunicorn "app:create_app()"`` (or `merge-hold serve`). Importing this package does
+nothing but define the factory: settings are read, and blueprints imported, only when it is called.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from flask import Flask, Response, jsonify, request
+from redis.exceptions import RedisError
+from werkzeug.exceptions import HTTPException
+
+if TYPE_CHECKING:
+    from redis import Redis
+
+    from merge_hold.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None, *, redis: Redis | None = None) -> Flask:
+    """Build the app. ``settings`` default to `merge_hold.settings.from_env()`; ``redis`` to a client
+    for ``REDIS_URL`` (required unless given)."""
+    from app import api, auth, dashboard, health, webhooks
+    from app.services import EXTENSION, Services, redis_client
+    from merge_hold.settings import from_env, require
+    from workers.queueing import work_queue
+
+    settings = from_env() if settings is None else settings
+    if redis is None:
+        require(settings, "REDIS_URL")
+        assert settings.redis_url is not None
+        redis = redis_client(settings.redis_url)
+
+    app = Flask(__name__)
+    secret_key = settings.secret_key
+    if not secret_key:
+        # Sessions then last as long as this process; `merge-hold serve` picks one key for all workers.
+        log.warning("MERGE_HOLD_SECRET_KEY is not set: dashboard sessions end when the process restarts")
+        secret_key = secrets.token_hex(32)
+    app.config.update(
+        SECRET_KEY=secret_key,
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        SESSION_COOKIE_NAME="merge_hold_session",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
+        PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
+    )
+    app.extensions[EXTENSION] = Services(
+        settings=settings,
+        redis=redis,
+        queue=work_queue(redis, settings.queue_name),
+        tokens=auth.TokenStore(settings.api_tokens_file),
+        metrics=health.Metrics(),
+    )
+
+    app.register_blueprint(webhooks.bp)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(health.bp)
+    app.register_blueprint(auth.bp)
+    # Chat commands (`POST /chat/slack`, `POST /chat/mattermost`) register here; static paths win over
+    # the dashboard's `/<owner>/<repo>/pull/<n>` in Werkzeug's matcher whatever the order:
+    #     from app import chat
+    #     app.register_blueprint(chat.bp)
+    app.register_blueprint(dashboard.bp)
+
+    _register_errors(app)
+    return app
+
+
+def _wants_json() -> bool:
+    return request.path.startswith(("/api/", "/webhooks/", "/chat/"))
+
+
+def _register_errors(app: Flask) -> None:
+    @app.errorhandler(RedisError)
+    def redis_down(exc: RedisError) -> tuple[Response | str, int]:
+        log.warning("redis unavailable: %s", exc)
+        if _wants_json():
+            return jsonify(error="state store unavailable; retry later"), 503
+        return "The state store is unavailable; retry in a moment.", 503
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response | HTTPException:
+        # JSON clients get JSON errors (413 from the body cap, 404, 405...); browsers get HTML.
+        if _wants_json():
+            response = jsonify(error=exc.description or exc.name)
+            response.status_code = exc.code or 500
+            return response
+        return exc

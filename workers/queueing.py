@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from redis import Redis
@@ -18,6 +19,12 @@ def work_queue(connection: Redis, name: str) -> Queue:
     return Queue(name, connection=connection)
 
 
+def _job_id(delivery_id: str) -> str | None:
+    # rq accepts only [A-Za-z0-9_-] in job ids; GitHub's delivery GUIDs are hex and dashes.
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", delivery_id)
+    return f"delivery-{safe}" if safe else None
+
+
 def enqueue_delivery(queue: Queue, event: str, delivery_id: str, payload: dict[str, Any]) -> str:
     """Queue a verified webhook delivery; returns the job id. Raises on any Redis error (-> 503)."""
     job = queue.enqueue(
@@ -25,7 +32,7 @@ def enqueue_delivery(queue: Queue, event: str, delivery_id: str, payload: dict[s
         event,
         delivery_id,
         payload,
-        job_id=f"delivery-{delivery_id}" if delivery_id else None,
+        job_id=_job_id(delivery_id),
         retry=DELIVERY_RETRY,
         result_ttl=600,
         failure_ttl=7 * 24 * 3600,

@@ -1,0 +1,116 @@
+"""The dashboard: active holds by repo, one page per PR, and the dry-run statuses. Read-only, server-rendered.
+
+The PR page's URL is the commit status's ``target_url`` (``{public_url}/{owner}/{repo}/pull/{n}``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, abort, render_template, url_for
+
+from app import reads
+from app.auth import login_required
+from app.services import services
+from core.holds import from_iso
+
+bp = Blueprint("dashboard", __name__)
+
+
+def ago(iso: str | None, now: datetime | None = None) -> str:
+    """'3h ago' / 'in 2d': a glance at how old a hold is or when it ends; the ISO time is the title."""
+    try:
+        moment = from_iso(iso)
+    except (TypeError, ValueError):
+        return str(iso)
+    if moment is None:
+        return ""
+    seconds = int(((now or datetime.now(UTC)) - moment).total_seconds())
+    future, seconds = seconds < 0, abs(seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            amount = f"{seconds // size}{unit}"
+            break
+    else:
+        amount = f"{seconds}s"
+    return f"in {amount}" if future else f"{amount} ago"
+
+
+@bp.app_template_filter("ago")
+def ago_filter(iso: str | None) -> str:
+    return ago(iso)
+
+
+@bp.app_template_filter("compact")
+def compact_filter(data: Any) -> str:
+    """A history entry's data in one line, without the repo and number the page already shows."""
+    if isinstance(data, dict):
+        data = {k: v for k, v in data.items() if k not in ("repo", "number")}
+    return json.dumps(data, separators=(", ", ": "), sort_keys=True, default=str)
+
+
+@bp.app_template_global("pr_url")
+def pr_url(repo: Any, number: Any) -> str | None:
+    """The PR page's URL, or None for anything that is not a well-formed repo and number."""
+    if not (isinstance(repo, str) and reads.valid_repo(repo) and str(number).isdigit()):
+        return None
+    owner, name = repo.split("/")
+    return url_for("dashboard.pull", owner=owner, name=name, number=int(number))
+
+
+@bp.get("/")
+@login_required
+def index() -> str:
+    svc = services()
+    now = datetime.now(UTC)
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for repo, number, record in reads.held_records(svc.redis):
+        holds = [h for h in (record or {}).get("holds") or [] if isinstance(h, dict) and reads.hold_active(h, now)]
+        groups[repo].append({
+            "number": number,
+            "record": record,
+            "holds": holds,
+            "error": record.get("error") if record else "no verdict recorded",
+        })
+    return render_template(
+        "index.html",
+        groups=sorted(groups.items()),
+        repos=reads.managed_repos(svc.redis),
+        dry_run=svc.settings.dry_run,
+        recent=reads.dry_run_statuses(svc.redis, 10) if svc.settings.dry_run else [],
+    )
+
+
+@bp.get("/<owner>/<name>/pull/<int:number>")
+@login_required
+def pull(owner: str, name: str, number: int) -> str:
+    repo = f"{owner}/{name}"
+    if not reads.valid_repo(repo):
+        abort(404)
+    redis = services().redis
+    record = reads.verdict(redis, repo, number)
+    now = datetime.now(UTC)
+    holds = [h for h in (record or {}).get("holds") or [] if isinstance(h, dict)]
+    return render_template(
+        "pull.html",
+        repo=repo,
+        number=number,
+        record=record,
+        active=[h for h in holds if reads.hold_active(h, now)],
+        expired=[h for h in holds if not reads.hold_active(h, now)],
+        managed=reads.is_managed(redis, repo),
+        posted=reads.last_posted(redis, repo, number),
+        history=reads.pr_history(redis, repo, number),
+    )
+
+
+@bp.get("/dry-run")
+@login_required
+def dry_run() -> str:
+    svc = services()
+    return render_template(
+        "dry_run.html", statuses=reads.dry_run_statuses(svc.redis), dry_run=svc.settings.dry_run
+    )

@@ -1,0 +1,66 @@
+"""Liveness, readiness and Prometheus metrics.
+
+Each app has its own `CollectorRegistry`: two apps in one process (tests, `merge-hold dev`) keep
+separate counts, and nothing registers at import. Under gunicorn every worker process counts its own
+requests; a scrape sees the worker that answered it.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+KNOWN_EVENTS = frozenset({
+    "ping", "issue_comment", "pull_request_review", "pull_request", "push", "merge_group",
+    "installation", "installation_repositories", "status",
+})
+"""Event label values; anything else is counted as ``other`` so a sender cannot grow the label set."""
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.webhooks = Counter(
+            "merge_hold_webhooks",
+            "Webhook deliveries by event and outcome (queued, ignored, ping, rejected, unavailable...)",
+            ["event", "outcome"],
+            registry=self.registry,
+        )
+        self.webhook_seconds = Histogram(
+            "merge_hold_webhook_seconds",
+            "Time to acknowledge a webhook delivery",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+            registry=self.registry,
+        )
+
+    def count_webhook(self, event: str | None, outcome: str) -> None:
+        label = event if event in KNOWN_EVENTS else ("none" if not event else "other")
+        self.webhooks.labels(event=label, outcome=outcome).inc()
+
+
+bp = Blueprint("health", __name__)
+
+
+@bp.get("/healthz")
+def healthz() -> Response:
+    """Liveness: the process answers. Deliberately does not touch Redis (a Redis outage is not ours)."""
+    return jsonify(ok=True)
+
+
+@bp.get("/readyz")
+def readyz() -> tuple[Response, int]:
+    from app.services import services
+
+    try:
+        services().redis.ping()
+    except Exception as exc:  # any failure to reach Redis means: do not route traffic here
+        return jsonify(ok=False, error=f"redis unavailable: {type(exc).__name__}"), 503
+    return jsonify(ok=True), 200
+
+
+@bp.get("/metrics")
+def metrics() -> Response:
+    from app.services import services
+
+    body = generate_latest(services().metrics.registry)
+    return Response(body, mimetype=None, content_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,228 @@
+"""Read-only views of the state the workers write, for the API and the dashboard.
+
+Nothing here writes or judges: a verdict is whatever record the workers last stored. The one
+interpretation made is hiding holds whose ``expires_at`` has passed, since the expiry job may lag.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from redis import Redis
+
+from core import keys
+from core.holds import from_iso
+
+REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
+SCAN_CAP = 5000
+"""Entries a filtered stream read may examine per request, so a filter cannot turn into a full scan."""
+
+Entry = dict[str, Any]
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def _json(raw: Any) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def valid_repo(repo: str) -> bool:
+    return bool(REPO.fullmatch(repo)) and ".." not in repo
+
+
+def verdict(r: Redis, repo: str, number: int) -> dict[str, Any] | None:
+    record = _json(r.get(keys.verdict(repo, number)))
+    return record if isinstance(record, dict) else None
+
+
+def is_managed(r: Redis, repo: str) -> bool:
+    return bool(r.exists(keys.managed(repo)))
+
+
+def number_for_branch(r: Redis, repo: str, branch: str) -> int | None:
+    raw = r.get(keys.head_index(repo, branch))
+    try:
+        return int(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def held_numbers(r: Redis, repo: str) -> list[int]:
+    return sorted(int(n) for n in r.smembers(keys.held_prs(repo)) if _text(n).isdigit())
+
+
+def managed_repos(r: Redis) -> list[str]:
+    return sorted(_text(m) for m in r.smembers(keys.MANAGED_REPOS))
+
+
+def last_posted(r: Redis, repo: str, number: int) -> dict[str, Any] | None:
+    posted = _json(r.get(keys.posted(repo, number)))
+    return posted if isinstance(posted, dict) else None
+
+
+def held_records(r: Redis, repo: str | None = None) -> list[tuple[str, int, dict[str, Any] | None]]:
+    """(repo, number, verdict record or None) for every PR in a held set, by repo then number."""
+    repos = [repo.lower()] if repo else managed_repos(r)
+    pipe = r.pipeline(transaction=False)
+    for name in repos:
+        pipe.smembers(keys.held_prs(name))
+    prs = [
+        (name, int(n))
+        for name, members in zip(repos, pipe.execute(), strict=True)
+        for n in members
+        if _text(n).isdigit()
+    ]
+    prs.sort()
+    pipe = r.pipeline(transaction=False)
+    for name, number in prs:
+        pipe.get(keys.verdict(name, number))
+    records = [_json(raw) for raw in pipe.execute()]
+    return [
+        (name, number, record if isinstance(record, dict) else None)
+        for (name, number), record in zip(prs, records, strict=True)
+    ]
+
+
+def hold_active(hold: dict[str, Any], now: datetime) -> bool:
+    try:
+        expires = from_iso(hold.get("expires_at"))
+    except (TypeError, ValueError):
+        return True  # an unreadable expiry is not a reason to hide a hold
+    return expires is None or now < expires
+
+
+def active_holds(r: Redis, now: datetime, repo: str | None = None) -> list[dict[str, Any]]:
+    """Every active hold on a held PR, flattened with its repo and number."""
+    rows: list[dict[str, Any]] = []
+    for name, number, record in held_records(r, repo):
+        for hold in (record or {}).get("holds") or []:
+            if isinstance(hold, dict) and hold_active(hold, now):
+                rows.append({
+                    "repo": record.get("repo", name) if record else name,
+                    "number": number,
+                    "id": hold.get("id"),
+                    "holder": hold.get("holder"),
+                    "reason": hold.get("reason"),
+                    "source": hold.get("source"),
+                    "scope": hold.get("scope"),
+                    "origin": hold.get("origin"),
+                    "created_at": hold.get("created_at"),
+                    "expires_at": hold.get("expires_at"),
+                })
+    return rows
+
+
+# -- audit streams ------------------------------------------------------------------------------------
+
+
+def _id_key(stream_id: str) -> tuple[int, int]:
+    ms, _, seq = stream_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _entry(stream: str, raw_id: Any, fields: dict[Any, Any]) -> Entry:
+    stream_id = _text(raw_id)
+    decoded = {_text(k): _text(v) for k, v in fields.items()}
+    data_text = decoded.get("data")
+    data = _json(data_text) if data_text is not None else None
+    entry: Entry = {
+        "id": stream_id,
+        "stream": stream,
+        "at": datetime.fromtimestamp(_id_key(stream_id)[0] / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "event": decoded.get("event"),
+        "data": data if data is not None else data_text,
+    }
+    if "by" in decoded:
+        entry["by"] = decoded["by"]
+    return entry
+
+
+def _scan(
+    r: Redis, key: str, stream: str, before: str | None, limit: int, keep: Callable[[Entry], bool] | None
+) -> tuple[list[Entry], str | None]:
+    """Up to ``limit`` kept entries older than ``before``, newest first, and the floor id if the scan
+    stopped at `SCAN_CAP` before the stream ran out (entries below it were not examined)."""
+    found: list[Entry] = []
+    cursor, scanned = before, 0
+    while len(found) < limit:
+        want = limit if keep is None else min(max(limit * 4, 100), SCAN_CAP - scanned)
+        if want <= 0:
+            return found, cursor
+        batch: list[Any] = r.xrevrange(key, max=f"({cursor}" if cursor else "+", min="-", count=want) or []
+        for raw_id, fields in batch:
+            entry = _entry(stream, raw_id, fields)
+            if keep is None or keep(entry):
+                found.append(entry)
+        scanned += len(batch)
+        if len(batch) < want:
+            break
+        cursor = _text(batch[-1][0])
+    return found[:limit], None
+
+
+def _about_repo(repo: str) -> Callable[[Entry], bool]:
+    wanted = repo.lower()
+
+    def keep(entry: Entry) -> bool:
+        data = entry["data"]
+        return isinstance(data, dict) and str(data.get("repo", "")).lower() == wanted
+
+    return keep
+
+
+def events(
+    r: Redis, *, repo: str | None, limit: int, before: str | None
+) -> tuple[list[Entry], str | None]:
+    """Audit events newest first (the repo's history or the global audit stream, with hook records),
+    and the cursor for the next page (None at the end)."""
+    sources: list[tuple[str, str, Callable[[Entry], bool] | None]] = (
+        [(keys.history(repo), "history", None), (keys.HOOK_EVENTS, "hook", _about_repo(repo))]
+        if repo
+        else [(keys.AUDIT, "audit", None), (keys.HOOK_EVENTS, "hook", None)]
+    )
+    merged: list[Entry] = []
+    floors: list[str] = []
+    for key, stream, keep in sources:
+        found, floor = _scan(r, key, stream, before, limit, keep)
+        merged += found
+        if floor:
+            floors.append(floor)
+    floor = max(floors, key=_id_key) if floors else None
+    if floor:
+        # A stream not examined below `floor` must not be skipped by the next page's cursor.
+        merged = [e for e in merged if _id_key(e["id"]) >= _id_key(floor)]
+    merged.sort(key=lambda e: _id_key(e["id"]), reverse=True)
+    page = merged[:limit]
+    if len(page) == limit:
+        return page, page[-1]["id"]
+    return page, floor
+
+
+def pr_history(r: Redis, repo: str, number: int, limit: int = 100) -> list[Entry]:
+    """The repo's history entries about one PR (their data names it as ``number`` or ``pr``)."""
+
+    def keep(entry: Entry) -> bool:
+        data = entry["data"]
+        return isinstance(data, dict) and str(number) in (str(data.get("number")), str(data.get("pr")))
+
+    return _scan(r, keys.history(repo), "history", None, limit, keep)[0]
+
+
+def dry_run_statuses(r: Redis, limit: int = 200) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for raw in r.lrange(keys.DRY_RUN_STATUSES, 0, limit - 1):
+        item = _json(raw)
+        out.append(item if isinstance(item, dict) else {"raw": _text(raw)})
+    return out

@@ -1,0 +1,53 @@
+"""What every blueprint of one app shares: settings, the Redis client, the work queue, tokens, metrics.
+
+Built once in `create_app` and stored on the app (``app.extensions["merge_hold"]``), so that two apps
+in one process (tests, `merge-hold dev`) never share state through module globals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Flask, current_app
+from redis import Redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+from rq import Queue
+
+from app.auth import TokenStore
+from app.health import Metrics
+from merge_hold.settings import Settings
+
+EXTENSION = "merge_hold"
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    redis: Redis
+    queue: Queue
+    tokens: TokenStore
+    metrics: Metrics
+
+
+def redis_client(url: str) -> Redis:
+    """A client that fails fast: a webhook must get its 503 well inside GitHub's 10 s timeout.
+
+    redis-py's default retries a refused connection ten times with backoff (seconds); here a blip
+    gets three quick retries and then the request answers 503 and GitHub redelivers. rq needs raw
+    bytes, so responses are not decoded.
+    """
+    return Redis.from_url(
+        url,
+        socket_connect_timeout=2.0,
+        socket_timeout=5.0,
+        retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 3),
+        health_check_interval=30,
+    )
+
+
+def services(app: Flask | None = None) -> Services:
+    """The shared services of the current (or given) app."""
+    target = current_app if app is None else app
+    found: Services = target.extensions[EXTENSION]
+    return found

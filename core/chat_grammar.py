@@ -1,0 +1,144 @@
+"""The chat grammar of room holds (Slack and Mattermost slash commands).
+
+``/hold TARGET [for DURATION] REASON`` · ``/unhold TARGET`` · ``/holds [TARGET]`` ·
+``/hold exempt PR-TARGET [for DURATION] REASON`` · ``/unhold exempt PR-TARGET``. Both platforms send
+the command word and the ``text`` after it separately. A single catch-all command (``/merge-hold hold
+…``) works too: when the command is none of the three, the text's first word is the verb.
+
+A hold in a room reaches many PRs at once, so the reason is required and mistakes are answered with a
+usage text instead of a guess. ``exempt`` right after ``/hold`` or ``/unhold`` is always the keyword
+(an organisation literally named "exempt" can still be held through its URL).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Literal
+
+from core.comments import clean_reason, split_duration
+from core.durations import MAX_DURATION
+from core.targets import TargetError, is_pr_scope, parse_target
+
+Action = Literal["hold", "unhold", "list", "exempt", "unexempt"]
+VERBS = ("hold", "unhold", "holds")
+
+_TOKEN = re.compile(r"<[^<>]*>|\S+")
+_SLACK_MARKUP = re.compile(r"<(?P<body>[^<>|]+)(?:\|(?P<label>[^<>]*))?>")
+_DURATION_SHAPE = re.compile(r"^(?:\d+[wdhms])+$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ChatCommand:
+    """A well-formed chat command; ``scope`` is a `core.scopes` string (None: `/holds` for everything)."""
+
+    action: Action
+    scope: str | None = None
+    reason: str = ""
+    duration: timedelta | None = None
+
+
+@dataclass(frozen=True)
+class ChatUsageError:
+    """What was wrong (empty for a plain ``help``) and how to say it; shown to the user only."""
+
+    message: str
+    usage: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.message}\n{self.usage}" if self.message else self.usage
+
+
+_TARGETS = "TARGET: owner/repo#12, a PR URL, owner/repo, owner/repo@branch-glob or owner."
+
+
+def _lines(prefix: str, verb: str) -> list[str]:
+    if verb == "hold":
+        return [
+            f"{prefix} TARGET [for DURATION] REASON: hold every open PR of TARGET (a reason is required)",
+            f"{prefix} exempt owner/repo#12 [for DURATION] REASON: let one PR through room and freeze holds",
+        ]
+    if verb == "unhold":
+        return [f"{prefix} TARGET: lift this room's hold on TARGET", f"{prefix} exempt owner/repo#12: end an exemption"]
+    return [f"{prefix} [TARGET]: list the active holds (all, or those on TARGET)"]
+
+
+def usage(prefix: str, verb: str | None = None) -> str:
+    """The usage text of one verb (or of all three), spelled with the command the user typed."""
+    lines = _lines(prefix, verb) if verb else [line for v in VERBS for line in _lines(f"{prefix} {v}", v)]
+    durations = f"DURATION: 30m, 2h, 1d12h, 1w (at most {MAX_DURATION.days}d)."
+    return "\n".join(["Usage:", *lines, _TARGETS, *([durations] if verb != "holds" else [])])
+
+
+def _slack_text(text: str) -> str:
+    """Slack's markup back to plain text: links to their URL, mentions to ``@name``, entities decoded."""
+
+    def plain(found: re.Match[str]) -> str:
+        body, label = found["body"], found["label"]
+        if body[:1] in "@#" and label:
+            return body[0] + label
+        return body.removeprefix("!")
+
+    return html.unescape(_SLACK_MARKUP.sub(plain, text))
+
+
+def parse_chat(command: str, text: str) -> ChatCommand | ChatUsageError:
+    """Parse one slash command. Never raises on user input: bad input gives a `ChatUsageError`."""
+    name = command.strip().lstrip("/").lower() or "hold"
+    body = text.strip()
+    if name in VERBS:
+        verb, prefix = name, f"/{name}"
+    else:
+        first, body = ([*body.split(maxsplit=1), "", ""])[:2]
+        verb, prefix = first.lower(), f"/{name} {first.lower()}"
+        if verb not in VERBS:
+            problem = "" if verb in ("", "help") else f"unknown command {first!r}"
+            return ChatUsageError(problem, usage(f"/{name}"))
+    tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(body)]
+    if verb == "holds" and not tokens:
+        return ChatCommand("list")
+    if not tokens or tokens[0][0].lower() == "help":
+        return ChatUsageError("", usage(prefix, verb))
+    if verb == "holds":
+        return _holds(tokens, prefix)
+    exempt = tokens[0][0].lower() == "exempt"
+    if exempt:
+        tokens = tokens[1:]
+        if not tokens:
+            return ChatUsageError("which PR? exempt needs owner/repo#12 or a PR URL", usage(prefix, verb))
+    try:
+        scope = parse_target(tokens[0][0])
+    except TargetError as error:
+        return ChatUsageError(str(error), usage(prefix, verb))
+    if exempt and not is_pr_scope(scope):
+        return ChatUsageError(f"exempt takes one PR, not {scope!r}", usage(prefix, verb))
+    rest = body[tokens[1][1] :] if len(tokens) > 1 else ""
+    if verb == "unhold":
+        return ChatCommand("unexempt" if exempt else "unhold", scope, reason=clean_reason(_slack_text(rest)))
+    return _hold(scope, rest, exempt=exempt, prefix=prefix)
+
+
+def _hold(scope: str, rest: str, *, exempt: bool, prefix: str) -> ChatCommand | ChatUsageError:
+    duration, reason_text = split_duration(rest)
+    words = rest.split()
+    if duration is None and len(words) >= 2 and words[0].lower() == "for" and _DURATION_SHAPE.match(words[1]):
+        longest = f"{MAX_DURATION.days}d"
+        return ChatUsageError(f"{words[1]!r}: a duration is at most {longest}", usage(prefix, "hold"))
+    reason = clean_reason(_slack_text(reason_text))
+    if not reason:
+        what, example = ("an exemption", f"{prefix} exempt {scope} hotfix") if exempt else (
+            "a hold", f"{prefix} {scope} waiting for the release")
+        return ChatUsageError(f"{what} needs a reason, e.g. {example}", usage(prefix, "hold"))
+    return ChatCommand("exempt" if exempt else "hold", scope, reason=reason, duration=duration)
+
+
+def _holds(tokens: list[tuple[str, int]], prefix: str) -> ChatCommand | ChatUsageError:
+    if len(tokens) > 1:
+        return ChatUsageError("/holds takes at most one target", usage(prefix, "holds"))
+    try:
+        return ChatCommand("list", parse_target(tokens[0][0]))
+    except TargetError as error:
+        return ChatUsageError(str(error), usage(prefix, "holds"))

@@ -1,0 +1,160 @@
+"""Who may hold and lift: the one place the permission rules of comment and review holds apply.
+
+The grammar (`core.comments`) says what a comment asks; these rules decide what it does to the PR's
+registers (`core.prstate`). Each command becomes a register keyed by the comment's own timestamp and
+id, so applying the same comments in any order, or twice, ends in the same state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.comments import CommentCommand, parse_comment
+from core.durations import format_duration
+from core.permissions import Permission
+from core.prstate import PullState, Register, record_comment, record_dismissal, record_lift_all, record_review
+from core.repo_config import RepoConfig
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one command did, for the audit log and any reply.
+
+    ``kind``: ``held``, ``lifted``, ``lifted_all`` or ``refused``; ``target`` is whose hold (the
+    holder for holds and lifts, ``all`` for a lift of every hold).
+    """
+
+    kind: str
+    actor: str
+    target: str
+    reason: str
+    message: str
+
+
+def _may_hold(permission: Permission, is_author: bool, config: RepoConfig) -> bool:
+    return permission >= Permission.parse(config.hold_permission) or (is_author and config.author_can_hold)
+
+
+def _may_lift_others(permission: Permission, config: RepoConfig) -> bool:
+    return permission >= Permission.parse(config.lift_others_permission)
+
+
+def _hold_rule(config: RepoConfig) -> str:
+    author = " or being the PR author" if config.author_can_hold else ""
+    return f"{config.hold_permission} access{author}"
+
+
+def apply_comment(
+    state: PullState,
+    body: str,
+    *,
+    actor: str,
+    permission: Permission,
+    is_author: bool,
+    at: datetime,
+    ref: str,
+    origin: str,
+    config: RepoConfig,
+) -> tuple[PullState, list[Outcome]]:
+    """Apply the commands in a comment by ``actor``; ``ref`` is the comment id (the tie-break),
+    ``origin`` its URL. A refused command changes nothing and is reported as ``refused``."""
+    outcomes: list[Outcome] = []
+    for command in parse_comment(body):
+        state, outcome = _apply_one(
+            state, command, actor=actor, permission=permission, is_author=is_author,
+            at=at, ref=ref, origin=origin, config=config,
+        )
+        outcomes.append(outcome)
+    return state, outcomes
+
+
+def _apply_one(
+    state: PullState,
+    command: CommentCommand,
+    *,
+    actor: str,
+    permission: Permission,
+    is_author: bool,
+    at: datetime,
+    ref: str,
+    origin: str,
+    config: RepoConfig,
+) -> tuple[PullState, Outcome]:
+    may_hold = _may_hold(permission, is_author, config)
+    if command.kind == "hold":
+        if not may_hold:
+            return state, _refused(actor, actor, command.reason, f"placing a hold needs {_hold_rule(config)}")
+        expires = at + command.duration if command.duration is not None else None
+        register = Register(at=at, held=True, ref=ref, reason=command.reason, expires_at=expires, origin=origin)
+        timed = f" for {format_duration(command.duration)}" if command.duration is not None else ""
+        return record_comment(state, actor, register), Outcome(
+            "held", actor, actor, command.reason, f"@{actor} held this PR{timed}"
+        )
+
+    own = command.target is None or command.target.lower() == actor.lower()
+    if config.shared_holds:
+        # Prow's semantics: one shared hold; anyone allowed to hold may lift it, whoever placed it.
+        if not may_hold:
+            return state, _refused(actor, command.target or actor, "", f"lifting needs {_hold_rule(config)}")
+        return _lift_all(state, actor, at, ref)
+    if own:
+        if not may_hold:
+            return state, _refused(actor, actor, "", f"lifting your hold needs {_hold_rule(config)}")
+        lifted = record_comment(state, actor, Register(at=at, held=False, ref=ref))
+        return lifted, Outcome("lifted", actor, actor, "", f"@{actor} lifted their hold")
+    target = command.target or actor
+    if not _may_lift_others(permission, config):
+        whose = "every hold" if target == "all" else f"@{target}'s hold"
+        return state, _refused(
+            actor, target, "", f"lifting {whose} needs {config.lift_others_permission} access"
+        )
+    if target == "all":
+        return _lift_all(state, actor, at, ref)
+    lifted = record_comment(state, target, Register(at=at, held=False, ref=ref))
+    return lifted, Outcome("lifted", actor, target.lower(), "", f"@{actor} lifted @{target}'s hold")
+
+
+def _lift_all(state: PullState, actor: str, at: datetime, ref: str) -> tuple[PullState, Outcome]:
+    return record_lift_all(state, at, ref), Outcome(
+        "lifted_all", actor, "all", "", f"@{actor} lifted every comment hold"
+    )
+
+
+def _refused(actor: str, target: str, reason: str, why: str) -> Outcome:
+    return Outcome("refused", actor, target, reason, f"@{actor}: not done, {why}")
+
+
+REVIEW_STATES = frozenset({"approved", "changes_requested", "commented", "dismissed", "pending"})
+"""GitHub's review states (webhooks spell them in lower case, GraphQL in upper case)."""
+
+
+def apply_review(
+    state: PullState,
+    *,
+    reviewer: str,
+    review_state: str,
+    review_id: str,
+    at: datetime,
+    origin: str,
+    config: RepoConfig,
+) -> tuple[PullState, list[Outcome]]:
+    """A review's effect on its reviewer's hold. Recorded even when `review_holds` is off, so that
+    switching it on later takes effect without re-reading the PR (the verdict applies the switch)."""
+    kind = review_state.lower()
+    if kind == "changes_requested":
+        register = Register(at=at, held=True, ref=review_id, reason="changes requested", origin=origin)
+        outcome = Outcome("held", reviewer, reviewer, "changes requested", f"@{reviewer} requested changes")
+        return record_review(state, reviewer, register), _only_if(config.review_holds, outcome)
+    if kind == "approved":
+        register = Register(at=at, held=False, ref=review_id, origin=origin)
+        outcome = Outcome("lifted", reviewer, reviewer, "", f"@{reviewer} approved")
+        return record_review(state, reviewer, register), _only_if(config.review_holds, outcome)
+    if kind == "dismissed":
+        outcome = Outcome("lifted", reviewer, reviewer, "", f"review {review_id} by @{reviewer} dismissed")
+        return record_dismissal(state, review_id), _only_if(config.review_holds, outcome)
+    return state, []
+
+
+def _only_if(condition: bool, outcome: Outcome) -> list[Outcome]:
+    return [outcome] if condition else []

@@ -1,0 +1,82 @@
+"""The inspecting half of the emulator's Python API, plus the knobs for faults and limits."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.emulator.state import Fault, RequestRecord, Store
+
+
+class Inspection(Store):
+    @property
+    def requests(self) -> list[RequestRecord]:
+        """Every request answered since start (or reset_log()), oldest first."""
+        with self.lock:
+            return list(self.log)
+
+    def count(self, method: str | None, path_regex: str) -> int:
+        """Requests whose method matches (None or "*": any) and whose path `re.search`es path_regex."""
+        pattern = re.compile(path_regex)
+        with self.lock:
+            return sum(1 for r in self.log
+                       if method in (None, "*", r.method) and pattern.search(r.path) is not None)
+
+    def statuses(self, repo: str, sha: str, context: str | None = None) -> list[dict[str, Any]]:
+        """Statuses on one commit, newest first (what GET …/commits/{sha}/statuses lists)."""
+        with self.lock:
+            found = [s for s in self.all_statuses if s.repo.lower() == repo.lower() and s.sha == sha
+                     and context in (None, s.context)]
+            return [s.as_dict() for s in reversed(found)]
+
+    def latest_status(self, repo: str, sha: str, context: str = "merge-hold") -> dict[str, Any] | None:
+        newest = self.statuses(repo, sha, context)
+        return newest[0] if newest else None
+
+    def status_posts(self, context: str | None = "merge-hold") -> list[dict[str, Any]]:
+        """Statuses created through the API (not add_status()), oldest first; context None: all."""
+        with self.lock:
+            return [s.as_dict() for s in self.all_statuses if s.via_api and context in (None, s.context)]
+
+    def token_mints(self, installation_id: int) -> int:
+        with self.lock:
+            return self.mints.get(installation_id, 0)
+
+    def redelivered(self) -> list[int]:
+        """Delivery ids asked for again through POST /app/hook/deliveries/{id}/attempts, in order."""
+        with self.lock:
+            return list(self.redeliveries)
+
+    def reset_log(self) -> None:
+        """Forget the request log, token-mint counts and redelivery requests (state stays)."""
+        with self.lock:
+            self.log.clear()
+            self.mints.clear()
+            self.redeliveries.clear()
+
+    # --- faults and limits -------------------------------------------------------------------------
+
+    def inject(self, method: str, path_regex: str, status: int, *, headers: dict[str, str] | None = None,
+               body: Any = None, times: int | None = 1) -> None:
+        """The next `times` requests (None: all) matching method ("*": any) and path get this answer,
+        before authentication. body None: GitHub's `{"message", "documentation_url"}` for the status."""
+        with self.lock:
+            self.faults.append(Fault(method.upper(), re.compile(path_regex), status,
+                                     {k.lower(): v for k, v in (headers or {}).items()}, body, times))
+
+    def clear_faults(self) -> None:
+        with self.lock:
+            self.faults.clear()
+
+    def secondary_limit(self, writes_per_minute: int | None) -> None:
+        """Pace content-creating requests (POST/PATCH/PUT/DELETE outside /app) like GitHub's secondary
+        limit: beyond this many in any 60 s they get 403 with retry-after. None switches it off."""
+        with self.lock:
+            self.writes_per_minute = writes_per_minute
+            self.recent_writes.clear()
+
+    def rate_limit(self, limit: int) -> None:
+        """Each principal's hourly primary budget (default 5000); starts every window afresh."""
+        with self.lock:
+            self.rate_limit_per_hour = limit
+            self.buckets.clear()

@@ -1,0 +1,10 @@
+"""The emulated GitHub without its HTTP server: records, seeding and inspection in one object."""
+
+from __future__ import annotations
+
+from tests.emulator.inspection import Inspection
+from tests.emulator.seeding import Seeding
+
+
+class World(Seeding, Inspection):
+    """What route handlers see and what GitHubEmulator (the server) extends."""

@@ -1,0 +1,49 @@
+"""`merge-hold worker`: an rq worker (with rq's scheduler, which runs timed-hold expiries) on our queue."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from merge_hold.settings import SettingsError, from_env
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="merge-hold worker",
+        description="Run an rq worker that applies webhook deliveries, recomputes verdicts and posts the "
+        "`merge-hold` status. Reads REDIS_URL, GITHUB_APP_ID, GITHUB_PRIVATE_KEY[_PATH], GITHUB_API_URL "
+        "and MERGE_HOLD_* from the environment; without App credentials it runs in dry-run mode.",
+    )
+    p.add_argument("--burst", action="store_true", help="exit once the queue is empty")
+    p.add_argument("--name", help="worker name (default: rq's host.pid)")
+    p.add_argument("--no-scheduler", action="store_true", help="do not run rq's scheduler in this worker")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    try:
+        settings = from_env()
+        from workers import runtime
+
+        rt = runtime.install(runtime.build(settings))
+    except SettingsError as exc:
+        print(f"merge-hold worker: {exc}", file=sys.stderr)
+        return 78  # EX_CONFIG
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from rq import Worker
+
+    # Import the job modules before forking work-horses, so each job starts warm.
+    import workers.events
+    import workers.publish  # noqa: F401
+
+    from workers.redeliver import schedule
+
+    schedule(rt)
+    worker = Worker([rt.queue], connection=rt.redis, name=args.name)
+    mode = "dry-run" if not settings.has_app_credentials or settings.dry_run else settings.github_api_url
+    logging.getLogger(__name__).info("worker on queue %s (%s)", rt.queue.name, mode)
+    worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)
+    return 0

@@ -1,0 +1,308 @@
+"""Apply one GitHub webhook delivery to the hold state, then ask for the affected PRs' recompute.
+
+Each handler translates an event into "record this in the state, then recompute PR X" — the rules
+themselves live in `core/`. Handlers are idempotent: a duplicate delivery records nothing new, and
+an unchanged verdict posts nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from core import keys
+from core.comment_rules import apply_comment, apply_review
+from core.holds import from_iso
+from core.permissions import Permission, permission_from_association
+from core.prstate import EPOCH, PullState, record_facts, record_push
+from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
+from core.status import CONTEXT
+from workers import store
+from workers.publish import post_if_changed, repo_config, request_recompute
+from workers.pulls import facts_from_pull, repo_name
+from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
+from workers.runtime import Runtime, current
+
+log = logging.getLogger(__name__)
+
+PERMISSION_TTL = 600
+"""Permission look-ups are cached ten minutes: a revoked maintainer keeps lifting power that long at most."""
+DELIVERY_SEEN_TTL = 3 * 24 * 3600
+"""GitHub redelivers within three days; a delivery processed once is skipped for that long."""
+ZERO_SHA = "0" * 40
+
+Handler = Callable[[Runtime, dict[str, Any]], str]
+
+
+def handle_delivery(event: str, delivery_id: str, payload: dict[str, Any]) -> str:
+    """The rq job for one webhook delivery. Returns what happened (kept as the job's result)."""
+    rt = current()
+    if event != "status" and _is_own(rt, payload):
+        return "own-event"
+    handler = HANDLERS.get(event)
+    if handler is None:
+        return "ignored"
+    if delivery_id and rt.redis.exists(keys.delivery_seen(delivery_id)):
+        return "duplicate"
+    outcome = handler(rt, payload)
+    if delivery_id:
+        rt.redis.set(keys.delivery_seen(delivery_id), "1", ex=DELIVERY_SEEN_TTL)
+    return outcome
+
+
+def _is_own(rt: Runtime, payload: dict[str, Any]) -> bool:
+    sender = (payload.get("sender") or {}).get("login")
+    return bool(sender) and sender == rt.bot_login
+
+
+def _installation_id(payload: dict[str, Any]) -> int | None:
+    inst = (payload.get("installation") or {}).get("id")
+    return int(inst) if inst else None
+
+
+def _meta(rt: Runtime, repo: str, payload: dict[str, Any]) -> tuple[store.RepoMeta, RepoConfig]:
+    repository = payload.get("repository") or {}
+    meta = ensure_repo(rt, repo, installation_id=_installation_id(payload),
+                       default_branch=repository.get("default_branch"), private=bool(repository.get("private")))
+    config, _error = repo_config(meta)
+    # Commands are recorded under the defaults while the config is invalid; the verdict is `error`
+    # until it is fixed, so nothing merges on the strength of a guess.
+    return meta, config or DEFAULT_CONFIG
+
+
+def _permission(rt: Runtime, repo: str, login: str, association: str | None) -> Permission:
+    settled = permission_from_association(association)
+    if settled is not None:
+        return settled
+    key = keys.permission_cache(repo, login)
+    cached = rt.redis.get(key)
+    if cached is not None:
+        return Permission(int(cached))
+    found = rt.github.permission(repo, login)
+    rt.redis.set(key, int(found), ex=PERMISSION_TTL)
+    return found
+
+
+def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any]) -> None:
+    for outcome in outcomes:
+        store.audit(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
+                    target=outcome.target, reason=outcome.reason, message=outcome.message)
+
+
+def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
+    issue = payload.get("issue") or {}
+    repo = repo_name(payload)
+    if payload.get("action") != "created" or not issue.get("pull_request") or repo is None:
+        return "ignored"
+    comment = payload["comment"]
+    number = int(issue["number"])
+    actor = comment["user"]["login"]
+    _, config = _meta(rt, repo, payload)
+    permission = _permission(rt, repo, actor, comment.get("author_association"))
+    outcomes: list[Any] = []
+
+    def change(state: PullState) -> PullState:
+        new_state, found = apply_comment(
+            state, comment.get("body") or "", actor=actor, permission=permission,
+            is_author=actor == (issue.get("user") or {}).get("login"),
+            at=from_iso(comment.get("created_at")) or EPOCH, ref=str(comment["id"]),
+            origin=comment.get("html_url", ""), config=config,
+        )
+        outcomes[:] = found
+        return new_state
+
+    _state, changed = store.update_pull(rt.redis, repo, number, change)
+    if not outcomes:
+        return "no-command"
+    _record_outcomes(rt, repo, number, outcomes)
+    if changed or store.load_verdict(rt.redis, repo, number) is None:
+        request_recompute(rt, repo, number)
+    return "applied" if changed else "unchanged"
+
+
+def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
+    repo = repo_name(payload)
+    action = payload.get("action")
+    if action not in ("submitted", "dismissed") or repo is None:
+        return "ignored"
+    review, pull = payload["review"], payload["pull_request"]
+    number = int(pull["number"])
+    reviewer = review["user"]["login"]
+    _, config = _meta(rt, repo, payload)
+    at = from_iso(review.get("submitted_at")) or EPOCH
+    facts = facts_from_pull(pull) if (pull.get("head") or {}).get("sha") else None
+    permission = _permission(rt, repo, reviewer, review.get("author_association"))
+    outcomes: list[Any] = []
+
+    def change(state: PullState) -> PullState:
+        if facts is not None:
+            state = record_facts(state, facts)
+        state, found = apply_review(
+            state, reviewer=reviewer, review_state="dismissed" if action == "dismissed" else str(review.get("state")),
+            review_id=str(review["id"]), at=at, origin=review.get("html_url", ""), config=config)
+        if action == "submitted" and review.get("body"):
+            state, more = apply_comment(
+                state, review["body"], actor=reviewer, permission=permission,
+                is_author=reviewer == (pull.get("user") or {}).get("login"), at=at, ref=str(review["id"]),
+                origin=review.get("html_url", ""), config=config)
+            found = [*found, *more]
+        outcomes[:] = found
+        return state
+
+    _state, changed = store.update_pull(rt.redis, repo, number, change)
+    _record_outcomes(rt, repo, number, outcomes)
+    if changed:
+        request_recompute(rt, repo, number)
+    return "applied" if changed else "unchanged"
+
+
+PULL_ACTIONS = frozenset({"opened", "reopened", "synchronize", "edited", "ready_for_review",
+                          "converted_to_draft", "labeled", "unlabeled", "closed"})
+
+
+def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
+    repo = repo_name(payload)
+    if payload.get("action") not in PULL_ACTIONS or repo is None:
+        return "ignored"
+    pull = payload["pull_request"]
+    number = int(pull["number"])
+    _meta(rt, repo, payload)
+    facts = facts_from_pull(pull)
+    _state, changed = store.update_pull(rt.redis, repo, number, lambda s: record_facts(s, facts))
+    if facts.open:
+        rt.redis.sadd(keys.open_prs(repo), number)
+    if changed or store.load_verdict(rt.redis, repo, number) is None:
+        request_recompute(rt, repo, number)
+    return "applied" if changed else "unchanged"
+
+
+def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
+    repo = repo_name(payload)
+    ref = str(payload.get("ref", ""))
+    before, after = str(payload.get("before", "")), str(payload.get("after", ""))
+    if repo is None or not ref.startswith("refs/heads/") or after == ZERO_SHA:
+        return "ignored"
+    branch = ref.removeprefix("refs/heads/")
+    meta, _config = _meta(rt, repo, payload)
+    moved = 0
+    number = rt.redis.get(keys.head_index(repo, branch))
+    if number is not None and before != ZERO_SHA:
+        _state, changed = store.update_pull(rt.redis, repo, int(number), lambda s: record_push(s, before, after))
+        if changed:
+            request_recompute(rt, repo, int(number))
+            moved = 1
+    if branch == meta.default_branch and _touches_config(payload):
+        load_repo_config(rt, repo, installation_id=meta.installation_id, default_branch=meta.default_branch,
+                         private=meta.private, previous=meta, ref=after)
+        store.audit(rt.redis, repo, "config.reloaded", sha=after)
+        return f"config-reloaded, republished {republish(rt, repo)}"
+    return f"moved {moved}"
+
+
+def _touches_config(payload: dict[str, Any]) -> bool:
+    for commit in payload.get("commits") or []:
+        for field in ("added", "modified", "removed"):
+            if CONFIG_PATH in (commit.get(field) or []):
+                return True
+    head = payload.get("head_commit") or {}
+    return any(CONFIG_PATH in (head.get(f) or []) for f in ("added", "modified", "removed"))
+
+
+GROUP_PR = re.compile(r"/pr-(\d+)-")
+MESSAGE_PR = re.compile(r"#(\d+)\b")
+
+
+def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
+    """A merge queue group's commit gets the status too: held if any PR in the group is held."""
+    repo = repo_name(payload)
+    group = payload.get("merge_group") or {}
+    if payload.get("action") != "checks_requested" or repo is None or not group.get("head_sha"):
+        return "ignored"
+    _meta(rt, repo, payload)
+    numbers = {int(n) for n in GROUP_PR.findall(str(group.get("head_ref", "")))}
+    numbers |= {int(n) for n in MESSAGE_PR.findall(str((group.get("head_commit") or {}).get("message", "")))}
+    held = sorted(n for n in numbers if rt.redis.sismember(keys.held_prs(repo), str(n)))
+    unknown = sorted(n for n in numbers if store.load_verdict(rt.redis, repo, n) is None)
+    if held:
+        status = {"state": "failure", "context": CONTEXT,
+                  "description": f"Held: PR #{held[0]}" + (f" (+{len(held) - 1} more)" if len(held) > 1 else "")}
+    elif unknown or not numbers:
+        status = {"state": "error", "context": CONTEXT,
+                  "description": "Cannot establish holds for this merge group"}
+    else:
+        status = {"state": "success", "context": CONTEXT, "description": "No holds"}
+    return post_if_changed(rt, repo, 0, str(group["head_sha"]), status)
+
+
+def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
+    action = payload.get("action")
+    inst = _installation_id(payload)
+    if inst is None:
+        return "ignored"
+    if action in ("created", "unsuspend", "new_permissions_accepted"):
+        repos = payload.get("repositories") or rt.github.installation_repos(inst)
+        return f"bootstrapped {_bootstrap_all(rt, repos, inst)}"
+    if action in ("deleted", "suspend"):
+        names = payload.get("repositories") or [{"full_name": _text(r)}
+                                                for r in rt.redis.smembers(keys.installation_repos(inst))]
+        for item in names:
+            store.drop_repo(rt.redis, item["full_name"], inst)
+            store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
+        return f"dropped {len(names)}"
+    return "ignored"
+
+
+def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
+    inst = _installation_id(payload)
+    if inst is None:
+        return "ignored"
+    added = _bootstrap_all(rt, payload.get("repositories_added") or [], inst)
+    for item in payload.get("repositories_removed") or []:
+        store.drop_repo(rt.redis, item["full_name"], inst)
+        store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
+    return f"added {added}, removed {len(payload.get('repositories_removed') or [])}"
+
+
+def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
+    for item in repos:
+        bootstrap(rt, item["full_name"], inst, default_branch=item.get("default_branch"),
+                  private=bool(item.get("private")))
+    return len(repos)
+
+
+def on_status(rt: Runtime, payload: dict[str, Any]) -> str:
+    """A `merge-hold` status not posted by our App is forged: record it and put ours back."""
+    repo = repo_name(payload)
+    if repo is None or payload.get("context") != CONTEXT or _is_own(rt, payload):
+        return "ignored"
+    if rt.bot_login is None and not rt.settings.dry_run and rt.settings.has_app_credentials:
+        return "ignored: MERGE_HOLD_APP_SLUG unset, cannot tell our statuses from others'"
+    sha = str(payload.get("sha", ""))
+    for number in store.open_numbers(rt.redis, repo):
+        if store.load_pull(rt.redis, repo, number).head_sha == sha:
+            rt.redis.delete(keys.posted(repo, number))
+            store.audit(rt.redis, repo, "status.forged", number=number, sha=sha,
+                        sender=(payload.get("sender") or {}).get("login"), state=payload.get("state"),
+                        at=datetime.now(UTC).isoformat())
+            request_recompute(rt, repo, number)
+            return f"forged status on #{number} overwritten"
+    return "no open PR at that sha"
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+HANDLERS: dict[str, Handler] = {
+    "issue_comment": on_issue_comment,
+    "pull_request_review": on_pull_request_review,
+    "pull_request": on_pull_request,
+    "push": on_push,
+    "merge_group": on_merge_group,
+    "installation": on_installation,
+    "installation_repositories": on_installation_repositories,
+    "status": on_status,
+}

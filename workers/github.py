@@ -1,0 +1,295 @@
+"""The workers' window on GitHub: PyGithub with GitHub App auth, or a dry-run stand-in.
+
+Everything the workers ask of GitHub goes through `GitHubGateway`, so the rules (in `core/`) never see
+HTTP, and dry-run mode (no App credentials) swaps in `DryRunGateway`, which records the statuses it
+would post instead of posting them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
+from redis import Redis
+
+from core import keys
+from core.permissions import Permission
+
+log = logging.getLogger(__name__)
+
+TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
+"""Installation tokens live an hour; one is reused by every worker until five minutes before it expires,
+so an installation costs at most about one mint an hour (design §7)."""
+
+RETRIED_STATUSES = (403, 429, 500, 502, 503, 504)
+"""GitHub's rate limits (403 secondary, 429) and server errors; PyGithub's `GithubRetry` waits as
+`retry-after` says. Anything left after its attempts fails the job, and rq retries the job later."""
+
+
+class NotFound(Exception):
+    """The PR, file or installation does not exist (or is not visible to the App)."""
+
+
+class GitHubGateway(Protocol):
+    def post_status(self, repo: str, sha: str, payload: dict[str, Any]) -> None: ...
+    def get_pull(self, repo: str, number: int) -> dict[str, Any]: ...
+    def list_open_pulls(self, repo: str) -> Iterator[dict[str, Any]]: ...
+    def get_file(self, repo: str, path: str, ref: str | None = None) -> str | None: ...
+    def permission(self, repo: str, login: str) -> Permission: ...
+    def installation_for(self, repo: str) -> int: ...
+    def installation_repos(self, installation_id: int) -> list[dict[str, Any]]: ...
+    def list_comments(self, repo: str, number: int) -> list[dict[str, Any]]: ...
+    def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]: ...
+    def app_slug(self) -> str | None: ...
+    def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]: ...
+    def redeliver(self, delivery_id: int) -> None: ...
+
+
+def _retry() -> GithubRetry:
+    return GithubRetry(
+        total=3,
+        backoff_factor=0.5,
+        status_forcelist=RETRIED_STATUSES,
+        secondary_rate_wait=5,
+        max_rate_limit_wait=120,
+    )
+
+
+class AppGateway:
+    """GitHub App auth with PyJWT (through PyGithub's `AppAuth`); installation tokens cached in Redis."""
+
+    def __init__(self, *, api_url: str, app_id: int, private_key: str, redis: Redis) -> None:
+        self.api_url = api_url
+        self.redis = redis
+        self._app_auth = Auth.AppAuth(app_id, private_key)
+        self._integration = GithubIntegration(
+            base_url=api_url, auth=self._app_auth, retry=_retry(),
+            seconds_between_requests=None, seconds_between_writes=None,
+        )
+        self._installation_by_repo: dict[str, int] = {}
+        self._clients: dict[str, tuple[str, Github]] = {}
+
+    # --- auth ------------------------------------------------------------------------------------
+
+    def _token(self, installation_id: int) -> str:
+        key = keys.installation_token(installation_id)
+        cached = self.redis.get(key)
+        if cached:
+            data = json.loads(cached)
+            token: str = data["token"]
+            return token
+        auth = self._integration.get_access_token(installation_id)
+        expires = auth.expires_at or datetime.now(UTC) + timedelta(hours=1)
+        ttl = int((expires - datetime.now(UTC) - TOKEN_REFRESH_MARGIN).total_seconds())
+        if ttl > 0:
+            self.redis.set(key, json.dumps({"token": auth.token}), ex=ttl)
+        return auth.token
+
+    def _client(self, repo: str) -> Github:
+        token = self._token(self.installation_for(repo))
+        held = self._clients.get(repo)
+        if held is not None and held[0] == token:
+            return held[1]
+        # PyGithub's own pauses between requests (0.25 s) and writes (1 s) would cap a worker at one
+        # status a second; fan-outs pace writes themselves (workers/pacing.py), so they are off here.
+        client = Github(
+            base_url=self.api_url, auth=Auth.Token(token), lazy=True, retry=_retry(), per_page=100,
+            seconds_between_requests=None, seconds_between_writes=None, timeout=15,
+        )
+        self._clients[repo] = (token, client)
+        return client
+
+    def _request(self, repo: str, method: str, path: str, **kwargs: Any) -> Any:
+        requester = self._client(repo).requester
+        try:
+            _headers, data = requester.requestJsonAndCheck(method, path, **kwargs)
+        except GithubException as exc:
+            if exc.status == 404:
+                raise NotFound(path) from exc
+            raise
+        return data
+
+    def _paginate(self, repo: str, path: str, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Follow GitHub's `Link: rel="next"` headers, 100 per page."""
+        requester = self._client(repo).requester
+        url: str | None = path
+        query: dict[str, Any] | None = {**params, "per_page": 100}
+        while url:
+            try:
+                headers, data = requester.requestJsonAndCheck("GET", url, parameters=query)
+            except GithubException as exc:
+                if exc.status == 404:
+                    raise NotFound(path) from exc
+                raise
+            items = data["repositories"] if isinstance(data, dict) and "repositories" in data else data
+            yield from items
+            url, query = _next_link(headers.get("link", "")), None
+
+    # --- the gateway ---------------------------------------------------------------------------
+
+    def installation_for(self, repo: str) -> int:
+        found = self._installation_by_repo.get(repo.lower())
+        if found is None:
+            owner, name = repo.split("/", 1)
+            try:
+                found = int(self._integration.get_repo_installation(owner, name).id)
+            except GithubException as exc:
+                if exc.status == 404:
+                    raise NotFound(f"no installation for {repo}") from exc
+                raise
+            self._installation_by_repo[repo.lower()] = found
+        return found
+
+    def remember_installation(self, repo: str, installation_id: int) -> None:
+        self._installation_by_repo[repo.lower()] = installation_id
+
+    def post_status(self, repo: str, sha: str, payload: dict[str, Any]) -> None:
+        commit = self._client(repo).get_repo(repo).get_commit(sha)
+        commit.create_status(**payload)
+
+    def get_pull(self, repo: str, number: int) -> dict[str, Any]:
+        data: dict[str, Any] = self._request(repo, "GET", f"/repos/{repo}/pulls/{number}")
+        return data
+
+    def list_open_pulls(self, repo: str) -> Iterator[dict[str, Any]]:
+        return self._paginate(repo, f"/repos/{repo}/pulls", {"state": "open"})
+
+    def get_file(self, repo: str, path: str, ref: str | None = None) -> str | None:
+        params = {"ref": ref} if ref else None
+        try:
+            data = self._request(repo, "GET", f"/repos/{repo}/contents/{path}", parameters=params)
+        except NotFound:
+            return None
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None
+        import base64
+
+        return base64.b64decode(data.get("content", "")).decode("utf-8", errors="replace")
+
+    def permission(self, repo: str, login: str) -> Permission:
+        try:
+            data = self._request(repo, "GET", f"/repos/{repo}/collaborators/{login}/permission")
+        except NotFound:
+            return Permission.NONE
+        return Permission.parse(data.get("role_name") or data.get("permission"))
+
+    def installation_repos(self, installation_id: int) -> list[dict[str, Any]]:
+        token = self._token(installation_id)
+        client = Github(base_url=self.api_url, auth=Auth.Token(token), lazy=True, retry=_retry(),
+                        per_page=100, seconds_between_requests=None, seconds_between_writes=None)
+        repos: list[dict[str, Any]] = []
+        url: str | None = "/installation/repositories"
+        query: dict[str, Any] | None = {"per_page": 100}
+        while url:
+            headers, data = client.requester.requestJsonAndCheck("GET", url, parameters=query)
+            repos += data.get("repositories", [])
+            url, query = _next_link(headers.get("link", "")), None
+        for item in repos:
+            self.remember_installation(item["full_name"], installation_id)
+        return repos
+
+    def list_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return list(self._paginate(repo, f"/repos/{repo}/issues/{number}/comments", {}))
+
+    def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return list(self._paginate(repo, f"/repos/{repo}/pulls/{number}/reviews", {}))
+
+    def app_slug(self) -> str | None:
+        slug: str | None = self._integration.get_app().slug
+        return slug
+
+    def _app_client(self) -> Github:
+        # App-level endpoints (JWT): PyGithub signs with PyJWT through `AppAuth`.
+        return Github(base_url=self.api_url, auth=self._app_auth, retry=_retry(), per_page=100,
+                      seconds_between_requests=None, seconds_between_writes=None)
+
+    def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]:
+        """Deliveries since ``since`` whose every attempt failed (GitHub keeps them three days)."""
+        requester = self._app_client().requester
+        url: str | None = "/app/hook/deliveries"
+        query: dict[str, Any] | None = {"per_page": 100}
+        outcome: dict[str, list[dict[str, Any]]] = {}
+        while url:
+            headers, data = requester.requestJsonAndCheck("GET", url, parameters=query)
+            for item in data:
+                delivered = datetime.fromisoformat(str(item["delivered_at"]).replace("Z", "+00:00"))
+                if delivered < since:
+                    url = None
+                    break
+                outcome.setdefault(str(item["guid"]), []).append(item)
+            else:
+                url, query = _next_link(headers.get("link", "")), None
+        return [
+            max(attempts, key=lambda a: str(a["delivered_at"]))
+            for attempts in outcome.values()
+            if not any(200 <= int(a.get("status_code") or 0) < 300 for a in attempts)
+        ]
+
+    def redeliver(self, delivery_id: int) -> None:
+        self._app_client().requester.requestJsonAndCheck("POST", f"/app/hook/deliveries/{delivery_id}/attempts")
+
+
+def _next_link(link_header: str) -> str | None:
+    for part in link_header.split(","):
+        section = part.split(";")
+        if len(section) >= 2 and 'rel="next"' in section[1]:
+            return section[0].strip().strip("<>")
+    return None
+
+
+class DryRunGateway:
+    """No App credentials: statuses are recorded in Redis (and printed), nothing reaches GitHub.
+
+    Reads answer from what the events carried: no PR fetches, default config, and write access for
+    org members and collaborators (their ``author_association``), so a local trial behaves plausibly.
+    """
+
+    def __init__(self, redis: Redis, *, echo: bool = True) -> None:
+        self.redis = redis
+        self.echo = echo
+
+    def post_status(self, repo: str, sha: str, payload: dict[str, Any]) -> None:
+        entry = {"repo": repo, "sha": sha, **payload, "at": datetime.now(UTC).isoformat(timespec="seconds")}
+        self.redis.lpush(keys.DRY_RUN_STATUSES, json.dumps(entry))
+        self.redis.ltrim(keys.DRY_RUN_STATUSES, 0, 999)
+        if self.echo:
+            print(f"[dry-run] status {payload['context']} on {repo}@{sha[:7]}: {payload['state']} — "
+                  f"{payload['description']}", file=sys.stderr, flush=True)
+
+    def get_pull(self, repo: str, number: int) -> dict[str, Any]:
+        raise NotFound(f"dry run: cannot fetch {repo}#{number}")
+
+    def list_open_pulls(self, repo: str) -> Iterator[dict[str, Any]]:
+        return iter(())
+
+    def get_file(self, repo: str, path: str, ref: str | None = None) -> str | None:
+        return None
+
+    def permission(self, repo: str, login: str) -> Permission:
+        return Permission.WRITE
+
+    def installation_for(self, repo: str) -> int:
+        return 0
+
+    def installation_repos(self, installation_id: int) -> list[dict[str, Any]]:
+        return []
+
+    def list_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return []
+
+    def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return []
+
+    def app_slug(self) -> str | None:
+        return None
+
+    def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]:
+        return []
+
+    def redeliver(self, delivery_id: int) -> None:
+        return None

@@ -1,0 +1,69 @@
+"""What every job needs — settings, Redis, the queue, the GitHub gateway — built once per worker process.
+
+`workers.cli.main` builds it before the worker starts, so forked work-horses inherit it. A job run by a
+plain `rq worker` (no `main`) builds it from the environment on first use instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from redis import Redis
+from rq import Queue
+
+from merge_hold.settings import Settings, SettingsError, from_env
+from workers.github import AppGateway, DryRunGateway, GitHubGateway
+from workers.queueing import work_queue
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    redis: Redis
+    queue: Queue
+    github: GitHubGateway
+
+    @property
+    def bot_login(self) -> str | None:
+        """Our App's `slug[bot]` login: from MERGE_HOLD_APP_SLUG, else asked of GitHub once (`GET /app`)
+        and kept in Redis, so telling our own events apart costs no GitHub call per event."""
+        if self.settings.bot_login or not isinstance(self.github, AppGateway):
+            return self.settings.bot_login
+        cached = self.redis.get(APP_SLUG_KEY)
+        if cached is None:
+            slug = self.github.app_slug() or ""
+            self.redis.set(APP_SLUG_KEY, slug, ex=86400)
+        else:
+            slug = cached.decode() if isinstance(cached, bytes) else str(cached)
+        return f"{slug}[bot]" if slug else None
+
+
+APP_SLUG_KEY = "mh:app:slug"
+_current: Runtime | None = None
+
+
+def build(settings: Settings, redis: Redis | None = None) -> Runtime:
+    if not settings.redis_url and redis is None:
+        raise SettingsError("REDIS_URL: required by the workers but not set")
+    conn = redis if redis is not None else Redis.from_url(str(settings.redis_url))
+    github: GitHubGateway
+    if settings.has_app_credentials and not settings.dry_run:
+        assert settings.github_app_id is not None and settings.github_private_key is not None
+        github = AppGateway(api_url=settings.github_api_url, app_id=settings.github_app_id,
+                            private_key=settings.github_private_key, redis=conn)
+    else:
+        github = DryRunGateway(conn)
+    return Runtime(settings, conn, work_queue(conn, settings.queue_name), github)
+
+
+def install(runtime: Runtime) -> Runtime:
+    global _current
+    _current = runtime
+    return runtime
+
+
+def current() -> Runtime:
+    global _current
+    if _current is None:
+        _current = build(from_env())
+    return _current

@@ -1,0 +1,129 @@
+"""The hold state in Redis: PR states, repo metadata, room holds, verdict records, the audit log.
+
+Writers update a PR's state with an optimistic transaction (WATCH/MULTI) around a pure `core.prstate`
+function, so concurrent workers never lose each other's updates; the registers inside make the result
+independent of the order in which they win.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from redis import Redis, WatchError
+
+from core import keys
+from core.holds import Exemption, Hold
+from core.prstate import PullState
+
+CLOSED_STATE_TTL = 30 * 24 * 3600
+"""A closed PR's state is kept a month as a tombstone, so a late event cannot resurrect it as open."""
+HISTORY_MAXLEN = 10_000
+
+
+@dataclass(frozen=True)
+class RepoMeta:
+    installation_id: int
+    default_branch: str = "main"
+    config_text: str | None = None
+    """The raw `.github/merge-hold.yml` of the default branch; `None` when the repo has none (defaults)."""
+    config_loaded: bool = False
+    """False until the file was read from GitHub once: the verdict is `error` until then, never free."""
+    private: bool = False
+
+
+def load_pull(redis: Redis, repo: str, number: int) -> PullState:
+    raw = redis.get(keys.pr_state(repo, number))
+    if raw is None:
+        return PullState(repo=repo, number=number)
+    return PullState.from_dict(json.loads(raw))
+
+
+def update_pull(
+    redis: Redis, repo: str, number: int, change: Callable[[PullState], PullState]
+) -> tuple[PullState, bool]:
+    """Apply a pure change atomically; returns the new state and whether anything changed."""
+    key = keys.pr_state(repo, number)
+    with redis.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(key)  # type: ignore[no-untyped-call]
+                raw = pipe.get(key)
+                before = PullState.from_dict(json.loads(raw)) if raw else PullState(repo=repo, number=number)
+                after = change(before)
+                if after == before:
+                    pipe.unwatch()
+                    return before, False
+                pipe.multi()
+                ttl = None if after.facts is None or after.facts.open else CLOSED_STATE_TTL
+                pipe.set(key, json.dumps(after.to_dict(), separators=(",", ":")), ex=ttl)
+                pipe.execute()
+                return after, True
+            except WatchError:
+                continue
+
+
+def load_repo(redis: Redis, repo: str) -> RepoMeta | None:
+    raw = redis.get(keys.repo_meta(repo))
+    return RepoMeta(**json.loads(raw)) if raw else None
+
+
+def save_repo(redis: Redis, repo: str, meta: RepoMeta) -> None:
+    with redis.pipeline() as pipe:
+        pipe.set(keys.repo_meta(repo), json.dumps(asdict(meta)))
+        pipe.set(keys.managed(repo), "1")
+        pipe.sadd(keys.MANAGED_REPOS, repo.lower())
+        pipe.sadd(keys.installation_repos(meta.installation_id), repo.lower())
+        pipe.execute()
+
+
+def drop_repo(redis: Redis, repo: str, installation_id: int | None) -> list[int]:
+    """The App left the repo: forget its live state (history stays). Returns the PRs that were open."""
+    numbers = sorted(int(n) for n in redis.smembers(keys.open_prs(repo)))
+    with redis.pipeline() as pipe:
+        for number in numbers:
+            pipe.delete(keys.pr_state(repo, number), keys.verdict(repo, number), keys.posted(repo, number))
+        pipe.delete(keys.repo_meta(repo), keys.managed(repo), keys.open_prs(repo), keys.held_prs(repo))
+        pipe.srem(keys.MANAGED_REPOS, repo.lower())
+        if installation_id is not None:
+            pipe.srem(keys.installation_repos(installation_id), repo.lower())
+        pipe.execute()
+    return numbers
+
+
+def open_numbers(redis: Redis, repo: str) -> list[int]:
+    return sorted(int(n) for n in redis.smembers(keys.open_prs(repo)))
+
+
+def scoped_holds(redis: Redis, repo: str) -> list[Hold]:
+    """Room and freeze holds on the repo (any scope within it) and on its org."""
+    owner = repo.split("/", 1)[0]
+    with redis.pipeline(transaction=False) as pipe:
+        pipe.hvals(keys.room_holds(repo))
+        pipe.hvals(keys.org_room_holds(owner))
+        repo_vals, org_vals = pipe.execute()
+    return [Hold.from_dict(json.loads(v)) for v in (*repo_vals, *org_vals)]
+
+
+def exemption(redis: Redis, repo: str, number: int) -> Exemption | None:
+    raw = redis.hget(keys.exemptions(repo), str(number))
+    return Exemption.from_dict(json.loads(raw)) if raw else None
+
+
+def load_verdict(redis: Redis, repo: str, number: int) -> dict[str, Any] | None:
+    raw = redis.get(keys.verdict(repo, number))
+    return json.loads(raw) if raw else None
+
+
+def audit(redis: Redis, repo: str | None, event: str, **data: Any) -> None:
+    """Append an audit event to the repo's history and the global log (what the dashboard shows)."""
+    fields: dict[Any, Any] = {"event": event, "data": json.dumps({"repo": repo, **data}, default=str),
+              "at": datetime.now(UTC).isoformat(timespec="seconds")}
+    with redis.pipeline(transaction=False) as pipe:
+        if repo:
+            pipe.xadd(keys.history(repo), fields, maxlen=HISTORY_MAXLEN, approximate=True)
+        pipe.xadd(keys.AUDIT, fields, maxlen=HISTORY_MAXLEN * 10, approximate=True)
+        pipe.execute()
