@@ -46,8 +46,11 @@ def ago_filter(iso: str | None) -> str:
 
 @bp.app_template_filter("compact")
 def compact_filter(data: Any) -> str:
-    """A history entry's data in one line, without the repo and number the page already shows."""
+    """A history entry in one line: its message if it has one, else its data without the repo and
+    number the page already shows."""
     if isinstance(data, dict):
+        if isinstance(data.get("message"), str):
+            return str(data["message"])
         data = {k: v for k, v in data.items() if k not in ("repo", "number")}
     return json.dumps(data, separators=(", ", ": "), sort_keys=True, default=str)
 
@@ -67,7 +70,8 @@ def index() -> str:
     svc = services()
     now = datetime.now(UTC)
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for repo, number, record in reads.held_records(svc.redis):
+    for name, number, record in reads.held_records(svc.redis):
+        repo = str(record.get("repo") or name) if record else name  # as GitHub spells it, not lower-cased
         holds = [h for h in (record or {}).get("holds") or [] if isinstance(h, dict) and reads.hold_active(h, now)]
         groups[repo].append({
             "number": number,

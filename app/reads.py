@@ -137,6 +137,7 @@ def _entry(stream: str, raw_id: Any, fields: dict[Any, Any]) -> Entry:
     decoded = {_text(k): _text(v) for k, v in fields.items()}
     data_text = decoded.get("data")
     data = _json(data_text) if data_text is not None else None
+    # The id is the time Redis appended the entry; it is what the cursor and the order rest on.
     entry: Entry = {
         "id": stream_id,
         "stream": stream,
@@ -220,9 +221,19 @@ def pr_history(r: Redis, repo: str, number: int, limit: int = 100) -> list[Entry
     return _scan(r, keys.history(repo), "history", None, limit, keep)[0]
 
 
+PULL_URL = re.compile(r"/pull/(\d+)$")
+
+
 def dry_run_statuses(r: Redis, limit: int = 200) -> list[dict[str, Any]]:
+    """Recorded statuses, newest first; ``number`` is recovered from the PR page in ``target_url``."""
     out: list[dict[str, Any]] = []
     for raw in r.lrange(keys.DRY_RUN_STATUSES, 0, limit - 1):
         item = _json(raw)
-        out.append(item if isinstance(item, dict) else {"raw": _text(raw)})
+        if not isinstance(item, dict):
+            out.append({"raw": _text(raw)})
+            continue
+        found = PULL_URL.search(str(item.get("target_url") or ""))
+        if "number" not in item and found:
+            item["number"] = int(found.group(1))
+        out.append(item)
     return out

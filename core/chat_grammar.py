@@ -117,7 +117,10 @@ def parse_chat(command: str, text: str) -> ChatCommand | ChatUsageError:
         return ChatUsageError(f"exempt takes one PR, not {scope!r}", usage(prefix, verb))
     rest = body[tokens[1][1] :] if len(tokens) > 1 else ""
     if verb == "unhold":
-        return ChatCommand("unexempt" if exempt else "unhold", scope, reason=clean_reason(_slack_text(rest)))
+        # Strict: `/unhold acme widgets` (meaning acme/widgets) must not lift the hold on all of acme.
+        if rest:
+            return ChatUsageError(f"/unhold takes one target; unexpected {rest!r}", usage(prefix, verb))
+        return ChatCommand("unexempt" if exempt else "unhold", scope)
     return _hold(scope, rest, exempt=exempt, prefix=prefix)
 
 

@@ -73,6 +73,8 @@ def _intervals(window: FreezeWindow, now: datetime) -> Iterator[tuple[datetime, 
         if DAYS[day.weekday()] not in window.days:
             continue
         start, end = _occurrence(window, day, zone)
+        if start >= end:  # the whole window fell into a spring-forward gap: the clock never showed it
+            continue
         if current is not None and start <= current[1]:
             current = (current[0], max(current[1], end))
             continue

@@ -105,6 +105,30 @@ def delivery_seen(guid: str) -> str:
     return f"{PREFIX}:delivery:{guid}"
 
 
+def fanout(repo: str) -> str:
+    """Hash: the repo's fan-out progress (generations wanted/done, the pass and its cursor)."""
+    return f"{_repo(repo)}:fanout"
+
+
+def fanout_plan(repo: str) -> str:
+    """List: the open PR numbers of the current fan-out pass, most-mergeable first."""
+    return f"{_repo(repo)}:fanout:plan"
+
+
+def fanout_lease(repo: str) -> str:
+    """The run token of the fan-out working on the repo (expires if its worker dies)."""
+    return f"{_repo(repo)}:fanout:lease"
+
+
+def fanout_queued(repo: str) -> str:
+    return f"{_repo(repo)}:fanout:queued"
+
+
+def pacer(bucket: str) -> str:
+    """Hash: the shared write pacer of one GitHub installation (token bucket and pause)."""
+    return f"{PREFIX}:pace:{bucket}"
+
+
 MANAGED_REPOS = f"{PREFIX}:repos"
 """Set of every managed repo (lower-cased ``owner/repo``)."""
 

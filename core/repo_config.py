@@ -117,7 +117,8 @@ def _keys(data: Any, allowed: tuple[str, ...], path: Path) -> dict[str, tuple[st
         if not isinstance(key, str):
             raise _Invalid((*path, str(key)), f"{key!r} is not a key name", at_key=True)
         canonical = key.replace("-", "_")
-        if canonical not in allowed:
+        # One spelling or the other, not a mix (`author-can_hold`): the schema lists exactly these two.
+        if canonical not in allowed or key not in (canonical, canonical.replace("_", "-")):
             known = ", ".join(allowed)
             raise _Invalid((*path, key), f"unknown key {where((*path, key))!r} (known: {known})", at_key=True)
         if canonical in found:
@@ -221,7 +222,7 @@ def _window(value: Any, path: Path) -> FreezeWindow:
         name=get("name", lambda v, p: _text(v, p, limit=64, pattern=WINDOW_NAME), ""),
         days=get("days", _days, DAYS),
         start=get("from", _time(TIME, "16:00"), ""),
-        end=get("to", _time(END_TIME, "24:00"), ""),
+        end=get("to", _time(END_TIME, "18:00"), ""),
         timezone=get("timezone", _zone, "UTC"),
         branches=get("branches", lambda v, p: _list(v, p, _glob, empty=False), ("*",)),
         exempt_labels=get("exempt_labels", _labels, ()),

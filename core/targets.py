@@ -36,15 +36,15 @@ def unwrap_slack(text: str) -> str:
 
 
 def _repo(owner: str, name: str, original: str) -> str:
-    if not OWNER.match(owner):
+    if not OWNER.fullmatch(owner):
         raise TargetError(f"{original!r}: {owner!r} is not a GitHub user or organisation name")
-    if not REPO.match(name) or name in (".", ".."):
+    if not REPO.fullmatch(name) or name in (".", ".."):
         raise TargetError(f"{original!r}: {name!r} is not a GitHub repository name")
     return f"{owner.lower()}/{name.lower()}"
 
 
 def _number(text: str, original: str) -> int:
-    if not _NUMBER.match(text):
+    if not _NUMBER.fullmatch(text):
         raise TargetError(f"{original!r}: {text!r} is not a pull request number")
     return int(text)
 
@@ -73,7 +73,7 @@ def _from_url(url: str, original: str) -> str:
 
 
 def parse_owner(text: str, original: str | None = None) -> str:
-    if not OWNER.match(text):
+    if not OWNER.fullmatch(text):
         raise TargetError(f"{original or text!r}: {text!r} is not a GitHub user or organisation name")
     return text.lower()
 

@@ -42,7 +42,9 @@ def loads(text: str | bytes) -> object:
         import _json
 
         start = len(text) - len(text.lstrip(_WHITESPACE))
-        value, end = _json.make_scanner(_ScannerContext)(text, start)
+        # typeshed types the context as the scanner class itself; any object with the attributes works.
+        scanner = _json.make_scanner(_ScannerContext)  # type: ignore[arg-type]
+        value, end = scanner(text, start)
         if not text[end:].strip(_WHITESPACE):
             return value
     except JSONError:

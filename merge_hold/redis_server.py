@@ -32,12 +32,18 @@ def free_port() -> int:
 
 
 class LocalRedis:
-    """A redis-server child process on 127.0.0.1. ``persist`` keeps an append-only file in ``data_dir``."""
+    """A redis-server child process on 127.0.0.1. ``persist`` keeps an append-only file in ``data_dir``.
 
-    def __init__(self, data_dir: Path, *, port: int | None = None, persist: bool = False) -> None:
+    ``own_session`` keeps it out of the terminal's process group, so that Ctrl-C reaches only the
+    supervisor (`merge-hold dev`), which stops Redis last, after the processes that use it.
+    """
+
+    def __init__(self, data_dir: Path, *, port: int | None = None, persist: bool = False,
+                 own_session: bool = False) -> None:
         self.data_dir = data_dir
         self.port = port or free_port()
         self.persist = persist
+        self.own_session = own_session
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -56,7 +62,8 @@ class LocalRedis:
             "--daemonize", "no",
             "--loglevel", "warning",
         ]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        start_new_session=self.own_session)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import secrets
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -21,8 +21,15 @@ if TYPE_CHECKING:
 log = logging.getLogger("merge_hold.serve")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # EX_USAGE, as `merge-hold` itself; 2 is what the agent hook means by "block".
+        self.print_usage(sys.stderr)
+        self.exit(64, f"{self.prog}: error: {message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="merge-hold serve",
         description="Run the web app: GitHub webhooks, chat commands, JSON API, dashboard, health and metrics.",
     )
@@ -58,7 +65,7 @@ def gunicorn_options(args: argparse.Namespace, settings: Settings) -> dict[str, 
 
 
 def run_gunicorn(settings: Settings, options: dict[str, Any]) -> None:
-    from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]
+    from gunicorn.app.base import BaseApplication
 
     class Server(BaseApplication):  # type: ignore[misc]  # gunicorn ships no type hints
         """gunicorn configured from a dict; each worker builds its own app (own Redis connections)."""

@@ -1,4 +1,5 @@
-"""Shared fixtures: a real Redis (REDIS_URL, else a throwaway redis-server), fixture paths."""
+"""Shared fixtures: a real Redis (REDIS_URL, else a throwaway redis-server), the GitHub API emulator,
+fixture paths."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import redis
 
 from merge_hold.redis_server import LocalRedis
+from tests.emulator import GitHubEmulator
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -37,3 +39,10 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
     yield client
     client.flushdb()
     client.close()
+
+
+@pytest.fixture()
+def github_emulator() -> Iterator[GitHubEmulator]:
+    """A fresh emulated GitHub per test (tests/emulator), stopped after; its `.url` is GITHUB_API_URL."""
+    with GitHubEmulator() as emulator:
+        yield emulator

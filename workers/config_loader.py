@@ -56,14 +56,19 @@ class _Tree:
         if self.visited > MAX_NODES or depth > MAX_DEPTH:
             raise ConfigError(f"{path} line {node.start_mark.line + 1}: the document is too large or too deep")
         if isinstance(node, yaml.MappingNode):
-            self.loader.flatten_mapping(node)  # `<<` merge keys
+            own = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
+            self.loader.flatten_mapping(node)  # `<<` merge keys: merged pairs first, then the node's own
+            merged = len(node.value) - own
             data: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
+            explicit: set[Any] = set()
+            for index, (key_node, value_node) in enumerate(node.value):
                 key = self.build(key_node, path, depth + 1)
                 if not isinstance(key, str | int | bool | float) and key is not None:
                     raise ConfigError(f"{path} line {key_node.start_mark.line + 1}: keys must be names")
-                if key in data:
-                    raise ConfigError(f"{path} line {key_node.start_mark.line + 1}: {key!r} is given twice")
+                if index >= merged:
+                    if key in explicit:
+                        raise ConfigError(f"{path} line {key_node.start_mark.line + 1}: {key!r} is given twice")
+                    explicit.add(key)
                 data[key] = self.build(value_node, path, depth + 1)
             return data
         if isinstance(node, yaml.SequenceNode):

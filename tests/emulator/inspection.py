@@ -60,6 +60,8 @@ class Inspection(Store):
                body: Any = None, times: int | None = 1) -> None:
         """The next `times` requests (None: all) matching method ("*": any) and path get this answer,
         before authentication. body None: GitHub's `{"message", "documentation_url"}` for the status."""
+        if times is not None and times < 1:
+            raise ValueError(f"times must be at least 1 (or None for every request), got {times}")
         with self.lock:
             self.faults.append(Fault(method.upper(), re.compile(path_regex), status,
                                      {k.lower(): v for k, v in (headers or {}).items()}, body, times))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+
 from tests.emulator import shapes, shapes_pulls
 from tests.emulator.state import Pull, iso
 from tests.emulator.wire import Request, Response, Route, error, not_found, paginate, route

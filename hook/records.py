@@ -1,0 +1,154 @@
+"""The guard's records: one JSON line per judged merge, appended to the spec's ``record_file``.
+
+A record is evidence for the audit log (`hook.fold` sends them as ``hook.gate.fired`` events); it is
+never consulted to judge. It carries a SHA-256 digest of the exact command and a copy scrubbed of
+secrets, because agents paste tokens into commands (``GH_TOKEN=ghp_… gh pr merge``, ``curl -H
+"Authorization: Bearer …"``, URLs with a password). Scrubbing is by pattern and errs towards hiding.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_COMMAND_CHARS = 4000
+"""A heredoc can be megabytes; the digest covers the whole command, the copy its start."""
+
+MASK = "***"
+
+_SCRUBBERS: list[tuple[re.Pattern[str], str]] = [
+    # Header values first, so that a token inside one is hidden whole.
+    (re.compile(r"(?i)\b(authorization|proxy-authorization|x-api-key|private-token)(\s*:\s*)[^\r\n'\"]+"),
+     rf"\1\2{MASK}"),
+    # scheme://user:password@host -> scheme://***@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@"), rf"\1{MASK}@"),
+    (re.compile(r"(?i)\b(bearer|basic)(\s+)(?!\*\*\*)[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{MASK}"),
+    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{10,}"), rf"\1{MASK}"),
+    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{10,}"), rf"\1{MASK}"),
+    (re.compile(r"\b(xox[abposr]-)[A-Za-z0-9-]+"), rf"\1{MASK}"),
+    (re.compile(r"\b(glpat-)[A-Za-z0-9_-]{10,}"), rf"\1{MASK}"),
+    # key=value and --key value for names that carry secrets (also GH_TOKEN=…, ?token=… in URLs).
+    (re.compile(r"(?i)\b([A-Za-z0-9_-]*(?:password|passwd|pwd|token|secret|api[_-]?key|access[_-]?key))"
+                r"(=|:\s?)(['\"]?)(?!\*\*\*)[^\s&'\"]+"), rf"\1\2\3{MASK}"),
+    (re.compile(r"(?i)(--(?:password|token|secret|api-key)\s+)(['\"]?)(?!\*\*\*)[^\s'\"]+"), rf"\1\2{MASK}"),
+    # curl -u user:password / --user=user:password
+    (re.compile(r"((?:^|\s)(?:-u|--user)(?:\s+|=))(['\"]?)(?!\*\*\*)[^\s:'\"]+:[^\s'\"]+"), rf"\1\2{MASK}"),
+]
+
+
+def scrub(text: str) -> str:
+    """``text`` with anything that looks like a credential replaced by ``***``."""
+    for pattern, replacement in _SCRUBBERS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def digest(text: str) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def command_text(tool_name: str, tool_input: object) -> str:
+    """What the record calls the command: the shell text, or the MCP tool and its arguments."""
+    if isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
+        return str(tool_input["command"])
+    import json
+
+    return f"{tool_name} {json.dumps(tool_input, sort_keys=True, separators=(',', ':'))}"
+
+
+def clip(text: str) -> str:
+    if len(text) <= MAX_COMMAND_CHARS:
+        return text
+    return text[:MAX_COMMAND_CHARS] + f"…[{len(text) - MAX_COMMAND_CHARS} more characters]"
+
+
+def make_record(
+    *,
+    spec_version: int,
+    time_iso: str,
+    payload: dict[str, Any],
+    command: str,
+    repo: str | None,
+    pr: int | None,
+    decision: str,
+    code: str,
+    reason: str,
+    via: str,
+) -> dict[str, Any]:
+    def text(key: str) -> str | None:
+        value = payload.get(key)
+        return value if isinstance(value, str) else None
+
+    return {
+        "spec_version": spec_version,
+        "time": time_iso,
+        "session_id": text("session_id"),
+        "tool_use_id": text("tool_use_id"),
+        "tool_name": text("tool_name"),
+        "repo": repo,
+        "pr": pr,
+        "via": via,
+        "decision": decision,
+        "code": code,
+        "reason": scrub(reason),
+        "command_digest": digest(command),
+        "command": clip(scrub(command)),
+    }
+
+
+def append(path: str, records: list[dict[str, Any]]) -> None:
+    """Append ``records`` as JSON lines in one ``write`` (O_APPEND), so concurrent guards do not interleave."""
+    if not records:
+        return
+    import json
+    import os
+
+    data = "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in records)
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # commands are private
+    try:
+        os.write(fd, data.encode("utf-8", "surrogatepass"))
+    finally:
+        os.close(fd)
+
+
+def parse_lines(data: bytes) -> tuple[list[dict[str, Any]], int]:
+    """The records in ``data``, tolerantly: returns (records, number of lines skipped as unreadable)."""
+    from hook.fastjson import JSONError, loads
+
+    records: list[dict[str, Any]] = []
+    bad = 0
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            value = loads(line)
+        except JSONError:
+            bad += 1
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+        else:
+            bad += 1
+    return records, bad
+
+
+def rescrub(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as it may leave the machine: every string scrubbed again, the command clipped."""
+    clean: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, str):
+            value = scrub(value)
+            if key == "command":
+                value = clip(value)
+        elif isinstance(value, (dict, list)):
+            continue  # records are flat; nested values are not ours and are not forwarded
+        clean[str(key)] = value
+    return clean

@@ -1,0 +1,99 @@
+"""`merge-hold hook settings --config SPEC`: the Claude Code settings JSON that registers the guard.
+
+The block (Claude Code's documented hooks shape: event -> matcher groups -> command hooks)::
+
+    {"hooks": {
+       "PreToolUse": [
+         {"matcher": "Bash|PowerShell|Monitor",
+          "hooks": [{"type": "command", "command": "<guard> --config <SPEC>", "timeout": 10}]},
+         {"matcher": "mcp__.*__merge_pull_request",
+          "hooks": [{"type": "command", "command": "<guard> --config <SPEC>", "timeout": 10}]}],
+       "SessionEnd": [
+         {"hooks": [{"type": "command", "command": "<merge-hold> hook fold --config <SPEC>"}]}]}}
+
+The command lines carry only the spec path (shell-quoted): no hold data, no secrets, no environment.
+
+``<guard>`` is, by default, the *fast launcher*: ``<python> -I -S -c '<put the package root on
+sys.path; run hook.guard>'``. Measured by `bench/bench_hook.py` on this kind of machine, the
+console script ``merge-hold hook-guard`` costs about 1.45x the ``python3 -I -c pass`` floor before
+it reads a byte (``site`` processes the venv's ``.pth`` files and pip's wrapper imports ``re``), over
+the 1.3x budget for a non-merge command; the fast launcher skips ``site`` (``-S``), ignores the
+environment and user site (``-I``), and puts back only the directory that holds ``hook`` and ``core``.
+``--console-script`` emits ``<merge-hold> hook-guard`` instead (it works identically, just slower).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+GUARD_MATCHERS = ("Bash|PowerShell|Monitor", "mcp__.*__merge_pull_request")
+GUARD_TIMEOUT_S = 10
+"""Claude Code kills the hook after this; the guard's own lookup budget (`timeout_ms`) is far below it."""
+
+
+def package_root() -> str:
+    """The directory that holds the ``hook`` and ``core`` packages (the checkout, or site-packages)."""
+    import hook
+
+    return str(Path(hook.__file__).resolve().parent.parent)
+
+
+def fast_guard_command(python: str | None = None, root: str | None = None) -> str:
+    code = (f"import sys;sys.path[:0]=[{(root or package_root())!r}];"
+            "from hook.guard import main;sys.exit(main(sys.argv[1:]))")
+    return shlex.join([python or sys.executable, "-I", "-S", "-c", code])
+
+
+def merge_hold_command() -> str:
+    """How to run ``merge-hold`` from a hook: the console script beside this interpreter, else ``-m``."""
+    script = Path(sys.executable).parent / "merge-hold"
+    if script.is_file():
+        return shlex.quote(str(script))
+    return shlex.join([sys.executable, "-m", "merge_hold.cli"])
+
+
+def settings_block(spec_path: str, command: str, *, guard: str | None = None) -> dict[str, Any]:
+    """The hooks block. ``command`` runs ``merge-hold`` (already shell-quoted); ``guard`` runs the guard
+    (default ``<command> hook-guard``). Both get ``--config <spec_path>`` appended, shell-quoted."""
+    spec = shlex.quote(spec_path)
+    guard_line = f"{guard or f'{command} hook-guard'} --config {spec}"
+    guard_hook = {"type": "command", "command": guard_line, "timeout": GUARD_TIMEOUT_S}
+    return {
+        "hooks": {
+            "PreToolUse": [{"matcher": m, "hooks": [dict(guard_hook)]} for m in GUARD_MATCHERS],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": f"{command} hook fold --config {spec}"}]}],
+        }
+    }
+
+
+def is_ours(hook_command: object) -> bool:
+    """Whether a settings hook command is one of ours (what uninstall removes, install replaces)."""
+    if not isinstance(hook_command, str):
+        return False
+    return ("from hook.guard import main" in hook_command
+            or " hook-guard --config" in hook_command
+            or " hook fold --config" in hook_command)
+
+
+def block_for(spec_path: str, *, console_script: bool = False) -> dict[str, Any]:
+    """The block for this installation: absolute spec path, fast launcher unless asked otherwise."""
+    absolute = str(Path(spec_path).expanduser().absolute())
+    command = merge_hold_command()
+    return settings_block(absolute, command, guard=None if console_script else fast_guard_command())
+
+
+def main(argv: list[str]) -> int:
+    from hook.cliargs import ArgumentParser
+
+    parser = ArgumentParser(prog="merge-hold hook settings",
+                            description="print the Claude Code settings JSON that registers the guard")
+    parser.add_argument("--config", required=True, metavar="SPEC", help="the guard's spec file")
+    parser.add_argument("--console-script", action="store_true",
+                        help="run the guard as `merge-hold hook-guard` (slower start-up)")
+    args = parser.parse_args(argv)
+    print(json.dumps(block_for(args.config, console_script=args.console_script), indent=2))
+    return 0

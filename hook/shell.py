@@ -1,0 +1,331 @@
+"""Shell text to simple commands, for merge detection: a small recursive-descent reader of bash.
+
+Why hand-written, not tree-sitter or shlex: the guard runs on every agent Bash call and its start-up
+budget (design §7) is 1.3x a bare interpreter, while ``import tree_sitter, tree_sitter_bash`` alone
+costs about 2x; shlex sees no operators, substitutions or heredocs. This module imports nothing.
+What it does not model (``case``, function definitions, ``coproc``, unbalanced text, fish syntax)
+raises `Unsupported`, and the caller asks tree-sitter instead (hook/detect_treesitter.py).
+
+`parse` returns a flat list of events in execution order: `Command`s, and the strings ``"("`` and
+``")"`` around whatever runs in a subshell (``( ... )``, command substitutions), so that a ``cd`` or
+an assignment inside does not leak out. Every branch of ``if``/``||`` counts as run: a guard errs
+towards seeing a merge. With ``powershell=True`` the quoting and escapes of PowerShell are read.
+"""
+
+from __future__ import annotations
+
+from hook.detect_words import DYN, NAME_CHARS, NAME_START, Part, Unsupported, Word, WordLexer
+
+__all__ = ["DYN", "Command", "Event", "Part", "Redirect", "Unsupported", "Word", "parse"]
+
+_META = frozenset(" \t\n;&|()<>")
+_PS_META = frozenset(" \t\n;&|(){}<>")
+_BLANK = frozenset(" \t\r")
+_TRANSPARENT = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"})
+_UNSUPPORTED = frozenset({"case", "function", "coproc", "select", "esac"})
+_REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">", "&>>", "&>")
+
+
+class Redirect:
+    __slots__ = ("body", "op", "quoted", "target")
+
+    def __init__(self, op: str, target: Word | None, quoted: bool = False) -> None:
+        self.op, self.target, self.quoted = op, target, quoted
+        self.body: Word | None = None  # a heredoc's body, once read
+
+
+class Command:
+    __slots__ = ("assigns", "pipe_src", "piped", "redirects", "words")
+
+    def __init__(self, words: list[Word], assigns: list[tuple[str, Word]], redirects: list[Redirect]) -> None:
+        self.words, self.assigns, self.redirects = words, assigns, redirects
+        self.piped = False  # stdin comes from a pipe
+        self.pipe_src: Command | None = None  # the simple command writing that pipe, when known
+
+
+Event = Command | str
+
+
+def parse(text: str, *, powershell: bool = False) -> list[Event]:
+    return _Parser(text, powershell).parse()
+
+
+class _Parser(WordLexer):
+    def __init__(self, text: str, powershell: bool) -> None:
+        self.s, self.i, self.n, self.ps = text, 0, len(text), powershell
+        self.esc = "`" if powershell else "\\"
+        self.meta = _PS_META if powershell else _META
+        self.pending: list[tuple[Redirect, str, bool, list[Event]]] = []  # heredocs awaiting a body
+
+    def parse(self) -> list[Event]:
+        out: list[Event] = []
+        self.parse_list(out, None)
+        if self.pending:  # a heredoc opened on the last line, without a body
+            self.read_heredocs()
+        return out
+
+    # --- lists, pipelines and commands -------------------------------------------------------
+    def parse_list(self, out: list[Event], closer: str | None) -> None:
+        prev: Command | None = None
+        piped = False
+        s = self.s
+        while True:
+            self.skip_blank()
+            if self.i >= self.n:
+                if closer:
+                    raise Unsupported(f"unterminated {closer!r}")
+                return
+            c = s[self.i]
+            if c == "#" or (self.ps and s.startswith("<#", self.i)):
+                self.skip_comment()
+                continue
+            if c == "\n":
+                self.i += 1
+                self.read_heredocs()
+                prev, piped = None, False
+                continue
+            if c == closer:
+                self.i += 1
+                return
+            if c in ";|&" and not s.startswith("&>", self.i):
+                op = self.operator()
+                if op in (";;", ";&", ";;&"):
+                    raise Unsupported("case clause")
+                if op in ("|", "|&"):
+                    piped = True
+                else:
+                    prev, piped = None, False
+                continue
+            if c == ")" or (self.ps and c == "}"):
+                if self.ps:
+                    self.i += 1
+                    continue
+                raise Unsupported("unbalanced )")
+            if c == "(" or (self.ps and c == "{"):
+                if s.startswith("((", self.i) and not self.ps:
+                    self.skip_balanced(2)
+                    continue
+                self.i += 1
+                out.append("(")
+                self.parse_list(out, "}" if c == "{" else ")")
+                out.append(")")
+                prev = None
+                continue
+            kw = self.peek_keyword()
+            if kw is not None:
+                self.i += len(kw)
+                if kw in _UNSUPPORTED:
+                    raise Unsupported(kw)
+                if kw == "for":
+                    self.parse_for(out)
+                elif kw == "[[":
+                    self.lex_words_until(out, "]]")
+                elif kw == "time":
+                    self.skip_blank()
+                    if s.startswith("-p ", self.i):
+                        self.i += 2
+                continue
+            cmd = self.parse_command(out)
+            if cmd is None:
+                continue
+            if piped:
+                cmd.piped, cmd.pipe_src = True, prev
+            prev, piped = cmd, False
+            out.append(cmd)
+
+    def parse_command(self, out: list[Event]) -> Command | None:
+        words: list[Word] = []
+        assigns: list[tuple[str, Word]] = []
+        redirects: list[Redirect] = []
+        s = self.s
+        while True:
+            self.skip_blank()
+            if self.i >= self.n:
+                break
+            c = s[self.i]
+            if c in "\n;|" or (c == "&" and not s.startswith("&>", self.i)) or c == ")":
+                break
+            if c == "#":
+                break
+            if self.ps and c in "{}":
+                break
+            if c == "(":
+                if self.ps:
+                    break
+                raise Unsupported("function definition" if len(words) == 1 else "( inside a command")
+            if c == "<" and (placeholder := self.placeholder()) is not None:
+                words.append(placeholder)
+                continue
+            if c in "<>&0123456789{" and not s.startswith(("<(", ">("), self.i):
+                red = self.redirect(out)
+                if red is not None:
+                    redirects.append(red)
+                    continue
+            word = self.lex_word(out, self.meta)
+            if not words and (assign := _assignment(word)) is not None:
+                if assign[1].raw == "" and s.startswith("(", self.i):  # NAME=( array )
+                    self.skip_balanced(1)
+                    assign = (assign[0], Word([Part("d", "", False)], "(...)"))
+                assigns.append(assign)
+                continue
+            words.append(word)
+        if not words and not assigns and not redirects:
+            return None
+        return Command(words, assigns, redirects)
+
+    def parse_for(self, out: list[Event]) -> None:
+        """``for NAME in WORDS``: NAME is unknown in the body; the words' substitutions still run."""
+        self.skip_blank()
+        if self.s.startswith("((", self.i):
+            self.skip_balanced(2)
+            return
+        name = self.lex_word(out, self.meta).literal() or ""
+        out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        self.lex_words_until(out, "do")
+
+    def lex_words_until(self, out: list[Event], end: str) -> None:
+        """Read words (running their substitutions) up to ``end`` or a separator; keep none."""
+        test = end == "]]"
+        meta = frozenset(" \t\n") if test else self.meta
+        while True:
+            self.skip_blank()
+            if self.i >= self.n or (not test and self.s[self.i] in "\n;&|"):
+                return
+            if test and self.s[self.i] == "\n":
+                self.i += 1
+                continue
+            if self.s[self.i] in meta:
+                self.i += 1
+                continue
+            if self.lex_word(out, meta).literal() == end:
+                return
+
+    # --- tokens --------------------------------------------------------------------------------
+    def skip_blank(self) -> None:
+        s, n = self.s, self.n
+        while self.i < n:
+            c = s[self.i]
+            if c in _BLANK:
+                self.i += 1
+            elif c == self.esc and s.startswith("\n", self.i + 1):
+                self.i += 2
+            elif c == self.esc and s.startswith("\r\n", self.i + 1):
+                self.i += 3
+            else:
+                return
+
+    def skip_comment(self) -> None:
+        if self.ps and self.s.startswith("<#", self.i):
+            end = self.s.find("#>", self.i)
+            self.i = self.n if end < 0 else end + 2
+            return
+        end = self.s.find("\n", self.i)
+        self.i = self.n if end < 0 else end
+
+    def operator(self) -> str:
+        for op in (";;&", "&&", "||", ";;", ";&", "|&", "|", "&", ";"):
+            if self.s.startswith(op, self.i):
+                self.i += len(op)
+                return op
+        return ""  # pragma: no cover - callers check the first character
+
+    def peek_keyword(self) -> str | None:
+        s, j = self.s, self.i
+        while j < self.n and s[j] not in self.meta and s[j] not in "'\"\\$`":
+            j += 1
+        word = s[self.i : j]
+        if j < self.n and s[j] not in " \t\n;&|":
+            return None
+        if word in _TRANSPARENT or word in _UNSUPPORTED or word in ("for", "[[", "time"):
+            if self.ps and word not in ("if", "else", "elif", "while", "do", "for"):
+                return None
+            return word
+        return None
+
+    def placeholder(self) -> Word | None:
+        """``<PR>``, ``<branch-name>``: a template slot an agent did not fill; an unknown word."""
+        s, j = self.s, self.i + 1
+        while j < self.n and (s[j] in NAME_CHARS or s[j] == "-"):
+            j += 1
+        if j == self.i + 1 or j >= self.n or s[j] != ">" or (j + 1 < self.n and s[j + 1] not in " \t\n;|&)"):
+            return None
+        raw = s[self.i : j + 1]
+        self.i = j + 1
+        return Word([Part("d", raw, False)], raw)
+
+    def redirect(self, out: list[Event]) -> Redirect | None:
+        s, j = self.s, self.i
+        if s[j] == "{":
+            close = s.find("}", j)
+            if close < 0 or not s[j + 1 : close].isidentifier():
+                return None
+            j = close + 1
+        while j < self.n and s[j].isdigit():
+            j += 1
+        for op in _REDIRECTS:
+            if s.startswith(op, j):
+                break
+        else:
+            return None
+        if self.ps and op.startswith("<"):
+            return None
+        self.i = j + len(op)
+        self.skip_blank()
+        target = self.lex_word(out, self.meta)
+        if op not in ("<<", "<<-"):
+            return Redirect(op, target)
+        red = Redirect(op, None, quoted=any(p.quoted for p in target.parts) or "\\" in target.raw)
+        delim = "".join(p.text for p in target.parts)
+        self.pending.append((red, delim, op == "<<-", out))
+        return red
+
+    def read_heredocs(self) -> None:
+        s = self.s
+        for red, delim, strip_tabs, out in self.pending:
+            lines: list[str] = []
+            while self.i < self.n:
+                end = s.find("\n", self.i)
+                line = s[self.i : end if end >= 0 else self.n]
+                self.i = self.n if end < 0 else end + 1
+                if strip_tabs:
+                    line = line.lstrip("\t")
+                if line.rstrip("\r") == delim:
+                    break
+                lines.append(line)
+            body = "\n".join(lines) + "\n" if lines else ""
+            if red.quoted:
+                red.body = Word([Part("l", body, True)], body)
+            else:  # an unquoted heredoc expands: its substitutions run
+                red.body = _Parser(body, self.ps).lex_text(out)
+        self.pending = []
+
+    def skip_balanced(self, opened: int) -> None:
+        """Skip ``((…))``, ``$((…))`` or ``=( … )`` from just after the opening parentheses."""
+        depth, s = opened, self.s
+        self.i += opened
+        while self.i < self.n and depth:
+            depth += {"(": 1, ")": -1}.get(s[self.i], 0)
+            self.i += 1
+        if depth:
+            raise Unsupported("unbalanced (")
+
+    def sub_parser(self, text: str) -> _Parser:
+        return _Parser(text, self.ps)
+
+
+def _assignment(word: Word) -> tuple[str, Word] | None:
+    first = word.parts[0] if word.parts else None
+    if first is None or first.kind != "l" or first.quoted or not first.text or first.text[0] not in NAME_START:
+        return None
+    text = first.text
+    j = 1
+    while j < len(text) and text[j] in NAME_CHARS:
+        j += 1
+    if text.startswith("+=", j):
+        value_at = j + 2
+    elif text.startswith("=", j):
+        value_at = j + 1
+    else:
+        return None
+    rest = [Part("l", text[value_at:], False)] if text[value_at:] else []
+    return text[:j], Word(rest + word.parts[1:], word.raw[value_at:])

@@ -1,0 +1,349 @@
+"""`merge-hold dev`: everything on one machine — embedded Redis, the web app, one worker, dry-run GitHub.
+
+What it keeps in the data folder (``MERGE_HOLD_DATA_DIR``, default ``.merge-hold/``), so that a restart
+finds the same state, secret and login:
+
+    redis/           the embedded Redis's append-only file (holds survive a restart)
+    redis.port       the port it listens on, fixed at first start
+    webhook-secret   used when GITHUB_WEBHOOK_SECRET is unset (0600)
+    secret-key       signs dashboard sessions (0600)
+    tokens           hashed API tokens (MERGE_HOLD_API_TOKENS_FILE, unless set)
+    dev-token        the dashboard login token in clear, for this machine only (0600)
+    dev.json         while running: URL, embedded Redis URL and process ids (no secrets)
+
+Web and worker run as `merge-hold serve` / `merge-hold worker` child processes, each in its own
+session so that Ctrl-C reaches only this supervisor, which then stops them in order: worker and web
+first, Redis last (no orphaned redis-server).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from merge_hold.redis_server import LocalRedis
+    from merge_hold.settings import Settings
+
+STOP_TIMEOUT = 10.0
+"""Seconds a child gets to finish its current request or job before it is killed."""
+READY_TIMEOUT = 60.0
+TOKEN_NAME = "dev"
+
+
+class DevError(Exception):
+    """A start-up problem the user can fix; the message says how."""
+
+
+def data_dir(given: str | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(given or env.get("MERGE_HOLD_DATA_DIR") or ".merge-hold")
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def kept_secret(path: Path) -> str:
+    """The secret stored at ``path``, created (random, 0600) on first use."""
+    with contextlib.suppress(FileNotFoundError):
+        value = path.read_text(encoding="utf-8").strip()
+        if value:
+            return value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_hex(32)
+    _write_private(path, value + "\n")
+    return value
+
+
+def dev_token(tokens_file: Path, token_file: Path) -> str:
+    """The dashboard login token: the kept one while its hash is still in the tokens file, else a new one."""
+    from app.auth import parse_tokens, token_hash
+    from app.tokens import create, revoke
+
+    with contextlib.suppress(FileNotFoundError):
+        token = token_file.read_text(encoding="utf-8").strip()
+        stored = parse_tokens(tokens_file.read_text(encoding="utf-8")) if tokens_file.exists() else {}
+        if token and stored.get(TOKEN_NAME) == token_hash(token):
+            return token
+    revoke(tokens_file, TOKEN_NAME)
+    token = create(tokens_file, TOKEN_NAME)
+    _write_private(token_file, token + "\n")
+    return token
+
+
+def read_state(folder: Path) -> dict[str, Any]:
+    """What a running `merge-hold dev` wrote to ``dev.json`` ({} when none)."""
+    try:
+        data = json.loads((folder / "dev.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def clear_leftovers(folder: Path) -> None:
+    """Refuse a second supervisor on one folder; stop children a killed one left behind (checked by
+    their command line, so a recycled pid is never signalled)."""
+    state = read_state(folder)
+    supervisor = state.get("pid")
+    if isinstance(supervisor, int) and supervisor != os.getpid() and _alive(supervisor) \
+            and "merge" in _cmdline(supervisor):
+        raise DevError(f"another `merge-hold dev` (pid {supervisor}) is using {folder}; stop it first")
+    for name, markers in (("worker", ("worker",)), ("web", ("serve", "gunicorn")), ("redis", ("redis-server",))):
+        pid = (state.get("children") or {}).get(name)
+        if isinstance(pid, int) and _alive(pid) and any(m in _cmdline(pid) for m in markers):
+            print(f"merge-hold dev: stopping a left-over {name} process ({pid})", file=sys.stderr)
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + STOP_TIMEOUT
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+    (folder / "dev.json").unlink(missing_ok=True)
+
+
+def _port_free(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def start_redis(folder: Path) -> LocalRedis:
+    """The embedded Redis, on the port kept in ``redis.port`` (chosen once), persisting to ``redis/``."""
+    from merge_hold.redis_server import LocalRedis, free_port
+
+    port_file = folder / "redis.port"
+    try:
+        port = int(port_file.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        port = free_port()
+        port_file.write_text(f"{port}\n", encoding="utf-8")
+    if not _port_free("127.0.0.1", port):
+        raise DevError(f"port {port} (kept in {port_file}) is in use by another program; "
+                       f"delete that file to pick a new one")
+    try:
+        return LocalRedis(folder / "redis", port=port, persist=True, own_session=True).start()
+    except RuntimeError as exc:
+        raise DevError(f"embedded Redis did not start: {exc}") from None
+
+
+class Child:
+    """A `merge-hold` subcommand in its own session, its output forwarded line by line with a prefix."""
+
+    def __init__(self, name: str, args: list[str], env: dict[str, str], out: IO[str], lock: threading.Lock):
+        self.name = name
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "merge_hold.cli", *args], env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True, bufsize=1,
+        )
+        self._thread = threading.Thread(target=self._forward, args=(out, lock), daemon=True, name=f"dev-{name}")
+        self._thread.start()
+
+    def _forward(self, out: IO[str], lock: threading.Lock) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with lock:
+                out.write(f"{self.name:<6}| {line}")
+                out.flush()
+
+    def stop(self) -> None:
+        """SIGTERM the leader (gunicorn: graceful; rq: warm shutdown), then kill the whole group."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self._thread.join(timeout=2)
+
+
+def _wait_ready(url: str, children: list[Child], stop: threading.Event) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline and not stop.is_set():
+        for child in children:
+            if child.process.poll() is not None:
+                raise DevError(f"`merge-hold {child.name}` exited with {child.process.returncode} during start-up")
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        stop.wait(0.1)
+    if not stop.is_set():
+        raise DevError(f"the web app did not answer {url}/healthz within {READY_TIMEOUT:.0f} s")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="merge-hold dev",
+        description="Run merge-hold on this machine: an embedded Redis (unless REDIS_URL is set), the web "
+        "app and one worker. Without GITHUB_APP_ID/GITHUB_PRIVATE_KEY it runs in dry-run mode: statuses are "
+        "recorded and shown on the dashboard, nothing is posted to GitHub. Try `merge-hold simulate` next.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address of the web app (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8000, help="port of the web app (default: %(default)s)")
+    parser.add_argument("--data-dir", help="where state is kept (default: MERGE_HOLD_DATA_DIR or .merge-hold)")
+    return parser
+
+
+def _base_url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
+
+
+def child_env(base: Mapping[str, str], folder: Path, *, redis_url: str, url: str, dry_run: bool) -> dict[str, str]:
+    """The children's environment: the user's, with what dev provides filled in where unset."""
+    env = dict(base)
+    env["REDIS_URL"] = redis_url
+    env["MERGE_HOLD_DATA_DIR"] = str(folder)
+    provided: dict[str, Callable[[], str]] = {
+        "GITHUB_WEBHOOK_SECRET": lambda: kept_secret(folder / "webhook-secret"),
+        "MERGE_HOLD_SECRET_KEY": lambda: kept_secret(folder / "secret-key"),
+        "MERGE_HOLD_API_TOKENS_FILE": lambda: str((folder / "tokens").resolve()),
+        "MERGE_HOLD_PUBLIC_URL": lambda: url,
+    }
+    for name, value in provided.items():
+        if not env.get(name):  # an empty variable counts as unset, as in the settings
+            env[name] = value()
+    if dry_run:
+        env["MERGE_HOLD_DRY_RUN"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"  # lines reach the terminal as they are written
+    return env
+
+
+def github_note(settings: Settings) -> str:
+    if settings.has_app_credentials and not settings.dry_run:
+        return f"posting statuses to {settings.github_api_url} as App {settings.github_app_id}"
+    why = "MERGE_HOLD_DRY_RUN is set" if settings.dry_run else "no GITHUB_APP_ID/GITHUB_PRIVATE_KEY"
+    return f"DRY RUN ({why}): statuses are recorded and shown on the dashboard, nothing is posted to GitHub"
+
+
+def banner(url: str, token: str, redis_note: str, github: str, folder: Path) -> str:
+    extra = "" if folder == Path(".merge-hold") else f" --data-dir {folder}"
+    return (
+        f"\nmerge-hold dev is running\n"
+        f"  dashboard   {url}/   (log in with token {token})\n"
+        f"  dry-run log {url}/dry-run\n"
+        f"  webhooks    POST {url}/webhooks/github\n"
+        f"  redis       {redis_note}\n"
+        f"  github      {github}\n"
+        f"  data        {folder.resolve()}\n\n"
+        f"Send a sample event from another terminal:\n"
+        f"  merge-hold simulate{extra}          # PR opened, then `/hold waiting for DB migration` by @alice\n"
+        f"  merge-hold simulate unhold{extra}   # @alice lifts her hold\n"
+        f"Ctrl-C stops everything.\n\n"
+    )
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    from merge_hold.settings import SettingsError, from_env
+
+    try:
+        settings = from_env()
+    except SettingsError as exc:
+        print(f"merge-hold dev: {exc}", file=sys.stderr)
+        return 78  # EX_CONFIG
+    folder = data_dir(args.data_dir)
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(args, settings, folder, stop)
+    except DevError as exc:
+        print(f"merge-hold dev: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(args: argparse.Namespace, settings: Settings, folder: Path, stop: threading.Event) -> int:
+    folder.mkdir(parents=True, exist_ok=True)
+    clear_leftovers(folder)
+    url = _base_url(args.host, args.port)
+    if not _port_free(args.host, args.port):
+        raise DevError(f"{args.host}:{args.port} is in use; pass --port to pick another")
+    dry_run = settings.dry_run or not settings.has_app_credentials
+    redis = None if settings.redis_url else start_redis(folder)
+    children: list[Child] = []
+    out_lock = threading.Lock()
+    try:
+        redis_url = settings.redis_url or (redis.url if redis else "")
+        env = child_env(os.environ, folder, redis_url=redis_url, url=url, dry_run=dry_run)
+        token = dev_token(Path(env["MERGE_HOLD_API_TOKENS_FILE"]), folder / "dev-token")
+        children.append(Child("web", ["serve", "--host", args.host, "--port", str(args.port)], env,
+                              sys.stdout, out_lock))
+        children.append(Child("worker", ["worker"], env, sys.stdout, out_lock))
+        pids = {c.name: c.process.pid for c in children}
+        if redis is not None and redis.process is not None:
+            pids["redis"] = redis.process.pid
+        state = {"pid": os.getpid(), "url": url, "children": pids}
+        if redis is not None:
+            state["redis_url"] = redis.url  # embedded: loopback, no password
+        (folder / "dev.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+        _wait_ready(url, children, stop)
+        if stop.is_set():
+            return 0
+        redis_note = (f"{redis.url} (embedded, append-only file in {folder / 'redis'})" if redis
+                      else "REDIS_URL (external)")
+        with out_lock:
+            sys.stdout.write(banner(url, token, redis_note, github_note(settings), folder))
+            sys.stdout.flush()
+        while not stop.wait(0.2):
+            for child in children:
+                if child.process.poll() is not None:
+                    print(f"merge-hold dev: `merge-hold {child.name}` exited with {child.process.returncode}; "
+                          f"stopping", file=sys.stderr)
+                    return 1
+        return 0
+    finally:
+        print("merge-hold dev: stopping…", file=sys.stderr, flush=True)
+        # Worker before web, Redis last: a job in flight finishes while its Redis is still there.
+        for child in reversed(children):
+            child.stop()
+        if redis is not None:
+            redis.stop()
+        (folder / "dev.json").unlink(missing_ok=True)
+        print("merge-hold dev: stopped", file=sys.stderr, flush=True)

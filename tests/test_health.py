@@ -1,0 +1,144 @@
+"""Liveness, readiness, metrics, and `merge-hold serve` running the app under gunicorn for real."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+import requests
+
+from merge_hold.redis_server import free_port
+from tests.webapp_support import SECRET, closed_port_url, delivery_headers, fixture_body, make_app
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_healthz_needs_nothing(tmp_path: Path) -> None:
+    app, _ = make_app(None, tmp_path, redis_url=closed_port_url())
+    response = app.test_client().get("/healthz")
+    assert (response.status_code, response.get_json()) == (200, {"ok": True})
+
+
+def test_readyz_follows_redis(redis_client: redis.Redis, tmp_path: Path) -> None:
+    up, _ = make_app(redis_client, tmp_path)
+    down, _ = make_app(None, tmp_path / "down", redis_url=closed_port_url())
+    assert up.test_client().get("/readyz").status_code == 200
+    response = down.test_client().get("/readyz")
+    assert response.status_code == 503
+    assert response.get_json() == {"ok": False, "error": "redis unavailable: ConnectionError"}
+
+
+def _sample(text: str, name: str) -> float:
+    for line in text.splitlines():
+        if line.split(" ")[0] == name:
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_deliveries_by_event_and_outcome(redis_client: redis.Redis, tmp_path: Path) -> None:
+    app, _ = make_app(redis_client, tmp_path)
+    other, _ = make_app(redis_client, tmp_path / "other")
+    client = app.test_client()
+    body = fixture_body("pull_request/opened.payload.json")
+    for delivery in ("a", "b"):
+        client.post("/webhooks/github", data=body, headers=delivery_headers("pull_request", body, delivery))
+    client.post("/webhooks/github", data=body, headers={"X-GitHub-Event": "pull_request"})
+    label = fixture_body("label/created.payload.json")
+    client.post("/webhooks/github", data=label, headers=delivery_headers("label", label))
+    client.post("/webhooks/github", data=label, headers=delivery_headers("made-up-event-123", label))
+
+    response = client.get("/metrics")
+    assert response.status_code == 200
+    assert response.content_type.startswith("text/plain")
+    text = response.get_data(as_text=True)
+    assert _sample(text, 'merge_hold_webhooks_total{event="pull_request",outcome="queued"}') == 2
+    assert _sample(text, 'merge_hold_webhooks_total{event="pull_request",outcome="bad_signature"}') == 1
+    assert _sample(text, 'merge_hold_webhooks_total{event="other",outcome="ignored"}') == 2
+    assert "made-up-event-123" not in text  # a sender cannot grow the label set
+    assert _sample(text, "merge_hold_webhook_seconds_count") == 5
+    # Each app has its own registry: the other app counted nothing.
+    assert _sample(other.test_client().get("/metrics").get_data(as_text=True), "merge_hold_webhook_seconds_count") == 0
+
+
+# -- `merge-hold serve` -------------------------------------------------------------------------------------
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MERGE_HOLD_", "GITHUB_", "REDIS_URL", "SLACK_", "MATTERMOST_"))}
+    env.update(extra)
+    return env
+
+
+def test_serve_runs_gunicorn(redis_url: str, redis_client: redis.Redis, tmp_path: Path) -> None:
+    port = free_port()
+    tokens = tmp_path / "tokens"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "merge_hold.cli", "serve", "--port", str(port), "--workers", "2"],
+        cwd=ROOT, env=_env(REDIS_URL=redis_url, GITHUB_WEBHOOK_SECRET=SECRET,
+                           MERGE_HOLD_API_TOKENS_FILE=str(tokens), MERGE_HOLD_QUEUE="serve-test"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if requests.get(f"{base}/readyz", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            assert time.monotonic() < deadline, "server did not become ready"
+            time.sleep(0.1)
+        body = fixture_body("pull_request/opened.payload.json")
+        reply = requests.post(f"{base}/webhooks/github", data=body, timeout=10,
+                              headers=delivery_headers("pull_request", body, "served-1"))
+        assert (reply.status_code, reply.json()) == (202, {"queued": "delivery-served-1"})
+        assert redis_client.lrange("rq:queue:serve-test", 0, -1) == [b"delivery-served-1"]
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        _, err = process.communicate(timeout=20)
+    assert err.count(b"Booting worker") == 2
+    assert b"MERGE_HOLD_SECRET_KEY is not set" in err
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({}, "REDIS_URL"),
+        ({"REDIS_URL": "redis://x", "MERGE_HOLD_FOO": "1"}, "MERGE_HOLD_FOO"),
+        ({"REDIS_URL": "redis://x", "GITHUB_API_URL": "api.github.com"}, "GITHUB_API_URL"),
+        ({"REDIS_URL": "redis://x", "GITHUB_APP_ID": "12"}, "GITHUB_PRIVATE_KEY"),
+        ({"REDIS_URL": "localhost:6379"}, "REDIS_URL"),
+        ({"REDIS_URL": "redis://x", "MERGE_HOLD_LOG_LEVEL": "chatty"}, "MERGE_HOLD_LOG_LEVEL"),
+    ],
+)
+def test_serve_refuses_bad_settings_naming_the_variable(
+    env: dict[str, str], named: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from merge_hold import serve
+
+    for name in list(os.environ):
+        if name.startswith(("MERGE_HOLD_", "GITHUB_", "REDIS_URL")):
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert serve.main([]) == 78
+    assert named in capsys.readouterr().err
+
+
+def test_serve_help_lists_its_options(capsys: pytest.CaptureFixture[str]) -> None:
+    from merge_hold import serve
+
+    with pytest.raises(SystemExit) as exit_info:
+        serve.main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert all(option in out for option in ("--host", "--port", "--workers", "--debug"))

@@ -1,0 +1,266 @@
+"""Fan-out: after a room hold on a repo, a branch glob or an org is placed or lifted, publish every open
+PR it may touch, most-mergeable first, paced under the write rate.
+
+Progress lives in Redis (``keys.fanout``), so the work survives a worker's death:
+
+- ``want`` counts requests; a *pass* serves every request made before it started. A request made
+  while a pass runs makes the running job start a new pass at once (requests coalesce: however many
+  arrive, one more pass runs). Every publish reads the latest holds under the PR's lock, so the last
+  pass leaves no stale status behind.
+- A pass lists the repo's open PRs (100 a page), records their facts, and stores the ordered numbers
+  (``keys.fanout_plan``) and a ``cursor``. A re-run resumes at the cursor without listing again;
+  `publish` posts only what differs, so PRs done before a crash are not posted twice (only a write
+  whose answer was lost with the worker can repeat, at most one per crash).
+- The job works in slices of `SLICE_SECONDS` and re-enqueues itself, so a long fan-out never hogs a
+  worker nor outlives rq's job timeout. One run token (``keys.fanout_lease``) passes from slice to
+  slice; a job that rq retries after its work-horse died carries the same token and takes over at once,
+  while a second job finds the lease taken and leaves the work to its owner.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from functools import partial
+
+from redis import Redis
+from rq import Retry
+
+from core import keys
+from core.prstate import Facts, PullState, record_facts
+from core.scopes import scope_repo
+from workers import store
+from workers.pacing import MAX_WAIT_IN_LOCK, PacedGateway, Pacer, RateLimited, SlotTooFar
+from workers.publish import LOCK_TIMEOUT, publish
+from workers.pulls import facts_from_pull
+from workers.runtime import Runtime, current
+
+log = logging.getLogger(__name__)
+
+FANOUT_JOB = "workers.fanout.fanout_job"
+FANOUT_RETRY = Retry(max=5, interval=[0, 10, 60, 300, 900])
+"""A work-horse killed mid-slice is retried at once (same run token: it resumes at the cursor);
+GitHub or Redis failures back off."""
+SLICE_SECONDS = 30.0
+"""Work done by one job before it re-enqueues itself, letting webhook jobs in between."""
+JOB_TIMEOUT = 900
+"""A slice plus the longest wait one write may take (a rate-limit pause, PyGithub's own retries)."""
+LEASE_SECONDS = 120
+"""How long a dead run keeps others off before its lease lapses; renewed as the run progresses."""
+QUEUED_TTL = 600
+PLAN_FRESH_SECONDS = 120.0
+"""A pass started by a request made during another pass reuses that pass's listing when it is this
+recent: PRs opened since then are published by their own `pull_request` event."""
+
+_TAKE = """
+local v = redis.call('GET', KEYS[1])
+if (not v) or v == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 1
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Progress:
+    want: int = 0
+    gen: int = 0
+    done: int = 0
+    cursor: int = 0
+    total: int = 0
+    posted: int = 0
+    listed_at: float = 0.0
+
+    @classmethod
+    def read(cls, redis: Redis, repo: str) -> Progress:
+        raw = {k.decode(): v.decode() for k, v in redis.hgetall(keys.fanout(repo)).items()}
+        return cls(**{name: (float if name == "listed_at" else int)(raw[name])
+                      for name in cls.__dataclass_fields__ if name in raw})
+
+
+def repos_in_scope(redis: Redis, scope: str) -> list[str]:
+    """The managed repos a scope reaches: its own repo, or every managed repo of an org."""
+    repo = scope_repo(scope)
+    if repo is not None:
+        return [repo.lower()]
+    owner = scope.lower()
+    return sorted(r for r in (m.decode() for m in redis.smembers(keys.MANAGED_REPOS))
+                  if r.split("/", 1)[0] == owner)
+
+
+def request_fanout(rt: Runtime, scope: str) -> list[str]:
+    """Republish every open PR that a hold on ``scope`` may touch; returns the repos fanned out."""
+    repos = repos_in_scope(rt.redis, scope)
+    for repo in repos:
+        request_repo_fanout(rt, repo)
+    return repos
+
+
+def request_repo_fanout(rt: Runtime, repo: str) -> bool:
+    """Ask for one more pass over ``repo``; False when a job is already waiting to start (coalesced)."""
+    rt.redis.hincrby(keys.fanout(repo), "want", 1)
+    return _ensure_queued(rt, repo)
+
+
+def _ensure_queued(rt: Runtime, repo: str) -> bool:
+    if not rt.redis.set(keys.fanout_queued(repo), "1", nx=True, ex=QUEUED_TTL):
+        return False
+    _enqueue(rt, repo, uuid.uuid4().hex, fresh=True)
+    return True
+
+
+def _enqueue(rt: Runtime, repo: str, token: str, *, fresh: bool) -> None:
+    rt.queue.enqueue(FANOUT_JOB, repo, token, fresh, retry=FANOUT_RETRY, job_timeout=JOB_TIMEOUT,
+                     result_ttl=600, failure_ttl=7 * 86400)
+
+
+def fanout_job(repo: str, token: str, fresh: bool = True) -> str:
+    """The rq job: one slice of the repo's fan-out under run token ``token``. A fresh job answers a
+    request; a continuation (``fresh=False``) carries on its run. rq's retry of either keeps the token,
+    so it takes over the lease its dead predecessor left."""
+    rt = current()
+    if fresh:
+        rt.redis.delete(keys.fanout_queued(repo))
+    if not _take_lease(rt.redis, repo, token):
+        return "busy: another run owns this fan-out and will serve the request"
+    rt.redis.hset(keys.fanout(repo), mapping={"pid": os.getpid(), "host": socket.gethostname()})
+    outcome = FanOut(rt, repo, token).run(time.monotonic() + SLICE_SECONDS)
+    if outcome == "continued":
+        _take_lease(rt.redis, repo, token)
+        _enqueue(rt, repo, token, fresh=False)
+        progress = Progress.read(rt.redis, repo)
+        return f"continued at {progress.cursor}/{progress.total}"
+    rt.redis.register_script(_RELEASE)([keys.fanout_lease(repo)], [token])
+    # A request that came in after our last look but before the release found the lease taken and
+    # left: serve it.
+    progress = Progress.read(rt.redis, repo)
+    if progress.want > progress.done:
+        _ensure_queued(rt, repo)
+    return outcome
+
+
+def _take_lease(redis: Redis, repo: str, token: str) -> bool:
+    return bool(redis.register_script(_TAKE)([keys.fanout_lease(repo)], [token, LEASE_SECONDS]))
+
+
+def _with_facts(facts: Facts, state: PullState) -> PullState:
+    return record_facts(state, facts)
+
+
+def mergeability(state: PullState) -> int:
+    """0: ready (not a draft, approved, no changes requested) · 1: other non-drafts · 2: drafts."""
+    facts = state.facts
+    if facts is None or facts.draft:
+        return 2
+    blocked = any(r.held and r.ref not in state.dismissed for r in state.reviews.values())
+    approved = any(not r.held for r in state.reviews.values())
+    return 0 if approved and not blocked else 1
+
+
+class FanOut:
+    """One slice of work on one repo, under the run's lease."""
+
+    def __init__(self, rt: Runtime, repo: str, token: str) -> None:
+        meta = store.load_repo(rt.redis, repo)
+        bucket = f"inst-{meta.installation_id}" if meta is not None else "global"
+        self.pacer = Pacer(rt.redis, rt.settings.write_rate_per_minute, bucket)
+        self.rt = replace(rt, github=PacedGateway(rt.github, self.pacer))
+        self.repo = repo
+        self.token = token
+        self.key = keys.fanout(repo)
+        self.lease_renewed = time.monotonic()
+
+    def run(self, deadline: float) -> str:
+        """Work until the passes asked for are done ("done") or the slice is used up ("continued")."""
+        redis = self.rt.redis
+        while True:
+            progress = Progress.read(redis, self.repo)
+            if progress.want > progress.gen:
+                self.start_pass(progress)
+                continue
+            if progress.cursor >= progress.total:
+                if progress.done < progress.gen:
+                    redis.hset(self.key, "done", progress.gen)
+                    store.audit(redis, self.repo, "fanout.done", generation=progress.gen,
+                                prs=progress.total, posted=progress.posted)
+                return "done"
+            if time.monotonic() >= deadline:
+                return "continued"
+            raw = redis.lindex(keys.fanout_plan(self.repo), progress.cursor)
+            if raw is not None:
+                outcome = self.publish_one(int(raw))
+                if outcome is None:
+                    continue  # rate limited or no slot yet: the same PR again, after the wait
+                if outcome == "posted":
+                    redis.hincrby(self.key, "posted", 1)
+            redis.hincrby(self.key, "cursor", 1)
+            self.renew_lease()
+
+    def start_pass(self, progress: Progress) -> None:
+        """A new pass serving every request so far: list the open PRs (unless a listing is fresh)."""
+        redis = self.rt.redis
+        fresh = progress.gen > 0 and time.time() - progress.listed_at < PLAN_FRESH_SECONDS
+        listed_at = progress.listed_at if fresh else time.time()
+        if not fresh:
+            self.list_and_plan()
+        total = int(redis.llen(keys.fanout_plan(self.repo)))
+        redis.hset(self.key, mapping={"gen": progress.want, "cursor": 0, "total": total, "posted": 0,
+                                      "listed_at": listed_at})
+        log.info("fan-out %s: pass %s over %s open PRs", self.repo, progress.want, total)
+
+    def list_and_plan(self) -> None:
+        redis = self.rt.redis
+        ranked: list[tuple[int, float, int]] = []
+        for pull in self.rt.github.list_open_pulls(self.repo):
+            number = int(pull["number"])
+            facts = facts_from_pull(pull)
+            state, _ = store.update_pull(redis, self.repo, number, partial(_with_facts, facts))
+            redis.sadd(keys.open_prs(self.repo), number)
+            ranked.append((mergeability(state), -facts.at.timestamp(), -number))
+        ranked.sort()
+        with redis.pipeline() as pipe:
+            pipe.delete(keys.fanout_plan(self.repo))
+            if ranked:
+                pipe.rpush(keys.fanout_plan(self.repo), *(-n for _, _, n in ranked))
+            pipe.execute()
+        self.renew_lease()
+
+    def publish_one(self, number: int) -> str | None:
+        """Publish one PR under its lock (the latest holds win); None when it must be tried again."""
+        redis = self.rt.redis
+        paused = self.pacer.paused_for()
+        if paused > 0:
+            time.sleep(paused)  # outside the PR's lock: webhook recomputes of this PR go on meanwhile
+        lock = redis.lock(keys.recompute_lock(self.repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
+                          blocking_timeout=LOCK_TIMEOUT)
+        try:
+            with lock:
+                return publish(self.rt, self.repo, number, datetime.now(UTC))
+        except SlotTooFar as far:
+            time.sleep(max(far.seconds - MAX_WAIT_IN_LOCK / 2, 0.0))
+        except RateLimited as limited:
+            log.warning("fan-out %s: rate limited at #%s, writes paused %.0fs", self.repo, number,
+                        limited.seconds)
+        finally:
+            self.renew_lease()
+        return None
+
+    def renew_lease(self) -> None:
+        if time.monotonic() - self.lease_renewed > LEASE_SECONDS / 4:
+            if not _take_lease(self.rt.redis, self.repo, self.token):
+                raise LeaseLost(self.repo)
+            self.lease_renewed = time.monotonic()
+
+
+class LeaseLost(Exception):
+    """Our run token expired and another run took the fan-out over (we were stalled too long)."""

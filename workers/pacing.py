@@ -1,0 +1,244 @@
+"""A write pacer shared by every worker: GitHub's secondary limit counts content-creating requests per
+installation (about 80 a minute), whichever worker process sends them.
+
+The pacer is a token bucket of depth one kept in Redis (GCRA: one "theoretical arrival time"), so each
+write gets its own slot at least ``60 / rate`` seconds after the previous one, across all workers and
+machines. Slots are handed out by a Lua script that reads the clock with Redis ``TIME``: workers on
+hosts with skewed clocks still agree. A worker *reserves* a slot and sleeps until it; reserved slots of
+a worker that dies are simply lost (the pace errs on the slow side, never the fast one).
+
+When GitHub answers a write with a rate limit anyway (403/429; PyGithub's retry has already waited
+``retry-after`` a few times by then), `PacedGateway` pauses the pacer for the whole installation, so
+the other workers stop writing too instead of each running into the limit on its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+from github import GithubException
+from redis import Redis
+from requests.exceptions import RetryError
+
+from core import keys
+from core.permissions import Permission
+from workers.github import GitHubGateway
+
+DEFAULT_PAUSE = 60.0
+"""GitHub's advice when a secondary-limit answer carries no ``retry-after``: wait at least a minute."""
+MAX_WAIT_IN_LOCK = 10.0
+"""A paced write waits at most this long for its slot; a longer wait is taken outside the PR's lock."""
+
+_RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local max_wait = tonumber(ARGV[2])
+local tat = tonumber(redis.call('HGET', KEYS[1], 'tat') or '0')
+local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
+local slot = math.max(tat, now, paused)
+local wait = slot - now
+if max_wait >= 0 and wait > max_wait then
+  return {0, wait}
+end
+redis.call('HSET', KEYS[1], 'tat', slot + interval)
+redis.call('HINCRBY', KEYS[1], 'granted', 1)
+redis.call('PEXPIRE', KEYS[1], slot + interval - now + 3600000)
+return {1, wait}
+"""
+
+_PAUSE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local until_ms = now + tonumber(ARGV[1])
+local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
+if until_ms > paused then
+  redis.call('HSET', KEYS[1], 'paused_until', until_ms)
+  redis.call('HINCRBY', KEYS[1], 'pauses', 1)
+end
+redis.call('PEXPIRE', KEYS[1], math.max(until_ms, paused) - now + 3600000)
+return math.max(until_ms, paused) - now
+"""
+
+_PAUSED_FOR = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
+return math.max(paused - now, 0)
+"""
+
+
+class RateLimited(Exception):
+    """GitHub refused a write for its rate limit; the pacer is paused for ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"GitHub rate limit: writes paused for {seconds:.0f}s")
+        self.seconds = seconds
+
+
+class SlotTooFar(Exception):
+    """The next write slot is more than the allowed wait away (taken outside the caller's lock)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"next write slot in {seconds:.1f}s")
+        self.seconds = seconds
+
+
+class Pacer:
+    """At most ``rate_per_minute`` writes a minute for one bucket (a GitHub installation), shared
+    through Redis by every process that builds a `Pacer` with the same bucket."""
+
+    def __init__(self, redis: Redis, rate_per_minute: float, bucket: str = "global", *,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        if rate_per_minute <= 0:
+            raise ValueError("rate_per_minute must be positive")
+        self.redis = redis
+        self.rate_per_minute = rate_per_minute
+        self.key = keys.pacer(bucket)
+        self.sleep = sleep
+        self._reserve = redis.register_script(_RESERVE)
+        self._pause = redis.register_script(_PAUSE)
+        self._paused_for = redis.register_script(_PAUSED_FOR)
+        self.waited = 0.0
+        """Seconds this instance spent sleeping for slots (for reports and the benchmark)."""
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two writes."""
+        return 60.0 / self.rate_per_minute
+
+    def reserve(self, max_wait: float | None = None) -> float | None:
+        """Take the next slot; the seconds until it (0: now). ``None``, and nothing taken, when the
+        slot lies further than ``max_wait`` seconds away."""
+        limit = -1 if max_wait is None else max(int(max_wait * 1000), 0)
+        granted, wait_ms = self._reserve([self.key], [max(int(self.interval * 1000), 1), limit])
+        return int(wait_ms) / 1000 if int(granted) else None
+
+    def acquire(self, max_wait: float | None = None) -> float:
+        """Wait for a slot of our own. Raises `SlotTooFar` (taking nothing) when it is further away
+        than ``max_wait``; returns the seconds waited."""
+        waited = 0.0
+        while True:
+            wait = self.reserve(max_wait)
+            if wait is None:
+                raise SlotTooFar(self.next_slot_in())
+            if wait > 0:
+                self.sleep(wait)
+                waited += wait
+            # A pause that began while we slept for a slot reserved before it: take a later slot.
+            if self.paused_for() <= 0:
+                self.waited += waited
+                return waited
+
+    def next_slot_in(self) -> float:
+        """Seconds until a slot would be free (without taking it)."""
+        raw = self.redis.hmget(self.key, ["tat", "paused_until"])
+        now_s, now_us = self.redis.time()
+        now_ms = int(now_s) * 1000 + int(now_us) // 1000
+        return max([0, *(int(float(v)) - now_ms for v in raw if v is not None)]) / 1000
+
+    def pause(self, seconds: float) -> float:
+        """No slot is handed out for ``seconds`` from now (or longer, if already paused longer)."""
+        left = self._pause([self.key], [max(int(seconds * 1000), 0)])
+        return int(left) / 1000
+
+    def paused_for(self) -> float:
+        return int(self._paused_for([self.key])) / 1000
+
+    def counters(self) -> dict[str, int]:
+        """Slots granted and pauses taken since the bucket was last idle for an hour."""
+        granted, pauses = self.redis.hmget(self.key, ["granted", "pauses"])
+        return {"granted": int(granted or 0), "pauses": int(pauses or 0)}
+
+
+def rate_limit_wait(exc: BaseException, *, now: float | None = None,
+                    default: float = DEFAULT_PAUSE) -> float | None:
+    """How long GitHub asks us to stop writing, if ``exc`` is a rate-limit answer; else ``None``.
+
+    PyGithub's retry waits ``retry-after`` itself; when its attempts run out it raises requests'
+    ``RetryError`` (no headers left: pause ``default``), and a primary limit beyond its patience raises
+    ``RateLimitExceededExceedsMaxWait`` (a `GithubException` with the headers).
+    """
+    if isinstance(exc, RetryError):
+        text = str(exc)
+        return default if "403" in text or "429" in text else None
+    if not isinstance(exc, GithubException) or exc.status not in (403, 429):
+        return None
+    headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
+    if headers.get("retry-after", "").strip().isdigit():
+        return float(headers["retry-after"].strip())
+    if headers.get("x-ratelimit-remaining") == "0" and headers.get("x-ratelimit-reset", "").isdigit():
+        clock = time.time() if now is None else now
+        return max(float(headers["x-ratelimit-reset"]) - clock, 1.0)
+    wait = getattr(exc, "wait", None)
+    if isinstance(wait, (int, float)):
+        return float(wait)
+    message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else str(exc.data or "")
+    return default if exc.status == 429 or "rate limit" in message.lower() else None
+
+
+class PacedGateway:
+    """The workers' GitHub gateway with status writes paced by a `Pacer` (reads pass straight through).
+
+    A write waits at most ``max_wait`` seconds for its slot (it may hold a PR's lock meanwhile); a rate
+    limit answer pauses the pacer and raises `RateLimited`, so the caller retries that write later.
+    """
+
+    def __init__(self, inner: GitHubGateway, pacer: Pacer, *, max_wait: float = MAX_WAIT_IN_LOCK,
+                 default_pause: float = DEFAULT_PAUSE) -> None:
+        self.inner = inner
+        self.pacer = pacer
+        self.max_wait = max_wait
+        self.default_pause = default_pause
+        self.writes = 0
+        self.rate_limited = 0
+
+    def post_status(self, repo: str, sha: str, payload: dict[str, Any]) -> None:
+        self.pacer.acquire(self.max_wait)
+        try:
+            self.inner.post_status(repo, sha, payload)
+        except Exception as exc:
+            wait = rate_limit_wait(exc, default=self.default_pause)
+            if wait is None:
+                raise
+            self.rate_limited += 1
+            raise RateLimited(self.pacer.pause(wait)) from exc
+        self.writes += 1
+
+    # --- reads: unpaced ------------------------------------------------------------------------
+
+    def get_pull(self, repo: str, number: int) -> dict[str, Any]:
+        return self.inner.get_pull(repo, number)
+
+    def list_open_pulls(self, repo: str) -> Iterator[dict[str, Any]]:
+        return self.inner.list_open_pulls(repo)
+
+    def get_file(self, repo: str, path: str, ref: str | None = None) -> str | None:
+        return self.inner.get_file(repo, path, ref)
+
+    def permission(self, repo: str, login: str) -> Permission:
+        return self.inner.permission(repo, login)
+
+    def installation_for(self, repo: str) -> int:
+        return self.inner.installation_for(repo)
+
+    def installation_repos(self, installation_id: int) -> list[dict[str, Any]]:
+        return self.inner.installation_repos(installation_id)
+
+    def list_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return self.inner.list_comments(repo, number)
+
+    def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return self.inner.list_reviews(repo, number)
+
+    def app_slug(self) -> str | None:
+        return self.inner.app_slug()
+
+    def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]:
+        return self.inner.failed_deliveries(since)
+
+    def redeliver(self, delivery_id: int) -> None:
+        self.inner.redeliver(delivery_id)
