@@ -36,6 +36,8 @@ _FENCE_CLOSE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})[ \t]*$")
 _QUOTE = re.compile(r"^ {0,3}>")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _CODE_SPAN = re.compile(r"(?<!`)(?P<ticks>`+)(?!`).*?(?<!`)(?P=ticks)(?!`)", re.DOTALL)
+_MARK = "\x00"
+"""Stands where an HTML comment was removed."""
 _DURATION_WORDS = 4
 """`for 1d 12h` is two words; four covers every sensible spelling of a duration."""
 
@@ -76,50 +78,34 @@ def prose_lines(body: str) -> Iterator[str]:
     """The lines of a Markdown body that GitHub renders as prose, outside quotes, code and comments.
 
     Simplifications, each erring on the side of "not a command": an unclosed fence or HTML comment
-    hides the rest of the body (as GitHub renders it); a line indented 4+ columns after a blank line
-    is code even inside a list item. A line right after a quote is taken as prose (GitHub would fold
-    it into the quote lazily, but people write `> …` then their own `/hold` and mean it).
+    hides the rest of the body (as GitHub renders it); a line indented 4+ columns that does not
+    continue a paragraph is code, even inside a list item. A line right after a quote is taken as prose
+    (GitHub would fold it into the quote lazily, but people write `> …` then their own `/hold` and
+    mean it).
     """
     text = body.replace("\r\n", "\n").replace("\r", "\n")
-    # Keep the line structure when removing comments, so code and quote detection still see lines.
-    text = _HTML_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
-    paragraph: list[str] = []
+    # Keep the line structure when removing comments, so code and quote detection still see lines, and
+    # leave a mark where one stood: text after a comment does not start a line (`<!-- x -->/hold`).
+    text = _HTML_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n") + _MARK, text)
+    paragraph: list[str] = []  # the open prose paragraph; an indented line cannot interrupt one
     fence: str | None = None
-    previous_blank = True
-    in_indented_code = False
     for raw in text.split("\n"):
         line = raw.expandtabs(4)
         if fence is not None:
             closing = _FENCE_CLOSE.match(line)
             if closing and closing["fence"][0] == fence[0] and len(closing["fence"]) >= len(fence):
                 fence = None
-            previous_blank = False
             continue
         opened = _FENCE_OPEN.match(line)
-        if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
-            yield from _outside_code_spans(paragraph)
-            paragraph = []
-            fence = opened["fence"]
-            previous_blank = False
-            continue
-        if not line.strip():
-            yield from _outside_code_spans(paragraph)
-            paragraph = []
-            previous_blank = True
-            in_indented_code = False
-            continue
         indented = len(line) - len(line.lstrip(" ")) >= 4
-        if indented and (previous_blank or in_indented_code):
-            in_indented_code = True
-            previous_blank = False
+        if opened and not (opened["fence"][0] == "`" and "`" in opened["info"]):
+            fence = opened["fence"]
+        elif line.strip() and not (indented and not paragraph) and not _QUOTE.match(line):
+            paragraph.append(line)
             continue
-        in_indented_code = False
-        previous_blank = False
-        if _QUOTE.match(line):
-            yield from _outside_code_spans(paragraph)
-            paragraph = []
-            continue
-        paragraph.append(line)
+        # Anything but prose ends the paragraph: a blank line, a fence, indented code, a quote.
+        yield from _outside_code_spans(paragraph)
+        paragraph = []
     if fence is None:
         yield from _outside_code_spans(paragraph)
 
@@ -139,7 +125,9 @@ def _outside_code_spans(paragraph: list[str]) -> Iterator[str]:
 
 
 def _match(line: str) -> CommentCommand | None:
-    stripped = line.strip()
+    if line.lstrip().startswith(_MARK):
+        return None
+    stripped = line.replace(_MARK, " ").strip()
     for name, pattern in GRAMMAR:
         found = pattern.match(stripped)
         if found is None:

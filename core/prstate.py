@@ -36,6 +36,8 @@ class Register:
     reason: str = ""
     expires_at: datetime | None = None
     origin: str = ""
+    name: str = ""
+    """The login as GitHub spells it, for display; registers are keyed by the lower-cased login."""
 
     def newer_than(self, other: Register | None) -> bool:
         return other is None or _order(self.at, self.ref) > _order(other.at, other.ref)
@@ -48,6 +50,8 @@ class Register:
             data["exp"] = to_iso(self.expires_at)
         if self.origin:
             data["origin"] = self.origin
+        if self.name:
+            data["name"] = self.name
         return data
 
     @classmethod
@@ -59,6 +63,7 @@ class Register:
             reason=str(data.get("reason", "")),
             expires_at=from_iso(data.get("exp")),
             origin=str(data.get("origin", "")),
+            name=str(data.get("name", "")),
         )
 
 
@@ -193,7 +198,7 @@ def record_comment(state: PullState, holder: str, register: Register) -> PullSta
     key = holder.lower()
     if not register.newer_than(state.comments.get(key)):
         return state
-    return replace(state, comments={**state.comments, key: register})
+    return replace(state, comments={**state.comments, key: replace(register, name=register.name or holder)})
 
 
 def record_lift_all(state: PullState, at: datetime, ref: str) -> PullState:
@@ -209,7 +214,7 @@ def record_review(state: PullState, reviewer: str, register: Register) -> PullSt
     key = reviewer.lower()
     if not register.newer_than(state.reviews.get(key)):
         return state
-    return replace(state, reviews={**state.reviews, key: register})
+    return replace(state, reviews={**state.reviews, key: replace(register, name=register.name or reviewer)})
 
 
 def record_dismissal(state: PullState, review_id: str) -> PullState:

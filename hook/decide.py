@@ -238,10 +238,16 @@ def _hold_line(hold: dict[str, Any]) -> str:
     if source == "label":
         return f"label `{_label(hold)}`"
     if source == "freeze":
-        return f"freeze `{hold.get('origin') or hold.get('id') or 'window'}`: {reason}"
+        return f"freeze `{_freeze_name(hold)}`: {reason}"
     if source == "room":
-        return f"{who or 'a chat room'} (room hold on {hold.get('scope')}): {reason}"
+        room = f" in {hold['origin']}" if hold.get("origin") else ""
+        return f"{who or 'a chat user'} (room hold on {hold.get('scope')}{room}): {reason}"
     return f"{who or 'someone'} ({source}): {reason}"
+
+
+def _freeze_name(hold: dict[str, Any]) -> str:
+    origin = str(hold.get("origin") or "")
+    return str(hold.get("holder") or origin.removeprefix("schedule:") or hold.get("id") or "window")
 
 
 def _label(hold: dict[str, Any]) -> str:
@@ -260,11 +266,12 @@ def how_to_lift(hold: dict[str, Any]) -> str:
     if source == "label":
         return f"remove the label `{_label(hold)}` from the PR"
     if source == "room":
-        return (f"`/unhold {hold.get('scope') or 'TARGET'}` in the chat room"
+        room = f" ({hold['origin']})" if hold.get("origin") else ""
+        return (f"someone allowed to lift it runs `/unhold {hold.get('scope') or 'TARGET'}` in the chat room{room}"
                 + (f"; it also expires at {hold['expires_at']}" if hold.get("expires_at") else ""))
     if source == "freeze":
         until = f" ({hold['expires_at']})" if hold.get("expires_at") else ""
-        return f"wait until the freeze window ends{until}"
+        return f"wait until the freeze window `{_freeze_name(hold)}` ends{until}"
     return "ask the holder"
 
 

@@ -224,9 +224,10 @@ class HttpSource(VerdictSource):
             else:
                 self._conn.timeout = self._left()
             self._conn.request(method, self.prefix + path, body=data, headers=headers)
-            self._conn.sock.settimeout(self._left())
+            sock = self._conn.sock  # kept: the connection drops it on "Connection: close"
+            sock.settimeout(self._left())
             response = self._conn.getresponse()
-            self._conn.sock.settimeout(self._left())
+            sock.settimeout(self._left())
             payload = response.read()
         except (OSError, http.client.HTTPException) as exc:
             self.close()

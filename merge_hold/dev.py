@@ -181,16 +181,19 @@ class Child:
                 out.write(f"{self.name:<6}| {line}")
                 out.flush()
 
-    def stop(self) -> None:
-        """SIGTERM the leader (gunicorn: graceful; rq: warm shutdown), then kill the whole group."""
+    def terminate(self) -> None:
+        """SIGTERM the leader only: gunicorn stops gracefully, rq finishes its job (warm shutdown)."""
         if self.process.poll() is None:
             self.process.terminate()
-            try:
-                self.process.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+
+    def wait(self) -> None:
+        """Wait for the stop asked by `terminate`; past `STOP_TIMEOUT`, kill the whole group."""
+        try:
+            self.process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
         self._thread.join(timeout=2)
 
 
@@ -340,9 +343,11 @@ def _run(args: argparse.Namespace, settings: Settings, folder: Path, stop: threa
         return 0
     finally:
         print("merge-hold dev: stopping…", file=sys.stderr, flush=True)
-        # Worker before web, Redis last: a job in flight finishes while its Redis is still there.
-        for child in reversed(children):
-            child.stop()
+        # Web and worker together, Redis last: a job in flight finishes while its Redis is still there.
+        for child in children:
+            child.terminate()
+        for child in children:
+            child.wait()
         if redis is not None:
             redis.stop()
         (folder / "dev.json").unlink(missing_ok=True)

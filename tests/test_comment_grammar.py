@@ -98,6 +98,9 @@ ROWS: list[tuple[str, str, list[CommentCommand]]] = [
     ("html comment hides its lines only", "<!--\n/hold\n-->\n/hold now", [hold("now")]),
     ("unclosed html comment hides the rest", "<!-- template\n/hold", []),
     ("inline html comment in a reason", "/hold <!-- note --> because", [hold("because")]),
+    ("html comment after a command", "/unhold @alice <!-- bot -->", [lift("alice")]),
+    ("text after a comment does not start a line", "<!-- x -->/hold", []),
+    ("text after a multi-line comment neither", "intro <!--\nx\n--> /hold", []),
     # --- precedence and multiple commands
     ("lift beats hold", "/hold\n/hold cancel", [LIFT]),
     ("lift beats hold in either order", "/unhold\n/hold because", [LIFT]),

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +70,16 @@ def integration(emu: GitHubEmulator, key: str | None = None) -> github.GithubInt
                                     retry=None, seconds_between_requests=None, seconds_between_writes=None)
 
 
-def app_jwt(now: float, key: str | None = None, algorithm: str = "RS256", **claims: Any) -> str:
+@cache
+def app_key() -> Any:
+    # Loading a PEM validates the RSA key (~40 ms); the tests' own JWTs reuse one loaded key.
+    return serialization.load_pem_private_key(PRIVATE_KEY_PEM.encode(), password=None)
+
+
+def app_jwt(now: float, key: Any = None, algorithm: str = "RS256", **claims: Any) -> str:
     payload = {"iat": int(now) - 60, "exp": int(now) + 300, "iss": str(APP_ID), **claims}
     # Through JWS rather than jwt.encode, which refuses the integer `iss` GitHub also accepts.
-    return jwt.PyJWS().encode(json.dumps(payload).encode(), key or PRIVATE_KEY_PEM, algorithm=algorithm)
+    return jwt.PyJWS().encode(json.dumps(payload).encode(), key or app_key(), algorithm=algorithm)
 
 
 def token_for(emu: GitHubEmulator, installation_id: int, **body: Any) -> str:
@@ -87,6 +95,7 @@ def get(emu: GitHubEmulator, path: str, token: str | None = None, **kwargs: Any)
     return requests.get(f"{emu.url}{path}", headers=headers, timeout=5, **kwargs)
 
 
+@cache
 def other_key() -> str:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -242,6 +251,18 @@ def test_a_pull_from_a_fork_carries_the_fork_as_head_repo(emu: GitHubEmulator) -
         client(emu).get_repo(REPO).get_pull(8)
 
 
+@pytest.mark.parametrize(("seeded", "state", "merged"), [
+    ({}, "open", False),
+    ({"state": "closed"}, "closed", False),
+    ({"merged": True}, "closed", True),
+])
+def test_pull_state_and_merge(emu: GitHubEmulator, seeded: dict[str, Any], state: str, merged: bool) -> None:
+    emu.add_pull(REPO, 9, head_sha="9" * 40, head_ref="nine", **seeded)
+    pr = client(emu).get_repo(REPO).get_pull(9)
+    assert (pr.state, pr.merged, pr.merged_at is not None, pr.closed_at is not None) == (
+        state, merged, merged, state == "closed")
+
+
 def test_comments_and_reviews_are_listed_oldest_first_and_paginated(emu: GitHubEmulator) -> None:
     for i in range(35):
         emu.add_issue_comment(REPO, 7, user="bob", body=f"c{i}", created_at=1_800_000_000 - i)
@@ -260,6 +281,43 @@ def test_comments_and_reviews_are_listed_oldest_first_and_paginated(emu: GitHubE
     assert [c["body"] for c in since.json()] == ["c4", "c3", "c2", "c1", "c0"]  # 1_800_000_000 is 08:00:00
     with pytest.raises(ValueError):
         emu.add_review(REPO, 7, user="x", state="approved")
+
+
+def test_activity_moves_a_pull_up_in_sort_by_updated(emu: GitHubEmulator) -> None:
+    emu.add_pull(REPO, 8, head_sha="8" * 40, head_ref="eight", updated_at="2035-01-01T00:00:00Z")
+    token = token_for(emu, 1)
+    order = get(emu, f"/repos/{REPO}/pulls", token, params={"sort": "updated", "direction": "desc"})
+    assert [pr["number"] for pr in order.json()] == [8, 7]
+    emu.add_issue_comment(REPO, 7, user="bob", body="/hold", created_at="2036-01-01T00:00:00Z")
+    order = get(emu, f"/repos/{REPO}/pulls", token, params={"sort": "updated", "direction": "desc"})
+    assert [pr["number"] for pr in order.json()] == [7, 8]
+    assert get(emu, f"/repos/{REPO}/issues/404/comments", token).status_code == 404
+
+
+def test_concurrent_writers_lose_nothing(emu: GitHubEmulator) -> None:
+    token = token_for(emu, 1)
+
+    def post(i: int) -> int:
+        with requests.Session() as session:
+            answer = session.post(f"{emu.url}/repos/{REPO}/statuses/{SHA}", timeout=5,
+                                  json={"state": "pending", "context": f"c{i % 4}"},
+                                  headers={"Authorization": f"token {token}"})
+            return answer.status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        codes = list(pool.map(post, range(80)))
+    assert codes == [201] * 80
+    posts = emu.status_posts(None)
+    assert len(posts) == 80 and len({p["id"] for p in posts}) == 80
+    assert emu.count("POST", r"/statuses/") == 80
+    emu.reset_log()
+    assert emu.requests == [] and emu.token_mints(1) == 0 and len(emu.status_posts(None)) == 80
+
+
+def test_another_installations_token_cannot_write_either(emu: GitHubEmulator) -> None:
+    answer = requests.post(f"{emu.url}/repos/{REPO}/statuses/{SHA}", json={"state": "success"}, timeout=5,
+                           headers={"Authorization": f"Bearer {token_for(emu, 2)}"})
+    assert answer.status_code == 404 and emu.status_posts(None) == []
 
 
 # --- authentication -----------------------------------------------------------------------------------
@@ -382,6 +440,16 @@ def test_an_injected_429_reaches_pygithub_with_its_headers(emu: GitHubEmulator) 
         assert caught.value.headers is not None and caught.value.headers["retry-after"] == "1"
         assert "x-ratelimit-remaining" in caught.value.headers
     assert repo.get_pull(7).number == 7  # only `times` requests were hit
+
+
+def test_a_standing_fault_hits_every_method_until_cleared(emu: GitHubEmulator) -> None:
+    emu.inject("*", r"^/repos/acme/widgets", 500, times=None)
+    token = token_for(emu, 1)  # /app/... does not match
+    assert [get(emu, f"/repos/{REPO}", token).status_code for _ in range(3)] == [500, 500, 500]
+    emu.clear_faults()
+    assert get(emu, f"/repos/{REPO}", token).status_code == 200
+    with pytest.raises(ValueError):
+        emu.inject("GET", "x", 500, times=0)
 
 
 def test_an_injected_secondary_limit_is_a_rate_limit_error_for_pygithub(emu: GitHubEmulator) -> None:
@@ -510,7 +578,7 @@ def test_deliveries_page_by_cursor_and_redeliver(emu: GitHubEmulator) -> None:
         assert answer.status_code == 200
         seen += answer.json()
         url = answer.links.get("next", {}).get("url")
-        assert url is None or url.startswith(emu.url) and "cursor=" in url
+        assert url is None or (url.startswith(emu.url) and "cursor=" in url)
     assert calls == 3 and [d["id"] for d in seen] == list(reversed(ids))
     assert [d["status"] for d in seen][1] == "Invalid HTTP Response: 502"
     assert set(seen[0]) >= {"id", "guid", "delivered_at", "redelivery", "duration", "status", "status_code",

@@ -38,7 +38,6 @@ def main(argv: list[str]) -> int:
     # Import the job modules before forking work-horses, so each job starts warm.
     import workers.events
     import workers.publish  # noqa: F401
-
     from workers.redeliver import schedule
 
     schedule(rt)

@@ -19,6 +19,7 @@ Progress lives in Redis (``keys.fanout``), so the work survives a worker's death
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -34,9 +35,12 @@ from rq import Retry
 from core import keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
+from core.status import build_status
+from core.verdict import compute_verdict
 from workers import store
+from workers.github import DryRunGateway
 from workers.pacing import MAX_WAIT_IN_LOCK, PacedGateway, Pacer, RateLimited, SlotTooFar
-from workers.publish import LOCK_TIMEOUT, publish
+from workers.publish import LOCK_TIMEOUT, publish, repo_config, target_url
 from workers.pulls import facts_from_pull
 from workers.runtime import Runtime, current
 
@@ -83,9 +87,17 @@ class Progress:
 
     @classmethod
     def read(cls, redis: Redis, repo: str) -> Progress:
-        raw = {k.decode(): v.decode() for k, v in redis.hgetall(keys.fanout(repo)).items()}
-        return cls(**{name: (float if name == "listed_at" else int)(raw[name])
-                      for name in cls.__dataclass_fields__ if name in raw})
+        raw = {_text(k): _text(v) for k, v in redis.hgetall(keys.fanout(repo)).items()}
+
+        def number(name: str) -> int:
+            return int(raw.get(name) or 0)
+
+        return cls(want=number("want"), gen=number("gen"), done=number("done"), cursor=number("cursor"),
+                   total=number("total"), posted=number("posted"), listed_at=float(raw.get("listed_at") or 0))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def repos_in_scope(redis: Redis, scope: str) -> list[str]:
@@ -94,7 +106,7 @@ def repos_in_scope(redis: Redis, scope: str) -> list[str]:
     if repo is not None:
         return [repo.lower()]
     owner = scope.lower()
-    return sorted(r for r in (m.decode() for m in redis.smembers(keys.MANAGED_REPOS))
+    return sorted(r for r in (_text(m) for m in redis.smembers(keys.MANAGED_REPOS))
                   if r.split("/", 1)[0] == owner)
 
 
@@ -153,6 +165,25 @@ def _take_lease(redis: Redis, repo: str, token: str) -> bool:
     return bool(redis.register_script(_TAKE)([keys.fanout_lease(repo)], [token, LEASE_SECONDS]))
 
 
+def needs_write(rt: Runtime, repo: str, number: int, now: datetime) -> bool:
+    """Would `publish` post a status for this PR now? Read-only, so that the fan-out waits for a write
+    slot only when it will write. Mirrors `publish`; any doubt answers yes (a slot too many is safe,
+    an unpaced write is not)."""
+    state = store.load_pull(rt.redis, repo, number)
+    if state.facts is None:
+        return True
+    if not state.facts.open:
+        return False
+    config, config_error = repo_config(store.load_repo(rt.redis, repo))
+    verdict = compute_verdict(state, config=config, config_error=config_error, now=now,
+                              scoped_holds=store.scoped_holds(rt.redis, repo),
+                              exemption=store.exemption(rt.redis, repo, number))
+    status = build_status(verdict, held_state=config.held_state if config else "failure",
+                          target_url=target_url(rt, repo, number))
+    wanted = json.dumps({"sha": verdict.head_sha, **status}, sort_keys=True)
+    return bool(verdict.head_sha) and rt.redis.get(keys.posted(repo, number)) != wanted.encode()
+
+
 def _with_facts(facts: Facts, state: PullState) -> PullState:
     return record_facts(state, facts)
 
@@ -174,7 +205,9 @@ class FanOut:
         meta = store.load_repo(rt.redis, repo)
         bucket = f"inst-{meta.installation_id}" if meta is not None else "global"
         self.pacer = Pacer(rt.redis, rt.settings.write_rate_per_minute, bucket)
-        self.rt = replace(rt, github=PacedGateway(rt.github, self.pacer))
+        self.inner = rt.github
+        self.gateway = PacedGateway(rt.github, self.pacer)
+        self.rt = replace(rt, github=self.gateway)
         self.repo = repo
         self.token = token
         self.key = keys.fanout(repo)
@@ -221,6 +254,12 @@ class FanOut:
     def list_and_plan(self) -> None:
         redis = self.rt.redis
         ranked: list[tuple[int, float, int]] = []
+        if isinstance(self.inner, DryRunGateway):
+            # Dry run lists nothing from GitHub: the PRs our records know are all there is.
+            for number in store.open_numbers(redis, self.repo):
+                state = store.load_pull(redis, self.repo, number)
+                at = state.facts.at.timestamp() if state.facts else 0.0
+                ranked.append((mergeability(state), -at, -number))
         for pull in self.rt.github.list_open_pulls(self.repo):
             number = int(pull["number"])
             facts = facts_from_pull(pull)
@@ -236,11 +275,15 @@ class FanOut:
         self.renew_lease()
 
     def publish_one(self, number: int) -> str | None:
-        """Publish one PR under its lock (the latest holds win); None when it must be tried again."""
+        """Publish one PR under its lock (the latest holds win); None when it must be tried again.
+
+        The write slot is waited for before the lock is taken, so a webhook's recompute of the PR is
+        never kept waiting by the pace (nor by a worker killed while it waits)."""
         redis = self.rt.redis
-        paused = self.pacer.paused_for()
-        if paused > 0:
-            time.sleep(paused)  # outside the PR's lock: webhook recomputes of this PR go on meanwhile
+        self.gateway.prepaid = 0
+        if needs_write(self.rt, self.repo, number, datetime.now(UTC)):
+            self.pacer.acquire()
+            self.gateway.prepaid = 1
         lock = redis.lock(keys.recompute_lock(self.repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
                           blocking_timeout=LOCK_TIMEOUT)
         try:
@@ -252,6 +295,7 @@ class FanOut:
             log.warning("fan-out %s: rate limited at #%s, writes paused %.0fs", self.repo, number,
                         limited.seconds)
         finally:
+            self.gateway.prepaid = 0
             self.renew_lease()
         return None
 

@@ -54,7 +54,7 @@ def _retry() -> GithubRetry:
     return GithubRetry(
         total=3,
         backoff_factor=0.5,
-        status_forcelist=RETRIED_STATUSES,
+        status_forcelist=list(RETRIED_STATUSES),  # GithubRetry appends 403 with `+ [403]`
         secondary_rate_wait=5,
         max_rate_limit_wait=120,
     )

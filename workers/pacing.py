@@ -183,8 +183,10 @@ def rate_limit_wait(exc: BaseException, *, now: float | None = None,
 class PacedGateway:
     """The workers' GitHub gateway with status writes paced by a `Pacer` (reads pass straight through).
 
-    A write waits at most ``max_wait`` seconds for its slot (it may hold a PR's lock meanwhile); a rate
-    limit answer pauses the pacer and raises `RateLimited`, so the caller retries that write later.
+    A caller that expects a write takes its slot first, outside its locks, and says so (``prepaid``);
+    any other write waits at most ``max_wait`` seconds for a slot (it may hold a PR's lock meanwhile)
+    or raises `SlotTooFar`. A rate-limit answer pauses the pacer and raises `RateLimited`, so the
+    caller retries that write later.
     """
 
     def __init__(self, inner: GitHubGateway, pacer: Pacer, *, max_wait: float = MAX_WAIT_IN_LOCK,
@@ -195,9 +197,14 @@ class PacedGateway:
         self.default_pause = default_pause
         self.writes = 0
         self.rate_limited = 0
+        self.prepaid = 0
+        """Slots the caller already waited for (outside its locks); a write uses one before asking."""
 
     def post_status(self, repo: str, sha: str, payload: dict[str, Any]) -> None:
-        self.pacer.acquire(self.max_wait)
+        if self.prepaid > 0:
+            self.prepaid -= 1
+        else:
+            self.pacer.acquire(self.max_wait)
         try:
             self.inner.post_status(repo, sha, payload)
         except Exception as exc:

@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"merge-hold reconcile: {exc}", file=sys.stderr)
         return 78
-    repos = args.repo or sorted(r.decode() for r in rt.redis.smembers(keys.MANAGED_REPOS))
+    repos = args.repo or sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
     for repo in repos:
         counts = reconcile_repo(rt, repo, rebuild=args.rebuild)
         print(f"{repo}: {counts['prs']} open PRs, {counts['posted']} statuses posted")

@@ -75,8 +75,11 @@ def _since(req: Request) -> float | None:
 def issue_comments(world: World, req: Request) -> Response:
     repo, number = full_name(req).lower(), int(req.params["number"])
     since = _since(req)
-    found = sorted((c for c in world.comments if c.repo.lower() == repo and c.number == number
-                    and (since is None or c.updated_at >= since)), key=lambda c: (c.created_at, c.id))
+    on_issue = [c for c in world.comments if c.repo.lower() == repo and c.number == number]
+    if not on_issue and world.pull(repo, number) is None:
+        return not_found()
+    found = sorted((c for c in on_issue if since is None or c.updated_at >= since),
+                   key=lambda c: (c.created_at, c.id))
     return paginate(req, found, lambda c: shapes_pulls.comment(req.base, c))
 
 

@@ -52,7 +52,8 @@ class Seeding(Store):
                  user: str = "octocat", labels: Iterable[str] = (), draft: bool = False,
                  state: str = "open", head_repo: str | None = None, updated_at: When = None,
                  review_decision: str | None = None, created_at: When = None,
-                 title: str | None = None, body: str = "") -> None:
+                 title: str | None = None, body: str = "", merged: bool = False) -> None:
+        """review_decision is kept for callers' bookkeeping only: it is a GraphQL field, not REST."""
         with self.lock:
             found = self.require_repo(repo)
             now = self.clock()
@@ -64,8 +65,8 @@ class Seeding(Store):
                         body=body, review_decision=review_decision)
             self.pulls[(found.full_name.lower(), number)] = pull
             self.known_shas.add((found.full_name.lower(), head_sha))
-            if state != "open":
-                self._set_state(pull, state, merged=False)
+            if state != "open" or merged:
+                self._set_state(pull, "closed" if merged else state, merged=merged)
 
     def update_pull(self, repo: str, number: int, **changes: Any) -> None:
         """Change any of head_sha, head_ref, base, user, labels, draft, state ("open"/"closed"),
@@ -119,6 +120,7 @@ class Seeding(Store):
             comment = Comment(self.next_id(), found.full_name, number, user, body, created, created,
                               author_association)
             self.comments.append(comment)
+            self._touch(found.full_name, number, created)
             return comment.id
 
     def add_review(self, repo: str, number: int, *, user: str, state: str, submitted_at: When = None,
@@ -133,7 +135,14 @@ class Seeding(Store):
                             parse_time(submitted_at, self.clock()), body, commit_id or pull.head_sha,
                             author_association or self.association(found, user))
             self.reviews.append(review)
+            self._touch(pull.repo, number, review.submitted_at)
             return review.id
+
+    def _touch(self, repo: str, number: int, when: float) -> None:
+        # Like GitHub, activity on a pull request moves its updated_at (and its place in sort=updated).
+        pull = self.pull(repo, number)
+        if pull is not None:
+            pull.updated_at = max(pull.updated_at, when)
 
     def dismiss_review(self, repo: str, number: int, review_id: int) -> None:
         with self.lock:

@@ -42,7 +42,8 @@ class GitHubEmulator(World):
             return self
         server = _Server((self.host, self.port), _handler_for(self))
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+        # A short poll: stop() waits for the serve loop to notice, once per test.
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
                                         name=f"github-emulator:{server.server_address[1]}", daemon=True)
         self._thread.start()
         return self

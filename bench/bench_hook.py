@@ -1,0 +1,86 @@
+"""The agent guard against its start-up budgets (design §7), as Claude Code runs it: a fresh process per
+tool call, the PreToolUse JSON on stdin.
+
+- a non-merge command: median <= 1.3 x ``python -I -c pass``;
+- a merge whose verdict comes from Redis (held, so the full path: detection, one Redis round trip, the
+  record appended, the message written): median <= 2.5 x.
+
+Both with the launcher `hook settings` emits (`hook.settings_block.fast_guard_command`). The console
+script ``merge-hold hook-guard`` is measured too, for information: it is the reason the settings use
+the fast launcher. Redis: ``REDIS_URL`` if set (keys of a throwaway repo are removed afterwards), else a
+throwaway redis-server. ``BENCH_RUNS`` overrides the number of alternating runs (default 60).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench.timing import Command, Row, alternating_medians, interpreter_floor
+
+REPO = "merge-hold-bench/widgets"
+NON_MERGE_BUDGET = 1.3
+MERGE_BUDGET = 2.5
+
+
+@contextmanager
+def _redis_url(workdir: Path) -> Iterator[str]:
+    given = os.environ.get("REDIS_URL")
+    if given:
+        yield given
+        return
+    from merge_hold.redis_server import LocalRedis
+
+    server = LocalRedis(workdir / "redis").start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def run() -> list[Row]:
+    import redis
+
+    from core import keys
+    from tests.hook_support import guard_argv, hold, payload, record, store, write_spec
+
+    runs = int(os.environ.get("BENCH_RUNS", "60"))
+    with tempfile.TemporaryDirectory() as tmp, _redis_url(Path(tmp)) as url:
+        client = redis.Redis.from_url(url)
+        try:
+            store(client, REPO, 5, record(REPO, 5, [hold("comment", "alice", "waiting for the migration",
+                                                         repo=REPO)]))
+            spec = write_spec(Path(tmp), url)
+            cwd = str(Path(tmp))
+            non_merge = json.dumps(payload("ls -la src && git status", cwd=cwd)).encode()
+            merge = json.dumps(payload(f"gh pr merge 5 --squash -R {REPO}", cwd=cwd)).encode()
+            medians = alternating_medians({
+                "floor": interpreter_floor(),
+                "non_merge": Command(guard_argv(spec), non_merge, 0),
+                "merge": Command(guard_argv(spec), merge, 2),
+                "non_merge_console": Command(guard_argv(spec, console_script=True), non_merge, 0),
+                "merge_console": Command(guard_argv(spec, console_script=True), merge, 2),
+            }, runs=runs)
+        finally:
+            client.delete(keys.verdict(REPO, 5), keys.managed(REPO), keys.held_prs(REPO))
+            client.close()
+    floor = medians["floor"]
+
+    def ratio(name: str) -> float:
+        return medians[name] / floor
+
+    note = f"floor {floor:.1f} ms; median of {runs}"
+    return [
+        ("guard, non-merge command", ratio("non_merge"), NON_MERGE_BUDGET,
+         f"{medians['non_merge']:.1f} ms; {note}"),
+        ("guard, merge with a Redis verdict", ratio("merge"), MERGE_BUDGET,
+         f"{medians['merge']:.1f} ms; held, exit 2, record written; {note}"),
+        ("console script, non-merge (info)", ratio("non_merge_console"), float("inf"),
+         f"{medians['non_merge_console']:.1f} ms; `merge-hold hook-guard`, not what settings emit"),
+        ("console script, merge (info)", ratio("merge_console"), float("inf"),
+         f"{medians['merge_console']:.1f} ms; `merge-hold hook-guard`"),
+    ]

@@ -1,0 +1,158 @@
+"""Webhook acknowledgement against its budgets (design §7), behind the production server.
+
+gunicorn (2 workers, gthread) serves `app:create_app()` and, on another port with the same settings, a
+no-op Flask endpoint that reads the body and answers 202 — the least any webhook endpoint can do. Both
+receive the same signed 20 KB `pull_request` deliveries (a fresh X-GitHub-Delivery each):
+
+- throughput, closed loop: merge-hold must reach >= 0.7 x the no-op's. The runner's rows pass when
+  measured <= budget, so the row is the slowdown no-op / merge-hold with budget 1 / 0.7;
+- p99 latency at a paced 200 deliveries/s (open loop, from the scheduled send): <= 20 ms.
+
+The two servers are measured in alternating rounds (no-op, merge-hold, no-op, ...) and each keeps its
+best round, so a burst of load elsewhere on the machine does not decide the ratio. The deliveries go to
+a queue of their own, deleted afterwards, so no worker ever runs them. Redis: ``REDIS_URL`` if set,
+else a throwaway redis-server. ``BENCH_SECONDS`` sets each round's measured seconds (default 3).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bench.loadgen import (
+    Template,
+    closed_loop,
+    free_port,
+    gunicorn_argv,
+    paced,
+    percentile,
+    process,
+    redis_url,
+    wait_http,
+)
+from bench.timing import Row
+
+if TYPE_CHECKING:
+    from flask import Flask, Response
+
+THROUGHPUT_RATIO = 0.7
+P99_BUDGET_MS = 20.0
+PACED_RATE = 200.0
+PACED_SECONDS = 5.0
+PAYLOAD_BYTES = 20 * 1024
+ROUNDS = 2
+SECRET = "merge-hold-bench-secret"
+PATH = "/webhooks/github"
+
+
+def noop_app() -> Flask:
+    """The baseline: Flask on the same gunicorn, reading the body (as any receiver must) and answering 202."""
+    from flask import Flask, jsonify, request
+
+    app = Flask("noop")
+
+    @app.post(PATH)
+    def receive() -> tuple[Response, int]:
+        request.get_data()
+        return jsonify(queued="noop"), 202
+
+    @app.get("/healthz")
+    def healthz() -> str:
+        return "ok"
+
+    return app
+
+
+def delivery_template() -> Template:
+    """A signed 20 KB `pull_request opened` delivery, shaped like GitHub's."""
+    from merge_hold import samples
+
+    payload = samples.fill_to(samples.pull_request_event("merge-hold-bench/widgets", 7, at=datetime.now(UTC)),
+                              PAYLOAD_BYTES)
+    sample = samples.delivery("pull_request", payload)
+    headers = sample.headers(SECRET)
+    del headers["X-GitHub-Delivery"]
+    return Template(PATH, sample.body, headers, id_header="X-GitHub-Delivery")
+
+
+def _env(url: str, queue: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MERGE_HOLD_", "GITHUB_"))}
+    env.update({"REDIS_URL": url, "GITHUB_WEBHOOK_SECRET": SECRET, "MERGE_HOLD_QUEUE": queue,
+                "MERGE_HOLD_SECRET_KEY": "bench", "MERGE_HOLD_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1"})
+    return env
+
+
+def _drop_queue(url: str, queue: str) -> None:
+    from redis import Redis
+    from rq import Queue
+
+    client = Redis.from_url(url)
+    Queue(queue, connection=client).delete(delete_jobs=True)
+    client.close()
+
+
+def run() -> list[Row]:
+    seconds = float(os.environ.get("BENCH_SECONDS", "3"))
+    template = delivery_template()
+    queue = f"bench-webhook-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory() as tmp, redis_url(Path(tmp)) as url:
+        env = _env(url, queue)
+        ports = {"no-op": free_port(), "merge-hold": free_port()}
+        specs = {"no-op": "bench.bench_webhook:noop_app()", "merge-hold": "app:create_app()"}
+        try:
+            with process(gunicorn_argv(specs["no-op"], ports["no-op"]), env, Path(tmp) / "noop.log") as noop, \
+                    process(gunicorn_argv(specs["merge-hold"], ports["merge-hold"]), env,
+                            Path(tmp) / "app.log") as app:
+                wait_http(ports["no-op"], "/healthz", process=noop)
+                wait_http(ports["merge-hold"], "/healthz", process=app)
+                best = {name: 0.0 for name in ports}
+                errors = 0
+                for round_ in range(ROUNDS):
+                    for name, port in ports.items():
+                        rate, failed = closed_loop(port, template, duration=seconds, tag=f"r{round_}{name[0]}")
+                        print(f"  {name}: {rate:.0f} deliveries/s ({failed} errors)", file=sys.stderr)
+                        best[name] = max(best[name], rate)
+                        errors += failed
+                    _drop_queue(url, queue)  # keep Redis small: nobody will run these jobs
+                latencies = {name: _paced_latencies(port, template) for name, port in ports.items()}
+        finally:
+            _drop_queue(url, queue)
+    return _rows(best, errors, latencies)
+
+
+def _paced_latencies(port: int, template: Template) -> list[float]:
+    tag = uuid.uuid4().hex[:8]
+
+    def make(index: int) -> tuple[str, bytes, dict[str, str]]:
+        return template.path, template.body, {**template.headers, "X-GitHub-Delivery": f"paced-{tag}-{index}"}
+
+    results = paced(port, make, rate=PACED_RATE, count=int(PACED_RATE * PACED_SECONDS))
+    bad = [r for r in results if not 200 <= r.status < 300]
+    if bad:
+        raise RuntimeError(f"{len(bad)} paced deliveries were not accepted (first status {bad[0].status})")
+    return [r.latency * 1000 for r in results]
+
+
+def _rows(best: dict[str, float], errors: int, paced_ms: dict[str, list[float]]) -> list[Row]:
+    noop, app = best["no-op"], best["merge-hold"]
+    ratio = app / noop if noop else 0.0
+    slowdown = noop / app if app else float("inf")
+    latencies = paced_ms["merge-hold"]
+    p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+    noop_p99 = percentile(paced_ms["no-op"], 0.99)
+    rows: list[Row] = [
+        ("webhook throughput: no-op / merge-hold", slowdown, 1 / THROUGHPUT_RATIO,
+         f"merge-hold {app:.0f}/s = {ratio:.2f} x no-op {noop:.0f}/s (budget >= {THROUGHPUT_RATIO}); "
+         f"20 KB signed deliveries, gunicorn 2 workers; {errors} errors"),
+        ("webhook p99 ms at 200/s", p99, P99_BUDGET_MS,
+         f"p50 {p50:.1f} ms, max {max(latencies):.1f} ms over {len(latencies)} deliveries, open loop; "
+         f"no-op p99 {noop_p99:.1f} ms"),
+    ]
+    if errors:
+        rows.append(("webhook errors under load", float(errors), 0.0, "non-2xx answers or dropped connections"))
+    return rows

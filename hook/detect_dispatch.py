@@ -1,0 +1,326 @@
+"""One expanded command line: see through wrappers (``timeout``, ``sudo``, ``env``, ``xargs`` ...),
+shells (``bash -c``, heredocs and pipes fed to a shell, ``eval``), then hand ``gh``, ``git``, ``curl``
+and friends to their detectors. Commands that only print text (``echo``, ``grep``) are not run.
+"""
+
+from __future__ import annotations
+
+from hook import detect_gh, detect_git, detect_http, detect_script
+from hook.model import Merge
+from hook.shell import DYN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from hook.detect_run import Arg, Ctx
+    from hook.shell import Command
+
+# name -> (short options taking a value, long options taking a value, operands before the command)
+_WRAPPERS: dict[str, tuple[str, tuple[str, ...], int]] = {
+    "timeout": ("sk", ("--signal", "--kill-after"), 1),
+    "gtimeout": ("sk", ("--signal", "--kill-after"), 1),
+    "nohup": ("", (), 0),
+    "exec": ("a", (), 0),
+    "builtin": ("", (), 0),
+    "command": ("", (), 0),
+    "sudo": ("ugpCDrtTU", ("--user", "--group", "--prompt", "--chdir", "--role", "--type", "--other-user"), 0),
+    "doas": ("uC", (), 0),
+    "time": ("of", ("--output", "--format"), 0),
+    "nice": ("n", ("--adjustment",), 0),
+    "ionice": ("cnp", ("--class", "--classdata"), 0),
+    "stdbuf": ("ioe", ("--input", "--output", "--error"), 0),
+    "chronic": ("", (), 0),
+    "unbuffer": ("", (), 0),
+    "setsid": ("", (), 0),
+    "caffeinate": ("tw", (), 0),
+    "taskset": ("", (), 1),
+    "flock": ("wE", ("--timeout", "--conflict-exit-code"), 1),
+    "torsocks": ("", (), 0),
+    "proxychains": ("f", (), 0),
+    "proxychains4": ("f", (), 0),
+}
+# runner tools that execute the command after their subcommand (and after `--` when given)
+_RUNNERS = {"op": "run", "doppler": "run", "infisical": "run", "aws-vault": "exec", "uv": "run",
+            "poetry": "run", "pipenv": "run", "direnv": "exec", "mise": "exec", "rtx": "exec",
+            "pnpm": "exec", "dotenv": "", "npx": "", "bunx": "", "devbox": "run"}
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "fish", "rbash", "yash"})
+_PWSH = frozenset({"pwsh", "powershell", "pwsh-preview"})
+_DECODERS = frozenset({"base64", "base32", "basenc", "xxd", "openssl", "gunzip", "zcat", "gzip", "bzip2",
+                       "xz", "rev", "tr", "uudecode", "certutil"})
+_EXPORTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_MAX_UNWRAP = 16
+
+
+def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    for _ in range(_MAX_UNWRAP):
+        if not args:
+            return
+        name = command_name(args[0][0])
+        if DYN in name:
+            detect_gh.dynamic_command(ctx, args, cmd, overlay)
+            return
+        unwrapped = _unwrap(ctx, name, args, cmd, overlay)
+        if unwrapped is None:
+            return
+        if unwrapped is args:
+            break
+        args = unwrapped
+    handler = _HANDLERS.get(name)
+    if handler is not None:
+        handler(ctx, args, cmd, overlay)
+    elif name in _DECODERS:
+        ctx.decoder_seen = True
+    elif name in _SHELLS or name in _PWSH or name == "cmd":
+        _shell(ctx, name, args, cmd)
+    else:
+        detect_script.other(ctx, name, args, cmd, overlay)
+
+
+def command_name(word: str) -> str:
+    """``/usr/bin/gh`` -> ``gh``; ``gh.exe`` -> ``gh``; lower case (PowerShell and macOS ignore case)."""
+    name = word.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    for suffix in (".exe", ".cmd", ".bat"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
+            overlay: dict[str, str | None]) -> list[Arg] | None:
+    """The command a wrapper runs (``args`` itself when ``name`` is no wrapper; None: runs nothing)."""
+    if name in _WRAPPERS:
+        shorts, longs, operands = _WRAPPERS[name]
+        i = _skip_options(args, 1, shorts, longs)
+        if name == "command" and any(a[0] in ("-v", "-V") for a in args[1:i]):
+            return None  # `command -v gh` only looks the name up
+        if name == "sudo":
+            i = _assignments(args, i, overlay)
+        i += operands
+        if name == "flock" and i < len(args) and args[i][0] in ("-c", "--command"):
+            _run_string(ctx, args[i + 1 :])
+            return None
+        return args[i:]
+    if name == "env":
+        return _env(ctx, args, overlay)
+    if name == "xargs":
+        return _xargs(args)
+    if name == "find":
+        for inner in _find_exec(args):
+            dispatch(ctx, inner, cmd, overlay)
+        return None
+    if name in ("watch", "ssh", "su", "script"):
+        return _shell_string_wrapper(ctx, name, args)
+    if name in ("eval", "iex", "invoke-expression"):
+        _run_string(ctx, args[1:], same_shell=True)
+        return None
+    if name in _RUNNERS and (not _RUNNERS[name] or (len(args) > 1 and args[1][0] == _RUNNERS[name])):
+        start = 2 if _RUNNERS[name] else 1
+        rest = args[start:]
+        dashes = [i for i, a in enumerate(rest) if a[0] == "--"]
+        if dashes:
+            return rest[dashes[0] + 1 :]
+        i = _skip_options(rest, 0, "", ())
+        return rest[i + (1 if name in ("direnv", "aws-vault") else 0) :]
+    return args
+
+
+def _skip_options(args: list[Arg], i: int, shorts: str, longs: tuple[str, ...]) -> int:
+    while i < len(args):
+        a = args[i][0]
+        if a == "--":
+            return i + 1
+        if not a.startswith("-") or a == "-" or DYN in a:
+            return i
+        if a.startswith("--"):
+            i += 2 if a in longs else 1
+        elif a[1:].isdigit():  # nice -10
+            i += 1
+        else:
+            flags = a[1:]
+            taken = next((k for k, f in enumerate(flags) if f in shorts), -1)
+            i += 2 if taken == len(flags) - 1 else 1
+    return i
+
+
+def _assignments(args: list[Arg], i: int, overlay: dict[str, str | None]) -> int:
+    while i < len(args) and "=" in args[i][0] and args[i][0].split("=", 1)[0].isidentifier():
+        name, value = args[i][0].split("=", 1)
+        overlay[name] = value
+        i += 1
+    return i
+
+
+def _env(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None]) -> list[Arg] | None:
+    i = 1
+    while i < len(args):
+        a = args[i][0]
+        if a in ("-i", "--ignore-environment", "-"):
+            overlay["GH_REPO"] = None
+        elif a in ("-u", "--unset"):
+            overlay[args[i + 1][0] if i + 1 < len(args) else ""] = None
+            i += 1
+        elif a.startswith("--unset="):
+            overlay[a.split("=", 1)[1]] = None
+        elif a in ("-C", "--chdir") or a.startswith("--chdir="):
+            target = a.split("=", 1)[1] if "=" in a else (args[i + 1][0] if i + 1 < len(args) else None)
+            i += 0 if "=" in a else 1
+            ctx.chdir(target)
+        elif a in ("-S", "--split-string") or a.startswith("--split-string="):
+            text = a.split("=", 1)[1] if "=" in a else " ".join(x[0] for x in args[i + 1 : i + 2])
+            rest = args[i + (1 if "=" in a else 2) :]
+            return [(t, None) for t in text.split()] + rest
+        elif a == "--":
+            i += 1
+            break
+        elif not a.startswith("-"):
+            break
+        i += 1
+    i = _assignments(args, i, overlay)
+    return args[i:] or None
+
+
+def _xargs(args: list[Arg]) -> list[Arg]:
+    """xargs appends words read from stdin (or puts them where -I's string is): an unknown argument."""
+    replace: str | None = None
+    i = 1
+    while i < len(args):
+        a = args[i][0]
+        if a == "--":
+            i += 1
+            break
+        if not a.startswith("-") or a == "-":
+            break
+        if a in ("-I", "--replace") or a.startswith(("-I", "--replace=", "-i")):
+            replace = a[2:] or (args[i + 1][0] if a == "-I" and i + 1 < len(args) else "{}")
+            if a.startswith("--replace="):
+                replace = a.split("=", 1)[1]
+            i += 2 if a == "-I" else 1
+            continue
+        if a in ("-a", "-d", "-E", "-L", "-n", "-P", "-s") or a in ("--arg-file", "--delimiter", "--max-args",
+                                                                    "--max-procs", "--max-chars"):
+            i += 2
+            continue
+        i += 1
+    inner = args[i:] or [("echo", None)]
+    if replace:
+        return [(a.replace(replace, DYN), w) for a, w in inner]
+    return [*inner, (DYN, None)]
+
+
+def _find_exec(args: list[Arg]) -> list[list[Arg]]:
+    found, i = [], 0
+    while i < len(args):
+        if args[i][0] in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j][0] not in (";", "+"):
+                j += 1
+            found.append([(a.replace("{}", DYN), w) for a, w in args[i + 1 : j]])
+            i = j
+        i += 1
+    return found
+
+
+def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
+    if name == "watch":
+        i = _skip_options(args, 1, "nqd", ("--interval", "--differences"))
+        _run_string(ctx, args[i:])
+    elif name == "ssh":
+        i = _skip_options(args, 1, "BbcDEeFIiJLlmOoPpQRSWw", ())
+        saved = ctx.cwd
+        ctx.cwd = None  # the remote side's directory and repository are unknown here
+        _run_string(ctx, args[i + 1 :])
+        ctx.cwd = saved
+    else:  # su -c CMD, script -c CMD
+        for i, a in enumerate(args):
+            if a[0] in ("-c", "--command", "-qc") and i + 1 < len(args):
+                _run_string(ctx, args[i + 1 : i + 2])
+                break
+    return None
+
+
+def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
+    if name in _PWSH:
+        detect_script.powershell(ctx, args, cmd)
+        return
+    if name == "cmd":
+        flags = [i for i, a in enumerate(args) if a[0].lower() in ("/c", "/k", "/s/c")]
+        if flags:
+            _run_string(ctx, args[flags[0] + 1 :], powershell=False)
+        return
+    i = 1
+    while i < len(args):
+        a = args[i][0]
+        if a == "--" or a == "-s":
+            i += 1
+            break
+        if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-C", "--init-command"):
+            i += 2
+            continue
+        if a.startswith(("-", "+")) and not a.startswith("--") and "c" in a[1:] and DYN not in a:
+            if i + 1 < len(args):
+                _run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :])
+            return
+        if not a.startswith(("-", "+")):
+            return  # `bash script.sh`: a script file, opaque like any program
+        i += 1
+    if i < len(args) and args[i - 1][0] != "-s":
+        return
+    text = detect_script.stdin_text(ctx, cmd)
+    if text is not None:
+        ctx.run_text(text, powershell=False)
+
+
+def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = None,
+                same_shell: bool = False, powershell: bool | None = None) -> None:
+    """Run text a program hands to a shell. Hidden text after a decoder ran is a merge we cannot see."""
+    text = " ".join(a[0] for a in args)
+    if not text.strip():
+        return
+    if DYN in text and ctx.decoder_seen:
+        ctx.add(Merge(via="obfuscated", undetermined=True, detail="decoded text run by a shell"))
+    if same_shell:
+        ctx.run_text(text, powershell=powershell)
+        return
+    ctx.run(["("])
+    for n, arg in enumerate(positional or []):
+        ctx.vars[str(n)] = arg[0]
+    ctx.run_text(text, powershell=powershell)
+    ctx.run([")"])
+
+
+def _cd(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    rest = [a[0] for a in args[1:] if not (a[0].startswith("-") and a[0] != "-")]
+    ctx.chdir(rest[0] if rest else "~")
+
+
+def _popd(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    ctx.cwd = None
+
+
+def _export(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    exporting = command_name(args[0][0]) == "export" or any(a[0].startswith("-") and "x" in a[0] for a in args)
+    for text, _ in args[1:]:
+        if text.startswith("-"):
+            continue
+        name, eq, value = text.partition("=")
+        if eq:
+            ctx.setvar(name, value)
+        if exporting:
+            ctx.exported.add(name)
+
+
+def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    for text, _ in args[1:]:
+        ctx.vars.pop(text, None)
+
+
+_HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {
+    "cd": _cd, "pushd": _cd, "chdir": _cd, "set-location": _cd, "sl": _cd, "popd": _popd,
+    "unset": _unset, "gh": detect_gh.gh, "hub": detect_gh.hub, "git": detect_git.git,
+    "curl": detect_http.curl, "wget": detect_http.wget, "http": detect_http.httpie,
+    "https": detect_http.httpie, "xh": detect_http.httpie, "xhs": detect_http.httpie,
+    "invoke-restmethod": detect_http.invoke_rest, "irm": detect_http.invoke_rest,
+    "invoke-webrequest": detect_http.invoke_rest, "iwr": detect_http.invoke_rest,
+    **{name: _export for name in _EXPORTERS},
+}

