@@ -118,12 +118,8 @@ def run(argv: list[str], stdin: Any) -> int:
 
 def judge(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[str, Any]) -> int:
     import os
-    import time
 
-    from hook.decide import Plan, judge_all
     from hook.detect import detect
-    from hook.sources import Unreachable, open_source
-    from hook.spec import SpecError
 
     cwd = payload.get("cwd")
     detection = detect(tool_name, tool_input, cwd=cwd if isinstance(cwd, str) and cwd else os.getcwd(),
@@ -131,6 +127,13 @@ def judge(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[
     merges = list(detection.merges)
     if not merges:
         return ALLOW
+    # Only now, for a merge: the decision, the lookup and the records.
+    import time
+
+    from hook.decide import Plan, judge_all
+    from hook.sources import Unreachable, open_source
+    from hook.spec import SpecError
+
     plan = Plan(merges, spec)
     answers = None
     unreachable: str | None = None

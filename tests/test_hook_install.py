@@ -170,3 +170,17 @@ def test_settings_cli_prints_the_block(tmp_path: Path) -> None:
     assert console["hooks"]["PreToolUse"][0]["hooks"][0]["command"].endswith(
         f"merge-hold hook-guard --config {tmp_path / 's.json'}")
     assert _run(["settings"], tmp_path, tmp_path).returncode == 64
+
+
+def test_plugin_registers_the_same_guard() -> None:
+    from hook.settings_block import GUARD_MATCHERS, GUARD_TIMEOUT_S
+
+    plugin = Path(__file__).resolve().parent.parent / "hook" / "plugin"
+    manifest = json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "merge-hold"
+    hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
+    assert [g["matcher"] for g in hooks["PreToolUse"]] == list(GUARD_MATCHERS)
+    commands = [h for groups in hooks.values() for g in groups for h in g["hooks"]]
+    assert all(is_ours(h["command"]) and h["type"] == "command" for h in commands)
+    assert [h.get("timeout") for h in commands] == [GUARD_TIMEOUT_S, GUARD_TIMEOUT_S, None]
+    assert {shlex.split(h["command"])[-1] for h in commands} == {"~/.config/merge-hold/hook-spec.json"}

@@ -1,0 +1,273 @@
+"""Delivery to status against the budgets of design §7, end to end on loopback.
+
+The GitHub emulator (`tests/emulator`) plays GitHub; `merge-hold serve` receives signed deliveries and
+two `merge-hold worker` processes post statuses to the emulator as a GitHub App (real JWT, real token
+mint). 50 pull requests are opened first (warm-up, not measured); then, at 50 deliveries a second for
+10 s, each delivery is a `/hold` or `/unhold` comment that flips one PR's verdict (each PR gets one a
+second). Measured:
+
+- delivery -> status latency: from sending the delivery to the emulator recording the matching status;
+  p50 <= 100 ms, p99 <= 1 s (a status that never comes counts as infinitely late);
+- GitHub writes per verdict change (<= 1) — every delivery of the measured phase is one change;
+- GitHub writes on no-op events (0): comments without a command and re-sent (duplicate) deliveries;
+- installation token mints for the whole run (<= 1 per installation).
+
+Redis: ``REDIS_URL`` if set (own queue, repo and installation; their keys are removed), else a throwaway
+redis-server. ``BENCH_SECONDS`` sets the measured phase's length (default 10).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bench.loadgen import Sent, free_port, paced, percentile, process, redis_url, wait_http
+from bench.timing import Row
+from merge_hold import samples
+
+if TYPE_CHECKING:
+    from tests.emulator import GitHubEmulator
+
+RATE = 50.0
+PRS = 50
+WORKERS = 2
+P50_BUDGET_MS = 100.0
+P99_BUDGET_MS = 1000.0
+NOOP_DELIVERIES = 100
+DRAIN_TIMEOUT = 30.0
+SECRET = "merge-hold-bench-secret"
+HOLDER = "alice"
+
+
+@dataclass
+class Plan:
+    """One run's names, chosen fresh so that a shared Redis keeps nothing of another run."""
+
+    tag: str
+    repo: str
+    installation: int
+    queue: str
+    first_comment: int
+
+    @classmethod
+    def new(cls) -> Plan:
+        tag = uuid.uuid4().hex[:8]
+        return cls(tag, f"merge-hold-bench/delivery-{tag}", 900_000_000 + int(tag[:6], 16),
+                   f"bench-delivery-{tag}", int(time.time() * 1000))
+
+
+def _seed(emulator: GitHubEmulator, plan: Plan) -> None:
+    emulator.add_installation(plan.installation, "merge-hold-bench")
+    emulator.add_repo(plan.repo, installation_id=plan.installation)
+    emulator.set_permission(plan.repo, HOLDER, "write")
+    for number in range(1, PRS + 1):
+        emulator.add_pull(plan.repo, number, head_sha=samples.head_sha(plan.repo, number),
+                          head_ref=f"feature/pr-{number}")
+
+
+def _env(url: str, emulator: GitHubEmulator, key_file: Path, plan: Plan) -> dict[str, str]:
+    from tests.emulator import APP_ID
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MERGE_HOLD_", "GITHUB_"))}
+    env.update({
+        "REDIS_URL": url, "GITHUB_APP_ID": str(APP_ID), "GITHUB_PRIVATE_KEY_PATH": str(key_file),
+        "GITHUB_API_URL": emulator.url, "GITHUB_WEBHOOK_SECRET": SECRET, "MERGE_HOLD_QUEUE": plan.queue,
+        "MERGE_HOLD_APP_SLUG": emulator.app_slug, "MERGE_HOLD_SECRET_KEY": "bench",
+        "MERGE_HOLD_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
+    })
+    return env
+
+
+@contextmanager
+def _service(url: str, emulator: GitHubEmulator, plan: Plan, workdir: Path) -> Iterator[int]:
+    """`merge-hold serve` and the workers, up and registered; yields the web port."""
+    from tests.emulator import PRIVATE_KEY_PEM
+
+    key_file = workdir / "app-key.pem"
+    key_file.write_text(PRIVATE_KEY_PEM, encoding="utf-8")
+    env = _env(url, emulator, key_file, plan)
+    port = free_port()
+    cli = [sys.executable, "-m", "merge_hold.cli"]
+    with ExitStack() as stack:
+        web = stack.enter_context(process([*cli, "serve", "--port", str(port), "--workers", "2"], env,
+                                          workdir / "web.log"))
+        for n in range(WORKERS):
+            stack.enter_context(process([*cli, "worker", "--name", f"bench-{plan.tag}-{n}"], env,
+                                        workdir / f"worker{n}.log"))
+        wait_http(port, "/healthz", process=web)
+        _wait_workers(url, plan.queue)
+        yield port
+
+
+def _wait_workers(url: str, queue: str, timeout: float = 30.0) -> None:
+    from redis import Redis
+    from rq import Queue, Worker
+
+    client = Redis.from_url(url)
+    deadline = time.monotonic() + timeout
+    while len(Worker.all(queue=Queue(queue, connection=client))) < WORKERS:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{WORKERS} workers did not register within {timeout:.0f} s")
+        time.sleep(0.1)
+    client.close()
+
+
+def _statuses(emulator: GitHubEmulator, repo: str) -> list[tuple[float, str, str]]:
+    """(created_at, sha, state) of every `merge-hold` status the App posted on ``repo``."""
+    with emulator.lock:
+        return [(s.created_at, s.sha, s.state) for s in emulator.all_statuses
+                if s.via_api and s.repo.lower() == repo.lower() and s.context == "merge-hold"]
+
+
+def _wait(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+class Deliveries:
+    """Request i of a phase, built when it is due: ``open`` PR i+1; ``flip`` a `/hold` or `/unhold` by
+    alice on PR (i mod 50)+1 (alternating per PR); ``noop`` a comment without a command."""
+
+    def __init__(self, plan: Plan, kind: str, offset: int = 0) -> None:
+        self.plan, self.kind, self.offset = plan, kind, offset
+        self.sent: list[samples.Delivery] = []
+
+    def __call__(self, index: int) -> tuple[str, bytes, dict[str, str]]:
+        plan, number, now = self.plan, index % PRS + 1, datetime.now(UTC)
+        if self.kind == "open":
+            payload = samples.pull_request_event(plan.repo, number, at=now, installation_id=plan.installation)
+            delivery = samples.delivery("pull_request", payload)
+        else:
+            body = ("/hold bench round" if (index // PRS) % 2 == 0 else "/unhold") if self.kind == "flip" \
+                else "Looks good to me, thanks!"
+            payload = samples.issue_comment_event(
+                plan.repo, number, body=body, commenter=HOLDER, at=now,
+                comment_id=plan.first_comment + self.offset + index, installation_id=plan.installation)
+            delivery = samples.delivery("issue_comment", payload)
+        self.sent.append(delivery)
+        return "/webhooks/github", delivery.body, delivery.headers(SECRET)
+
+
+def _check_accepted(results: list[Sent], phase: str) -> None:
+    refused = [r for r in results if not 200 <= r.status < 300]
+    if refused:
+        raise RuntimeError(f"{phase}: {len(refused)} deliveries not accepted (first answer {refused[0].status})")
+
+
+def run() -> list[Row]:
+    from tests.emulator import GitHubEmulator
+
+    seconds = float(os.environ.get("BENCH_SECONDS", "10"))
+    plan = Plan.new()
+    count = int(RATE * seconds)
+    with tempfile.TemporaryDirectory() as tmp, redis_url(Path(tmp)) as url, GitHubEmulator() as emulator:
+        _seed(emulator, plan)
+        try:
+            with _service(url, emulator, plan, Path(tmp)) as port:
+                # Warm-up: every PR opened and published once (and the token minted), not measured.
+                _check_accepted(paced(port, Deliveries(plan, "open"), rate=RATE, count=PRS), "warm-up")
+                if not _wait(lambda: len({sha for _, sha, _ in _statuses(emulator, plan.repo)}) >= PRS, DRAIN_TIMEOUT):
+                    raise RuntimeError("warm-up: not every PR got its first status; see the worker logs")
+                before = len(_statuses(emulator, plan.repo))
+                flips = Deliveries(plan, "flip")
+                results = paced(port, flips, rate=RATE, count=count)
+                _check_accepted(results, "measured phase")
+                latencies = _match(results, emulator, plan)
+                _wait(lambda: len(_statuses(emulator, plan.repo)) >= before + count, DRAIN_TIMEOUT)
+                time.sleep(0.5)  # a late duplicate post would land now
+                flip_writes = len(_statuses(emulator, plan.repo)) - before
+                noop_writes = _noop_phase(port, plan, flips.sent, emulator, url)
+                mints = emulator.token_mints(plan.installation)
+        finally:
+            if os.environ.get("REDIS_URL"):
+                _cleanup(url, plan)
+    missing = sum(1 for v in latencies if v == float("inf"))
+    finite = [v for v in latencies if v != float("inf")]
+    note = f"{count} deliveries at {RATE:.0f}/s, {WORKERS} workers; {missing} statuses never seen"
+    if finite:
+        note += f"; max {max(finite):.0f} ms"
+    return [
+        ("delivery->status p50 ms", percentile(latencies, 0.5), P50_BUDGET_MS, note),
+        ("delivery->status p99 ms", percentile(latencies, 0.99), P99_BUDGET_MS, note),
+        ("GitHub writes per verdict change", flip_writes / count, 1.0,
+         f"{flip_writes} status POSTs for {count} verdict changes"),
+        ("GitHub writes on no-op events", float(noop_writes), 0.0,
+         f"{NOOP_DELIVERIES} comments without a command + {NOOP_DELIVERIES} duplicate deliveries"),
+        ("token mints per installation", float(mints), 1.0, "whole run, one installation"),
+    ]
+
+
+def _match(results: list[Sent], emulator: GitHubEmulator, plan: Plan) -> list[float]:
+    """Latency (ms) of each flip: from its send to the first status after it, on its PR's head, in the
+    state it asked for; inf when none comes before the drain timeout."""
+    expected = {r.index: ("failure" if (r.index // PRS) % 2 == 0 else "success") for r in results}
+    pending = {r.index for r in results}
+    found: dict[int, float] = {}
+    deadline = time.monotonic() + DRAIN_TIMEOUT
+    while pending and time.monotonic() < deadline:
+        statuses = _statuses(emulator, plan.repo)
+        for r in results:
+            if r.index not in pending:
+                continue
+            sha = samples.head_sha(plan.repo, r.index % PRS + 1)
+            times = [at for at, s_sha, state in statuses if s_sha == sha and state == expected[r.index]
+                     and at >= r.sent]
+            if times:
+                found[r.index] = (min(times) - r.sent) * 1000
+                pending.discard(r.index)
+        time.sleep(0.1)
+    return [found.get(r.index, float("inf")) for r in results]
+
+
+def _noop_phase(port: int, plan: Plan, earlier: list[samples.Delivery], emulator: GitHubEmulator,
+                url: str) -> int:
+    """Comments without a command, then exact re-sends of earlier deliveries: both must post nothing."""
+    before = len(_statuses(emulator, plan.repo))
+    chatter = Deliveries(plan, "noop", offset=PRS * 1000)
+    _check_accepted(paced(port, chatter, rate=RATE, count=NOOP_DELIVERIES), "no-op")
+    replays = earlier[-NOOP_DELIVERIES:]
+
+    def replay(index: int) -> tuple[str, bytes, dict[str, str]]:
+        delivery = replays[index]
+        return "/webhooks/github", delivery.body, delivery.headers(SECRET)
+
+    _check_accepted(paced(port, replay, rate=RATE, count=len(replays)), "duplicates")
+    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)
+    time.sleep(0.5)
+    return len(_statuses(emulator, plan.repo)) - before
+
+
+def _queue_idle(url: str, queue: str) -> bool:
+    from redis import Redis
+    from rq import Queue
+
+    with Redis.from_url(url) as client:
+        q = Queue(queue, connection=client)
+        return q.count == 0 and q.started_job_registry.count == 0
+
+
+def _cleanup(url: str, plan: Plan) -> None:
+    """On a shared Redis: this run's queue, repo, installation and delivery records go."""
+    from redis import Redis
+    from rq import Queue
+
+    with Redis.from_url(url) as client:
+        Queue(plan.queue, connection=client).delete(delete_jobs=True)
+        patterns = [f"mh:{{{plan.repo.lower()}}}*", f"mh:inst:{plan.installation}:*"]
+        for pattern in patterns:
+            for key in client.scan_iter(match=pattern, count=500):
+                client.delete(key)
+        client.srem("mh:repos", plan.repo.lower())
