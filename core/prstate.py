@@ -123,6 +123,9 @@ class PullState:
     reviews: dict[str, Register] = field(default_factory=dict)
     dismissed: frozenset[str] = frozenset()
     push_edges: tuple[tuple[str, str], ...] = ()
+    synced: bool = False
+    """True once the PR's comments and reviews were read from GitHub (first sight, or state lost):
+    until then the registers may miss commands made before merge-hold saw the PR."""
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -157,6 +160,7 @@ class PullState:
             "reviews": {k: r.to_dict() for k, r in sorted(self.reviews.items())},
             "dismissed": sorted(self.dismissed),
             "push_edges": [list(e) for e in self.push_edges],
+            "synced": self.synced,
         }
 
     @classmethod
@@ -171,6 +175,7 @@ class PullState:
             reviews={k: Register.from_dict(v) for k, v in data.get("reviews", {}).items()},
             dismissed=frozenset(data.get("dismissed", ())),
             push_edges=tuple((str(a), str(b)) for a, b in data.get("push_edges", ())),
+            synced=bool(data.get("synced", False)),
         )
 
 
@@ -222,6 +227,27 @@ def record_dismissal(state: PullState, review_id: str) -> PullState:
     if review_id in state.dismissed:
         return state
     return replace(state, dismissed=state.dismissed | {review_id})
+
+
+def merge_states(mine: PullState, other: PullState) -> PullState:
+    """The join of two states of one PR (e.g. the live one and one rebuilt from GitHub's history):
+    every register keeps its newest value, tombstones and pushes are united. Commutative, idempotent."""
+    state = mine
+    if other.facts is not None:
+        state = record_facts(state, other.facts)
+    for holder, register in sorted(other.comments.items()):
+        state = record_comment(state, holder, register)
+    if other.lifted_all_at is not None:
+        state = record_lift_all(state, *other.lifted_all_at)
+    for reviewer, register in sorted(other.reviews.items()):
+        state = record_review(state, reviewer, register)
+    for review_id in sorted(other.dismissed):
+        state = record_dismissal(state, review_id)
+    for before, after in other.push_edges:
+        state = record_push(state, before, after)
+    if other.synced and not state.synced:
+        state = replace(state, synced=True)
+    return state
 
 
 def comment_hold_active(state: PullState, register: Register, now: datetime) -> bool:

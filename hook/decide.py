@@ -238,7 +238,8 @@ def _hold_line(hold: dict[str, Any]) -> str:
     if source == "label":
         return f"label `{_label(hold)}`"
     if source == "freeze":
-        return f"freeze `{_freeze_name(hold)}`: {reason}"
+        name = _freeze_name(hold)
+        return reason if name in reason else f"freeze `{name}`: {reason}"
     if source == "room":
         room = f" in {hold['origin']}" if hold.get("origin") else ""
         return f"{who or 'a chat user'} (room hold on {hold.get('scope')}{room}): {reason}"
@@ -276,8 +277,8 @@ def how_to_lift(hold: dict[str, Any]) -> str:
 
 
 def held_message(target: str, holds: list[dict[str, Any]], record: dict[str, Any], *, push: bool) -> str:
-    action = "push to its base branch" if push else "merge"
-    lines = [f"merge-hold: {target} is on hold. Do not {action} it."]
+    action = "push its branch onto its base branch" if push else "merge it"
+    lines = [f"merge-hold: {target} is on hold. Do not {action}."]
     for hold in holds[:MAX_HOLDS_SHOWN]:
         lines.append(f"  - {_hold_line(hold)}")
         lines.append(f"    to lift: {how_to_lift(hold)}")

@@ -210,6 +210,34 @@ def test_installation_bootstraps_open_prs(svc: Service, github_emulator: GitHubE
     assert svc.redis.get(f"mh:{{{REPO.lower()}}}:managed") == b"1"
 
 
+def test_holds_made_before_the_app_saw_the_pr_are_read_from_history(
+    svc: Service, github_emulator: GitHubEmulator
+) -> None:
+    github_emulator.add_pull(REPO, 8, head_sha="8" * 40, head_ref="old", base="master")
+    github_emulator.add_issue_comment(REPO, 8, user="alice", body="/hold before install",
+                                      created_at="2019-05-01T10:00:00Z")
+    github_emulator.add_review(REPO, 8, user="bob", state="CHANGES_REQUESTED", submitted_at="2019-05-01T11:00:00Z")
+    created = fixture("installation", "created.payload.json")
+    created["installation"]["id"] = 1
+    created["repositories"] = [{"full_name": REPO, "private": False}]
+    svc.deliver("installation", created)
+    svc.drain()
+    assert status(github_emulator, "8" * 40) == ("failure", "Held by @alice: before install (+1 more)")
+
+
+def test_state_lost_in_redis_is_rebuilt_on_the_next_event(svc: Service, github_emulator: GitHubEmulator) -> None:
+    github_emulator.add_issue_comment(REPO, PR, user="alice", body="/hold survive", created_at="2019-05-15T15:30:00Z")
+    svc.deliver("issue_comment", comment("/hold survive", at="2019-05-15T15:30:00Z"))
+    svc.drain()
+    svc.redis.flushdb()
+    unrelated = comment("thanks!", user="bob", at="2019-05-15T15:40:00Z", comment_id=999)
+    svc.deliver("issue_comment", unrelated)
+    svc.drain()
+    assert status(github_emulator) == ("failure", "Held by @alice: survive")
+    record = svc.verdict(REPO, PR)
+    assert record is not None and record["held"]
+
+
 def test_merge_group_is_held_when_a_grouped_pr_is_held(svc: Service, github_emulator: GitHubEmulator) -> None:
     svc.deliver("issue_comment", comment("/hold not in the queue"))
     svc.drain()

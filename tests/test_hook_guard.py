@@ -223,7 +223,7 @@ def test_git_push_rows(world: dict[str, Any], command: str, code: int) -> None:
     done = guard(world, command)
     assert done.returncode == code, done.stderr
     if code == 2:
-        assert "acme/widgets#5" in done.stderr and "push to its base branch" in done.stderr
+        assert "acme/widgets#5" in done.stderr and "push its branch onto its base branch" in done.stderr
 
 
 # -- MCP merge tools -----------------------------------------------------------------------------------
@@ -362,3 +362,21 @@ def test_http_source_with_a_wrong_token_is_unknown(world: dict[str, Any], api_ba
     token_file.write_text("not-the-token")
     done = guard(world, "gh pr merge 6 -R acme/widgets", source=base, token_file=str(token_file))
     assert done.returncode == 2 and "401" in done.stderr
+
+
+# -- the decision, in-process --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expires_at", "expired"),
+    [
+        (None, False), ("", False), ("2026-01-05T09:59:59Z", True), ("2026-01-05T10:00:00Z", True),
+        ("2026-01-05T10:00:01Z", False), ("2026-01-05T11:30:00+02:00", True),  # 09:30 UTC
+        ("2026-01-05T10:30:00.250+00:00", False), ("2026-01-05T09:00:00", True),  # naive = UTC
+        ("next tuesday", False),  # unreadable: the hold still counts
+    ],
+)
+def test_expiry_rows(expires_at: str | None, expired: bool) -> None:
+    from hook.decide import _expired
+
+    assert _expired({"expires_at": expires_at}, "2026-01-05T10:00:00Z") is expired

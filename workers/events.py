@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -115,11 +116,12 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
         return new_state
 
     _state, changed = store.update_pull(rt.redis, repo, number, change)
-    if not outcomes:
-        return "no-command"
     _record_outcomes(rt, repo, number, outcomes)
+    # No verdict yet means a PR met for the first time, or state lost: publishing it syncs its history.
     if changed or store.load_verdict(rt.redis, repo, number) is None:
         request_recompute(rt, repo, number)
+    if not outcomes:
+        return "no-command"
     return "applied" if changed else "unchanged"
 
 
@@ -154,7 +156,7 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
 
     _state, changed = store.update_pull(rt.redis, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes)
-    if changed:
+    if changed or store.load_verdict(rt.redis, repo, number) is None:
         request_recompute(rt, repo, number)
     return "applied" if changed else "unchanged"
 
@@ -171,7 +173,10 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
     number = int(pull["number"])
     _meta(rt, repo, payload)
     facts = facts_from_pull(pull)
-    _state, changed = store.update_pull(rt.redis, repo, number, lambda s: record_facts(s, facts))
+    # A PR met at its opening has no history to read; any other first sight is synced in `publish`.
+    fresh = payload.get("action") == "opened"
+    _state, changed = store.update_pull(
+        rt.redis, repo, number, lambda s: record_facts(replace(s, synced=s.synced or fresh), facts))
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)
     if changed or store.load_verdict(rt.redis, repo, number) is None:

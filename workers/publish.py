@@ -27,6 +27,7 @@ from core.verdict import Verdict, compute_verdict, verdict_record
 from workers import store
 from workers.config_loader import load_config
 from workers.runtime import Runtime, current
+from workers.sync import sync_pull
 
 log = logging.getLogger(__name__)
 
@@ -77,15 +78,15 @@ def target_url(rt: Runtime, repo: str, number: int) -> str:
 def publish(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     """Recompute and publish one PR. Returns what happened (for logs and tests)."""
     state = store.load_pull(rt.redis, repo, number)
-    if state.facts is None:
-        state = _fetch_facts(rt, state)
+    meta = store.load_repo(rt.redis, repo)
+    config, config_error = repo_config(meta)
+    if not state.synced or state.facts is None:
+        state = sync_pull(rt, state, config)
         if state.facts is None:
             return "unknown-pr"
     if not state.facts.open:
         _forget(rt, repo, number, state)
         return "closed"
-    meta = store.load_repo(rt.redis, repo)
-    config, config_error = repo_config(meta)
     verdict = compute_verdict(
         state, config=config, config_error=config_error, now=now,
         scoped_holds=store.scoped_holds(rt.redis, repo), exemption=store.exemption(rt.redis, repo, number),
@@ -110,27 +111,6 @@ def post_if_changed(rt: Runtime, repo: str, number: int, sha: str | None, status
     store.audit(rt.redis, repo, "status.posted", number=number, sha=sha, state=status["state"],
                 description=status["description"])
     return "posted"
-
-
-def _fetch_facts(rt: Runtime, state: PullState) -> PullState:
-    """A PR first seen through a comment or review: its head and base come from GitHub."""
-    from workers.github import NotFound
-    from workers.pulls import facts_from_pull
-
-    try:
-        data = rt.github.get_pull(state.repo, state.number)
-    except NotFound:
-        return state
-    facts = facts_from_pull(data)
-    new_state, _ = store.update_pull(rt.redis, state.repo, state.number,
-                                     lambda s: s if s.facts else _with_facts(s, facts))
-    return new_state
-
-
-def _with_facts(state: PullState, facts: Any) -> PullState:
-    from core.prstate import record_facts
-
-    return record_facts(state, facts)
 
 
 def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[str, Any], now: datetime) -> None:

@@ -10,48 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import UTC, datetime
-from typing import Any
 
 from core import keys
-from core.comment_rules import apply_comment, apply_review
-from core.holds import from_iso
-from core.permissions import Permission, permission_from_association
-from core.prstate import EPOCH, PullState, record_facts
 from core.repo_config import DEFAULT_CONFIG
 from workers import store
 from workers.publish import publish, repo_config
-from workers.pulls import facts_from_pull
 from workers.repos import load_repo_config
 from workers.runtime import Runtime
-
-
-def rebuild_pull(rt: Runtime, repo: str, pull: dict[str, Any]) -> PullState:
-    """A PR's state from scratch: its facts, then its comments and reviews in their own order."""
-    number = int(pull["number"])
-    config = repo_config(store.load_repo(rt.redis, repo))[0] or DEFAULT_CONFIG
-    author = (pull.get("user") or {}).get("login")
-    state = record_facts(PullState(repo=repo, number=number), facts_from_pull(pull))
-    events: list[tuple[datetime, str, str, dict[str, Any]]] = []
-    for comment in rt.github.list_comments(repo, number):
-        events.append((from_iso(comment.get("created_at")) or EPOCH, str(comment["id"]), "comment", comment))
-    for review in rt.github.list_reviews(repo, number):
-        events.append((from_iso(review.get("submitted_at")) or EPOCH, str(review["id"]), "review", review))
-    permissions: dict[str, Permission] = {}
-    for at, ref, kind, item in sorted(events, key=lambda e: (e[0], e[1])):
-        login = (item.get("user") or {}).get("login", "")
-        if login not in permissions:
-            settled = permission_from_association(item.get("author_association"))
-            permissions[login] = settled if settled is not None else rt.github.permission(repo, login)
-        if kind == "review":
-            review_state = str(item.get("state", "")).lower()
-            state, _ = apply_review(state, reviewer=login, review_state=review_state, review_id=ref, at=at,
-                                    origin=item.get("html_url", ""), config=config)
-        body = item.get("body") or ""
-        if body:
-            state, _ = apply_comment(state, body, actor=login, permission=permissions[login],
-                                     is_author=login == author, at=at, ref=ref,
-                                     origin=item.get("html_url", ""), config=config)
-    return state
+from workers.sync import history_state
 
 
 def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool) -> dict[str, int]:
@@ -59,8 +25,9 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool) -> dict[str, int]:
     if rebuild:
         meta = store.load_repo(rt.redis, repo)
         load_repo_config(rt, repo, previous=meta, default_branch=meta.default_branch if meta else None)
+        config = repo_config(store.load_repo(rt.redis, repo))[0] or DEFAULT_CONFIG
         for pull in rt.github.list_open_pulls(repo):
-            state = rebuild_pull(rt, repo, pull)
+            state = history_state(rt, repo, pull, config)
             store.update_pull(rt.redis, repo, state.number, lambda _old, new=state: new)  # type: ignore[misc]
             rt.redis.sadd(keys.open_prs(repo), state.number)
     now = datetime.now(UTC)
@@ -93,7 +60,8 @@ def main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"merge-hold reconcile: {exc}", file=sys.stderr)
         return 78
-    repos = args.repo or sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
+    managed = rt.redis.smembers(keys.MANAGED_REPOS)
+    repos = args.repo or sorted(r.decode() if isinstance(r, bytes) else r for r in managed)
     for repo in repos:
         counts = reconcile_repo(rt, repo, rebuild=args.rebuild)
         print(f"{repo}: {counts['prs']} open PRs, {counts['posted']} statuses posted")

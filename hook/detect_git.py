@@ -1,0 +1,234 @@
+"""git: a push that lands a PR's commits on its base branch.
+
+The local story of the command is followed: ``git checkout main && git merge --ff-only feature &&
+git push`` makes ``main`` contain ``feature`` before the push sends it. A push merges when its source
+differs from its destination (``feature:main``, ``HEAD:refs/heads/main``) or when the pushed branch
+had another merged into it here. ``Merge.branch`` is the branch whose PR lands, ``push_target`` the
+branch written; the guard looks up the PR with that head and base. A plain push of a branch to its
+own name (``git push origin feature``) is not a merge.
+"""
+
+from __future__ import annotations
+
+from hook import gitrepo
+from hook.model import Merge
+from hook.shell import DYN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hook.detect_run import Arg, Ctx
+    from hook.shell import Command
+
+_GLOBAL_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
+_PUSH_VALUE = frozenset({"-o", "--push-option", "--receive-pack", "--exec", "--repo"})
+_MERGE_VALUE = frozenset({"-m", "-F", "-s", "-X", "--message", "--file", "--strategy", "--strategy-option",
+                          "--into-name", "--cleanup"})
+_MERGEISH = ("merge", "land", "ship")
+# git's own commands: any other name is an alias or a third-party git-NAME program
+_BUILTINS = frozenset("""add am annotate apply archive bisect blame branch bundle cat-file check-attr
+check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick citool clean clone
+column commit commit-graph commit-tree config count-objects credential describe diff diff-files
+diff-index diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg
+for-each-ref format-patch fsck gc get-tar-commit-id grep gui hash-object help init instaweb interpret-trailers
+log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index
+merge-one-file merge-tree mergetool mktag mktree mv notes pack-objects pack-refs prune pull push
+range-diff read-tree rebase reflog remote repack replace request-pull rerere reset restore rev-list
+rev-parse revert rm send-email shortlog show show-branch show-ref sparse-checkout stash status
+submodule switch symbolic-ref tag update-index update-ref var verify-commit verify-pack verify-tag
+whatchanged worktree write-tree lfs""".split())
+
+
+def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    cwd = ctx.cwd
+    i = 1
+    while i < len(args) and args[i][0].startswith("-"):
+        a = args[i][0]
+        if a == "-C" and i + 1 < len(args):
+            where = args[i + 1][0]
+            known = DYN not in where and (cwd is not None or where.startswith("/"))
+            cwd = ctx.path(where, cwd) if known else None
+            i += 1
+        elif a in _GLOBAL_VALUE:
+            i += 1
+        i += 1
+    if i >= len(args):
+        return
+    sub, rest = args[i][0], [a[0] for a in args[i + 1 :]]
+    if sub in ("checkout", "switch"):
+        _checkout(ctx, cwd, rest)
+    elif sub == "merge":
+        _record(ctx, cwd, _positional(rest, _MERGE_VALUE))
+    elif sub == "pull":
+        refspecs = _positional(rest, frozenset({"-s", "-X", "--depth", "-j", "--strategy"}))[1:]
+        _record(ctx, cwd, [r.split(":", 1)[0] for r in refspecs])
+    elif sub == "rebase":
+        _rebase(ctx, cwd, rest)
+    elif sub == "reset" and "--hard" in rest:
+        _record(ctx, cwd, [r for r in _positional(rest, frozenset()) if not _is_commitish(r)])
+    elif sub == "push":
+        _push(ctx, cwd, rest)
+    elif DYN not in sub and sub not in _BUILTINS:
+        _external(ctx, cwd, sub, rest)
+
+
+def _positional(rest: list[str], valued: frozenset[str]) -> list[str]:
+    out, i = [], 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--":
+            out.extend(rest[i + 1 :])
+            break
+        if a.startswith("-") and DYN not in a[:1]:
+            i += 2 if a in valued else 1
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _short(ref: str) -> str:
+    """``refs/heads/x`` / ``origin/x`` / ``refs/remotes/origin/x`` -> ``x``."""
+    for prefix in ("refs/heads/", "refs/remotes/"):
+        if ref.startswith(prefix):
+            ref = ref[len(prefix) :]
+            return ref.split("/", 1)[1] if prefix == "refs/remotes/" and "/" in ref else ref
+    for remote in ("origin/", "upstream/", "github/"):
+        if ref.startswith(remote):
+            return ref[len(remote) :]
+    return ref
+
+
+def _is_commitish(ref: str) -> bool:
+    """A commit named by SHA or relative to HEAD, not a branch."""
+    if ref in ("HEAD", "@") or "~" in ref or "^" in ref or ref.startswith(("HEAD@", "@{")):
+        return True
+    return len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref)
+
+
+def _checkout(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
+    new, target, i = None, None, 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--":
+            break
+        if a in ("-b", "-B", "-c", "-C", "--orphan") and i + 1 < len(rest):
+            new, i = rest[i + 1], i + 2
+            continue
+        if a == "--detach":
+            new = ""
+        elif not a.startswith("-") and target is None:
+            target = a
+        i += 1
+    if new is not None:
+        ctx.branches[cwd] = new or None
+        if new and target and not _is_commitish(target):
+            ctx.merged.setdefault(new, []).extend([_short(target), *ctx.merged.get(_short(target), [])])
+    elif target == "-":
+        ctx.branches[cwd] = None  # the previous branch: unknown here
+    elif target is not None and not target.startswith((".", "/")):
+        ctx.branches[cwd] = target
+
+
+def _record(ctx: Ctx, cwd: str | None, branches: list[str]) -> None:
+    """``branches`` were merged into the branch checked out in ``cwd``."""
+    current = ctx.branch(cwd) or ""
+    into = ctx.merged.setdefault(current, [])
+    for ref in branches:
+        name = _short(ref)
+        if name and name != current and name not in into:
+            into.append(name)
+            into.extend(b for b in ctx.merged.get(name, []) if b not in into and b != current)
+
+
+def _rebase(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
+    for k, a in enumerate(rest):
+        if a in ("-x", "--exec") and k + 1 < len(rest):  # rebase runs these shell commands
+            ctx.run_text(rest[k + 1])
+    if any(a in ("--continue", "--abort", "--skip", "--quit") for a in rest):
+        return
+    positional = _positional(rest, frozenset({"-x", "--exec", "-s", "-X", "--strategy", "--onto"}))
+    if len(positional) > 1:
+        ctx.branches[cwd] = positional[1]
+    _record(ctx, cwd, positional[:1])
+
+
+def _push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
+    flags = {a.split("=", 1)[0] for a in rest if a.startswith("-")}
+    if flags & {"-n", "--dry-run", "-d", "--delete"}:
+        return
+    positional = _positional(rest, _PUSH_VALUE)
+    config = gitrepo.read_config(cwd) or {}
+    current = ctx.branch(cwd)
+    repo_flag = next((a.split("=", 1)[1] for a in rest if a.startswith("--repo=")), None)
+    remote = positional[0] if positional else repo_flag or _default_remote(config, current)
+    refspecs = positional[1:]
+    if not refspecs:
+        if flags & {"--all", "--branches", "--mirror"}:
+            refspecs = [b for b in ctx.merged if b]
+        elif current is not None:
+            upstream = config.get(("branch", current, "merge"), "")
+            mode = config.get(("push", "", "default"), "simple")
+            dest = _short(upstream) if mode in ("upstream", "tracking") and upstream else current
+            refspecs = [f"{current}:{dest}" if dest != current else current]
+        else:
+            refspecs = ["HEAD"]
+    host, repo = _remote_repo(ctx, cwd, remote)
+    for spec in refspecs:
+        for merge in _refspec_merges(ctx, spec.lstrip("+"), current):
+            unknown = merge.undetermined or repo is None
+            ctx.add(merge.replace(repo=repo, host=host, undetermined=unknown))
+
+
+def _refspec_merges(ctx: Ctx, spec: str, current: str | None) -> list[Merge]:
+    src, colon, dst = spec.partition(":")
+    if colon and not src:
+        return []  # ":branch" deletes it
+    source: str | None = current if src in ("HEAD", "@") else (None if _is_commitish(src) else _short(src))
+    if not colon:
+        if source is None or DYN in source:
+            return []  # a branch pushed to its own (unknown) name
+        dst = source
+    if dst.startswith("refs/") and not dst.startswith("refs/heads/"):
+        return []  # tags, refs/for/..., notes
+    dest = _short(dst)
+    if DYN in dest:
+        return [Merge(via="git_push", branch=source if source and DYN not in source else None,
+                      undetermined=True, detail="destination branch computed at run time")]
+    if source is None or DYN in source:
+        return [Merge(via="git_push", push_target=dest, undetermined=True,
+                      detail="pushes a commit the text does not name")]
+    landed = [b for b in ctx.merged.get(source, []) if b != dest]
+    if source != dest:
+        landed.insert(0, source)
+    return [Merge(via="git_push", branch=b, push_target=dest) for b in dict.fromkeys(landed)]
+
+
+def _default_remote(config: dict[tuple[str, str, str], str], current: str | None) -> str:
+    for key in (("branch", current or "", "pushremote"), ("remote", "", "pushdefault"),
+                ("branch", current or "", "remote")):
+        if config.get(key):
+            return config[key]
+    return "origin"
+
+
+def _remote_repo(ctx: Ctx, cwd: str | None, remote: str) -> tuple[str | None, str | None]:
+    if DYN in remote:
+        return None, None
+    url = remote if ("://" in remote or ":" in remote) else gitrepo.remote_url(cwd, remote)
+    parsed = gitrepo.parse_remote_url(url) if url else None
+    return (parsed[0], parsed[1]) if parsed else (None, None)
+
+
+def _external(ctx: Ctx, cwd: str | None, sub: str, rest: list[str]) -> None:
+    """A git alias (expanded) or a third-party ``git-NAME``: a merge-sounding one may merge."""
+    config = gitrepo.read_config(cwd) or {}
+    alias = config.get(("alias", "", sub.lower()))
+    if alias:
+        ctx.run_text(alias[1:] if alias.startswith("!") else "git " + alias + " " + " ".join(rest))
+        return
+    if any(word in sub.lower() for word in _MERGEISH):
+        number = next((r.lstrip("#") for r in rest if r.lstrip("#").isdigit()), None)
+        found = ctx.repo(cwd)
+        ctx.add(Merge(via="git_ext", repo=found[1] if found else None, host=found[0] if found else None,
+                      pr=int(number) if number else None, undetermined=True,
+                      detail=f"git {sub}: a third-party command"))

@@ -1,0 +1,229 @@
+"""Text that becomes a program elsewhere: interpreter one-liners (``python3 -c``), what a pipe or a
+heredoc feeds a shell, files written earlier in the same command, PowerShell hosts, nested agents.
+Commands that only print or search text (``echo``, ``grep``, ``git commit -m``) run nothing.
+"""
+
+from __future__ import annotations
+
+from hook import detect_make
+from hook.model import Merge
+from hook.shell import DYN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hook.detect_run import Arg, Ctx
+    from hook.shell import Command
+
+_CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"),
+               "bun": ("-e", "--eval"), "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",),
+               "osascript": ("-e",), "deno": ("eval",)}
+_AGENTS = frozenset({"codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"})
+_RUNNERS = frozenset({"just", "task", "npm", "yarn", "pnpm", "bun", "rake", "mage"})
+_PROGRAMS = frozenset({"gh", "git", "curl", "wget", "hub", "bash", "sh", "zsh"})
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
+
+
+def other(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    if name in ("echo", "printf", "cat", "tee"):
+        if name in ("echo", "printf") and any("\\x" in a[0] or "\\0" in a[0] for a in args[1:]):
+            ctx.decoder_seen = True  # printf '\x67\x68 ...' spells text out of escapes
+        _record_writes(ctx, name, args, cmd)
+        return
+    family = "python" if name.startswith(("python", "pypy")) else name
+    if family in _CODE_FLAGS:
+        ctx.decoder_seen = True  # its output may be text for a shell
+        _interpreter(ctx, family, args, cmd)
+    elif "claude" in name or name in _AGENTS:
+        if any("merge" in a[0].lower() for a in args[1:]):
+            ctx.add(Merge(via="agent", undetermined=True, detail=f"{name}: a nested agent asked to merge"))
+    elif name in ("make", "gmake"):
+        detect_make.make(ctx, args, cmd)
+    elif name in _RUNNERS:
+        detect_make.runner(ctx, name, args)
+    elif name in ("start-process", "saps", "start"):
+        _start_process(ctx, args, cmd, overlay)
+
+
+def stdin_text(ctx: Ctx, cmd: Command) -> str | None:
+    """What the command reads on stdin, when the text shows it (heredoc, here-string, a pipe from
+    echo/printf/cat, a file written earlier); None when unknown."""
+    for red in cmd.redirects:
+        if red.op in ("<<", "<<-") and red.body is not None:
+            return ctx.expand_one(red.body)
+        if red.op == "<<<" and red.target is not None:
+            return ctx.expand_one(red.target) + "\n"
+        if red.op == "<" and red.target is not None:
+            return ctx.read_file(ctx.expand_one(red.target))
+    if cmd.piped and cmd.pipe_src is not None:
+        return output_of(ctx, cmd.pipe_src)
+    return None
+
+
+def output_of(ctx: Ctx, cmd: Command) -> str | None:
+    """What echo, printf or cat prints; None for any other program."""
+    args = [text for text, _ in ctx.expand(cmd.words)]
+    if not args:
+        return None
+    name = args[0].rsplit("/", 1)[-1]
+    if name == "echo":
+        words = args[1:]
+        while words and words[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            words = words[1:]
+        return " ".join(words) + "\n"
+    if name == "printf" and len(args) > 1:
+        fmt = args[1].replace("\\n", "\n").replace("\\t", "\t")
+        return " ".join(args[2:]) + "\n" if "%" in fmt else fmt
+    if name == "cat":
+        files = [a for a in args[1:] if not a.startswith("-")]
+        if not files:
+            return stdin_text(ctx, cmd)
+        texts = [ctx.read_file(f) for f in files]
+        return None if any(t is None for t in texts) else "".join(t or "" for t in texts)
+    return None
+
+
+def _record_writes(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
+    """``cat > q.json <<EOF``, ``echo ... > f``, ``... | tee f``: later commands may read ``f``."""
+    text = stdin_text(ctx, cmd) if name == "tee" else output_of(ctx, cmd)
+    targets = [ctx.expand_one(r.target) for r in cmd.redirects if r.op in _WRITES and r.target is not None]
+    if name == "tee":
+        targets += [a[0] for a in args[1:] if not a[0].startswith("-")]
+    for target in targets:
+        key = ctx.path(target)
+        if text is None:
+            ctx.files.pop(key, None)
+        else:
+            ctx.files[key] = text
+
+
+def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
+    flags = _CODE_FLAGS[family]
+    for k, (text, _) in enumerate(args[1:], 1):
+        if text in flags and k + 1 < len(args):
+            code(ctx, args[k + 1][0])
+            return
+        if not text.startswith("-"):
+            if text != "-":
+                return  # a script file: opaque, like any program
+            break
+    source = stdin_text(ctx, cmd)
+    if source is not None:
+        code(ctx, source)
+
+
+def code(ctx: Ctx, text: str) -> None:
+    """Heuristics over program text: shell commands in string literals (``os.system("gh pr merge
+    5")``), argv lists (``["gh", "pr", "merge", "5"]``), REST merge URLs with PUT, merge mutations."""
+    from hook.detect import might_merge
+
+    if not might_merge(text):
+        return
+    literals = string_literals(text)
+    for group in literals:
+        if len(group) == 1 and might_merge(group[0]):
+            ctx.run_text(group[0], powershell=False)
+        elif len(group) > 1 and group[0].rsplit("/", 1)[-1] in _PROGRAMS:
+            ctx.run_text(" ".join(_quote(word) for word in group), powershell=False)
+    lowered = text.lower()
+    from hook import detect_api
+
+    for group in literals:
+        for literal in group:
+            if "/pulls/" in literal and "/merge" in literal and "put" in lowered:
+                host, segments = detect_api.split_url(literal)
+                detect_api.rest(ctx, "script", "PUT", host, segments, None)
+    if detect_api.merge_mutations(text):
+        detect_api.graphql(ctx, "script", "POST", text)
+
+
+def string_literals(text: str) -> list[list[str]]:
+    """Quoted strings of program text, grouped when only commas and blanks separate them."""
+    groups: list[list[str]] = []
+    i, n, joined = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if c in "'\"`":
+            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else c
+            j, buf = i + len(quote), []
+            while j < n and not text.startswith(quote, j):
+                if text[j] == "\\" and j + 1 < n:
+                    buf.append({"n": "\n", "t": "\t"}.get(text[j + 1], text[j + 1]))
+                    j += 2
+                    continue
+                buf.append(text[j])
+                j += 1
+            if joined and groups:
+                groups[-1].append("".join(buf))
+            else:
+                groups.append(["".join(buf)])
+            i, joined = j + len(quote), False
+            continue
+        if c == ",":
+            joined = bool(groups)
+        elif c not in " \t\n\r":
+            joined = False
+        i += 1
+    return groups
+
+
+def powershell(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
+    """``pwsh -Command ...``, ``-EncodedCommand BASE64`` (UTF-16LE), or commands on stdin."""
+    i = 1
+    while i < len(args):
+        low = args[i][0].lower()
+        if low.startswith("-") and len(low) > 2 and "-command".startswith(low) or low in ("-c", "/c"):
+            ctx.run_text(" ".join(a[0] for a in args[i + 1 :]), powershell=True)
+            return
+        if low.startswith("-e") and ("-encodedcommand".startswith(low) or low == "-ec"):
+            _encoded(ctx, args[i + 1][0] if i + 1 < len(args) else "")
+            return
+        if low.startswith("-f") and "-file".startswith(low):
+            return
+        if not low.startswith("-"):
+            ctx.run_text(" ".join(a[0] for a in args[i:]), powershell=True)
+            return
+        valued = ("-executionpolicy", "-windowstyle", "-workingdirectory", "-outputformat", "-inputformat")
+        i += 2 if any(v.startswith(low) for v in valued) and len(low) > 2 else 1
+    source = stdin_text(ctx, cmd)
+    if source is not None:
+        ctx.run_text(source, powershell=True)
+
+
+def _encoded(ctx: Ctx, value: str) -> None:
+    import base64
+    import binascii
+
+    try:
+        text = base64.b64decode(value, validate=True).decode("utf-16-le")
+    except (binascii.Error, ValueError):
+        ctx.add(Merge(via="obfuscated", undetermined=True, detail="PowerShell -EncodedCommand not readable"))
+        return
+    ctx.run_text(text, powershell=True)
+
+
+def _start_process(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    """``Start-Process gh -ArgumentList 'pr','merge','5'``."""
+    from hook.detect_dispatch import dispatch
+
+    program, rest, i = None, [], 1
+    while i < len(args):
+        low = args[i][0].lower()
+        if low.startswith("-") and len(low) > 2:
+            if "-filepath".startswith(low) and i + 1 < len(args):
+                program, i = args[i + 1][0], i + 1
+            elif "-argumentlist".startswith(low) and i + 1 < len(args):
+                rest.extend(args[i + 1][0].replace(",", " ").split())
+                i += 1
+        elif program is None:
+            program = args[i][0]
+        else:
+            rest.extend(args[i][0].replace(",", " ").split())
+        i += 1
+    if program is not None:
+        dispatch(ctx, [(program, None), *((word, None) for word in rest)], cmd, overlay)
+
+
+def _quote(word: str) -> str:
+    if word and all(c.isalnum() or c in "-_./:#=@%+," for c in word):
+        return word
+    return "'" + word.replace("'", "'\\''") + "'"

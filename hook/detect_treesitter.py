@@ -1,0 +1,181 @@
+"""The slow path: tree-sitter-bash for what hook/shell.py does not model (``case``, function
+definitions, ``coproc``, unbalanced or foreign text). Imported only then: loading tree-sitter costs
+about twice the interpreter's start-up (design §7).
+
+The tree gives the structure; each word's text is still read by the fast lexer, so quoting means
+the same on both paths. Where tree-sitter binds a heredoc to a whole list (``a && cat <<E``), the
+body goes to the last command before it, which is where bash reads it. The caller treats a tree
+with errors as incomplete and flags merge-looking text undetermined rather than trusting it.
+"""
+
+from __future__ import annotations
+
+from hook.detect_words import Part, Unsupported, Word
+from hook.shell import Command, Event, Redirect, parse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+_SUBSTITUTIONS = ("command_substitution", "process_substitution")
+_NO_META: frozenset[str] = frozenset()
+
+
+def parse_bash(text: str) -> tuple[list[Event], bool]:
+    """``(events, complete)``: complete is False when the tree holds syntax errors."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    tree = parser.parse(text.encode("utf-8", "surrogatepass"))
+    out: list[Event] = []
+    _statement(tree.root_node, out)
+    return out, not tree.root_node.has_error
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _statement(node: Node, out: list[Event]) -> None:
+    kind = node.type
+    if kind == "command":
+        out.append(_command(node, [], out))
+    elif kind == "redirected_statement":
+        _redirected(node, out)
+    elif kind == "variable_assignment":
+        out.append(Command([], [_assignment(node, out)], []))
+    elif kind == "variable_assignments":
+        out.append(Command([], [_assignment(c, out) for c in node.named_children], []))
+    elif kind in ("declaration_command", "unset_command"):
+        words = [Word([Part("l", _text(node.children[0]), False)], _text(node.children[0]))]
+        words += [_word(c, out) for c in node.named_children]
+        out.append(Command(words, [], []))
+    elif kind == "pipeline":
+        previous: Command | None = None
+        for child in node.named_children:
+            before = len(out)
+            _statement(child, out)
+            added = [e for e in out[before:] if isinstance(e, Command)]
+            if previous is not None and added:
+                added[-1].piped, added[-1].pipe_src = True, previous
+            previous = added[-1] if added else None
+    elif kind in ("subshell", *_SUBSTITUTIONS):
+        out.append("(")
+        for child in node.named_children:
+            _statement(child, out)
+        out.append(")")
+    elif kind == "for_statement":
+        variable = node.child_by_field_name("variable")
+        name = _text(variable) if variable is not None else ""
+        out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        for child in node.children_by_field_name("value"):
+            _word(child, out)
+        body = node.child_by_field_name("body")
+        if body is not None:
+            _statement(body, out)
+    elif kind == "case_item":
+        patterns = {c.id for c in node.children_by_field_name("value")}
+        for child in node.named_children:
+            if child.id not in patterns:
+                _statement(child, out)
+    elif kind == "function_definition":
+        body = node.child_by_field_name("body")
+        if body is not None:
+            _statement(body, out)
+    elif kind != "comment":
+        for child in node.named_children:
+            _statement(child, out)
+
+
+def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
+    words: list[Word] = []
+    assigns: list[tuple[str, Word]] = []
+    for child in node.named_children:
+        if child.type == "variable_assignment":
+            assigns.append(_assignment(child, out))
+        elif child.type == "command_name":
+            words.append(_word(child.named_children[0] if child.named_children else child, out))
+        elif child.type.endswith("_redirect"):
+            redirects.append(_redirect(child, out, []))
+        elif child.type != "comment":
+            words.append(_word(child, out))
+    return Command(words, assigns, redirects)
+
+
+def _redirected(node: Node, out: list[Event]) -> None:
+    body = node.child_by_field_name("body")
+    trailing: list[Node] = []
+    redirects = [_redirect(c, out, trailing) for c in node.children_by_field_name("redirect")]
+    if body is not None and body.type == "command":
+        command = _command(body, redirects, out)
+        out.append(command)
+    else:
+        before = len(out)
+        if body is not None:
+            _statement(body, out)
+        added = [e for e in out[before:] if isinstance(e, Command)]
+        if not added:
+            return
+        command = added[-1]
+        command.redirects.extend(redirects)
+    for extra in trailing:  # `cat <<EOF | bash`: tree-sitter keeps `| bash` inside the heredoc node
+        before = len(out)
+        _statement(extra, out)
+        added = [e for e in out[before:] if isinstance(e, Command)]
+        if added and extra.type == "pipeline":
+            added[0].piped, added[0].pipe_src = True, command
+
+
+def _redirect(node: Node, out: list[Event], trailing: list[Node]) -> Redirect:
+    if node.type == "heredoc_redirect":
+        op = "<<-" if any(c.type == "<<-" for c in node.children) else "<<"
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        quoted = start is not None and any(q in _text(start) for q in "'\"\\")
+        red = Redirect(op, None, quoted=quoted)
+        body_node = next((c for c in node.children if c.type == "heredoc_body"), None)
+        body = _text(body_node) if body_node is not None else ""
+        if quoted:
+            red.body = Word([Part("l", body, True)], body)
+        else:
+            red.body = _lex(body_node, body, out, whole_text=True)
+        trailing.extend(c for c in node.named_children
+                        if c.type not in ("heredoc_start", "heredoc_body", "heredoc_end"))
+        return red
+    words = [c for c in node.named_children if c.type != "file_descriptor"]
+    op = next((_text(c) for c in node.children if not c.is_named), ">")
+    return Redirect(op, _word(words[-1], out) if words else None)
+
+
+def _assignment(node: Node, out: list[Event]) -> tuple[str, Word]:
+    name = node.child_by_field_name("name")
+    value = node.child_by_field_name("value")
+    return (_text(name) if name is not None else "",
+            _word(value, out) if value is not None else Word([], ""))
+
+
+def _word(node: Node, out: list[Event]) -> Word:
+    return _lex(node, _text(node), out, whole_text=False)
+
+
+def _lex(node: Node | None, text: str, out: list[Event], *, whole_text: bool) -> Word:
+    """Read a word's text with the fast lexer; if it balks, run the word's substitutions from the
+    tree and treat the word as computed."""
+    reader = parse.__globals__["_Parser"](text, False)
+    events: list[Event] = []
+    try:
+        word: Word = reader.lex_text(events) if whole_text else reader.lex_word(events, _NO_META)
+    except Unsupported:
+        if node is not None:
+            _substitutions(node, out)
+        return Word([Part("d", text, False)], text)
+    out.extend(events)
+    return word
+
+
+def _substitutions(node: Node, out: list[Event]) -> None:
+    if node.type in _SUBSTITUTIONS:
+        _statement(node, out)
+        return
+    for child in node.named_children:
+        _substitutions(child, out)
