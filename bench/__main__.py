@@ -3,8 +3,8 @@
 Each module exposes ``run() -> list[tuple[str, float, float, str]]``: rows of (name, measured, budget,
 note), where measured and budget share a unit (usually a ratio to a baseline the module measured in the
 same run, see `bench.timing`) and a row passes when measured <= budget. A module that fails to run is
-reported as a failed row rather than stopping the others. ``python -m bench hook`` runs only the
-modules whose name contains ``hook``. Exit status 1 if any row is over budget or any module failed.
+reported as a failed row rather than stopping the others. ``python -m bench hook`` runs only
+``bench_hook*`` modules. Exit status 1 if any row is over budget or any module failed.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from bench.timing import Row
 def discover(selector: str | None = None) -> list[str]:
     here = Path(__file__).resolve().parent
     names = sorted(p.stem for p in here.glob("bench_*.py"))
-    return [f"bench.{n}" for n in names if selector is None or selector in n]
+    return [f"bench.{n}" for n in names if selector is None or n.startswith(f"bench_{selector}")]
 
 
 def run_module(name: str) -> list[Row]:

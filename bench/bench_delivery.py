@@ -185,9 +185,9 @@ def run() -> list[Row]:
                 flips = Deliveries(plan, "flip")
                 results = paced(port, flips, rate=RATE, count=count)
                 _check_accepted(results, "measured phase")
-                latencies = _match(results, emulator, plan)
-                _wait(lambda: len(_statuses(emulator, plan.repo)) >= before + count, DRAIN_TIMEOUT)
+                _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)
                 time.sleep(0.5)  # a late duplicate post would land now
+                latencies = _match(results, _statuses(emulator, plan.repo), plan)
                 flip_writes = len(_statuses(emulator, plan.repo)) - before
                 noop_writes = _noop_phase(port, plan, flips.sent, emulator, url)
                 mints = emulator.token_mints(plan.installation)
@@ -210,31 +210,25 @@ def run() -> list[Row]:
     ]
 
 
-def _match(results: list[Sent], emulator: GitHubEmulator, plan: Plan) -> list[float]:
+def _match(results: list[Sent], statuses: list[tuple[float, str, str]], plan: Plan) -> list[float]:
     """Latency (ms) of each flip: from its send to the first status after it, on its PR's head, in the
-    state it asked for; inf when none comes before the drain timeout."""
-    expected = {r.index: ("failure" if (r.index // PRS) % 2 == 0 else "success") for r in results}
-    pending = {r.index for r in results}
-    found: dict[int, float] = {}
-    deadline = time.monotonic() + DRAIN_TIMEOUT
-    while pending and time.monotonic() < deadline:
-        statuses = _statuses(emulator, plan.repo)
-        for r in results:
-            if r.index not in pending:
-                continue
-            sha = samples.head_sha(plan.repo, r.index % PRS + 1)
-            times = [at for at, s_sha, state in statuses if s_sha == sha and state == expected[r.index]
-                     and at >= r.sent]
-            if times:
-                found[r.index] = (min(times) - r.sent) * 1000
-                pending.discard(r.index)
-        time.sleep(0.1)
-    return [found.get(r.index, float("inf")) for r in results]
+    state it asked for; inf when none came (the queue was drained, or the drain timed out, before)."""
+    by_sha: dict[str, list[tuple[float, str]]] = {}
+    for at, sha, state in statuses:
+        by_sha.setdefault(sha, []).append((at, state))
+    latencies = []
+    for r in results:
+        wanted = "failure" if (r.index // PRS) % 2 == 0 else "success"
+        times = [at for at, state in by_sha.get(samples.head_sha(plan.repo, r.index % PRS + 1), [])
+                 if state == wanted and at >= r.sent]
+        latencies.append((min(times) - r.sent) * 1000 if times else float("inf"))
+    return latencies
 
 
 def _noop_phase(port: int, plan: Plan, earlier: list[samples.Delivery], emulator: GitHubEmulator,
                 url: str) -> int:
     """Comments without a command, then exact re-sends of earlier deliveries: both must post nothing."""
+    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)  # nothing of the last phase still to post
     before = len(_statuses(emulator, plan.repo))
     chatter = Deliveries(plan, "noop", offset=PRS * 1000)
     _check_accepted(paced(port, chatter, rate=RATE, count=NOOP_DELIVERIES), "no-op")

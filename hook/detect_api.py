@@ -125,7 +125,7 @@ def split_url(text: str) -> tuple[str | None, list[str]]:
     from hook.gitrepo import normalize_host
 
     host: str | None = None
-    scheme, sep, rest_ = text.partition("://")
+    _, sep, rest_ = text.partition("://")
     if sep:
         hostpart, _, text = rest_.partition("/")
         host = normalize_host(hostpart.rsplit("@", 1)[-1].split(":", 1)[0].lower())
@@ -140,6 +140,8 @@ def split_url(text: str) -> tuple[str | None, list[str]]:
 def rest(ctx: Ctx, via: str, method: str, host: str | None, segments: list[str],
          body: dict[str, str] | None, sha_word: Word | None = None) -> None:
     """A REST request: the merges it performs, if any."""
+    if segments[:1] != ["repos"] and "repos" in segments:  # "$API/repos/...": a computed base URL
+        segments = segments[segments.index("repos") :]
     if len(segments) < 4 or segments[0] != "repos":
         if segments and DYN in segments[0] and segments[-1] == "merge" and _may_be(method, "PUT"):
             ctx.add(Merge(via=via, host=host, undetermined=True, detail="PUT to a computed …/merge URL"))
@@ -161,11 +163,10 @@ def rest(ctx: Ctx, via: str, method: str, host: str | None, segments: list[str],
                       undetermined=pr is None or repo is None or DYN in base,
                       detail="moves a branch; a PR whose head it reaches is marked merged"))
     elif tail == ["merges"] and _may_be(method, "POST"):
-        head = (body or {}).get("head")
-        base = (body or {}).get("base")
-        known = head is not None and base is not None and DYN not in head + base
+        head, base_branch = (body or {}).get("head"), (body or {}).get("base")
+        known = head is not None and base_branch is not None and DYN not in head + base_branch
         ctx.add(Merge(via=via, repo=repo, host=host, branch=head if known else None,
-                      push_target=base if known else None, undetermined=not known or repo is None,
+                      push_target=base_branch if known else None, undetermined=not known or repo is None,
                       detail="merges a branch into a base branch"))
 
 

@@ -67,7 +67,10 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
             break
         args = unwrapped
     handler = _HANDLERS.get(name)
-    if handler is not None:
+    written = ctx.files.get(ctx.path(args[0][0])) if "/" in args[0][0] else None
+    if written is not None:  # `echo 'gh pr merge 5' > x.sh && chmod +x x.sh && ./x.sh`
+        ctx.run_text(written, powershell=False)
+    elif handler is not None:
         handler(ctx, args, cmd, overlay)
     elif name in _DECODERS:
         ctx.decoder_seen = True
@@ -110,7 +113,8 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
             dispatch(ctx, inner, cmd, overlay)
         return None
     if name in ("watch", "ssh", "su", "script"):
-        return _shell_string_wrapper(ctx, name, args)
+        _shell_string_wrapper(ctx, name, args)
+        return None
     if name in ("eval", "iex", "invoke-expression"):
         _run_string(ctx, args[1:], same_shell=True)
         return None
@@ -236,7 +240,6 @@ def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
             if a[0] in ("-c", "--command", "-qc") and i + 1 < len(args):
                 _run_string(ctx, args[i + 1 : i + 2])
                 break
-    return None
 
 
 def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
@@ -262,13 +265,18 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
                 _run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :])
             return
         if not a.startswith(("-", "+")):
-            return  # `bash script.sh`: a script file, opaque like any program
+            written = ctx.files.get(ctx.path(a))  # a script written earlier in this command is read
+            if written is not None:
+                _run_string(ctx, [(written, None)], positional=args[i:])
+            return  # any other script file is opaque, like any program
         i += 1
     if i < len(args) and args[i - 1][0] != "-s":
         return
     text = detect_script.stdin_text(ctx, cmd)
+    if text is None and ctx.decoder_seen and (cmd.piped or cmd.redirects):
+        text = DYN  # `... | base64 -d | sh`: the script is hidden on purpose
     if text is not None:
-        ctx.run_text(text, powershell=False)
+        _run_string(ctx, [(text, None)])
 
 
 def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = None,
@@ -279,14 +287,18 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
         return
     if DYN in text and ctx.decoder_seen:
         ctx.add(Merge(via="obfuscated", undetermined=True, detail="decoded text run by a shell"))
-    if same_shell:
-        ctx.run_text(text, powershell=powershell)
-        return
-    ctx.run(["("])
-    for n, arg in enumerate(positional or []):
-        ctx.vars[str(n)] = arg[0]
+    before = len(ctx.merges)
+    if not same_shell:
+        ctx.run(["("])
+        for n, arg in enumerate(positional or []):
+            ctx.vars[str(n)] = arg[0]
     ctx.run_text(text, powershell=powershell)
-    ctx.run([")"])
+    if not same_shell:
+        ctx.run([")"])
+    if any(decoded.strip() and decoded.strip() in text for decoded in ctx.decoded):
+        # seen through base64 & co.: kept, but whoever hid it gets the undetermined policy too
+        ctx.merges[before:] = [m.replace(undetermined=True, detail=m.detail or "decoded from hidden text")
+                               for m in ctx.merges[before:]]
 
 
 def _cd(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from hook import detect_api, gitrepo
+from hook.detect import GH_BUILTINS
 from hook.model import Merge
 from hook.shell import DYN
 
@@ -19,15 +20,6 @@ if TYPE_CHECKING:
     from hook.detect_run import Arg, Ctx
     from hook.shell import Command
 
-# Built-in commands (and their cobra aliases): gh refuses aliases that shadow these, so any other
-# name is a user alias or an extension, whose effect the text does not show.
-GH_BUILTINS = frozenset({
-    "accessibility", "a11y", "agent-task", "agent-tasks", "agent", "agents", "alias", "api", "attestation",
-    "at", "auth", "browse", "cache", "co", "codespace", "cs", "completion", "config", "copilot", "extension",
-    "extensions", "ext", "gist", "gpg-key", "help", "issue", "label", "org", "pr", "preview", "project",
-    "release", "repo", "ruleset", "rs", "run", "search", "secret", "ssh-key", "status", "variable",
-    "workflow", "version", "licenses", "skill", "skills",
-})
 _MERGE_VALUE_SHORT = "AbFtR"
 _MERGE_VALUE_LONG = frozenset({"--author-email", "--body", "--body-file", "--subject", "--match-head-commit",
                                "--repo"})
@@ -41,7 +33,9 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
         return
     top = rest[i][0]
     if DYN in top:
-        _opaque(ctx, rest[i + 1 :], overlay, "gh_alias", "gh subcommand computed at run time")
+        after = rest[i + 1 :]
+        after = after[1:] if after and after[0][0] == "merge" else after  # gh $(…) merge 5
+        _opaque(ctx, after, overlay, "gh_alias", "gh subcommand computed at run time")
     elif top == "pr":
         _pr(ctx, rest[i + 1 :], overlay)
     elif top == "api":

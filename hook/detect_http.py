@@ -114,7 +114,8 @@ def httpie(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 
 def invoke_rest(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """PowerShell ``Invoke-RestMethod -Method Put -Uri URL -Body ...`` (parameters by prefix)."""
-    method, uri, body = "GET", None, ""
+    method, uri = "GET", None
+    body: str | None = ""
     i = 1
     while i < len(args):
         a = args[i][0]

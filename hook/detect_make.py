@@ -52,7 +52,8 @@ def make(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
         return
     rules, variables, default = parse_makefile(text)
     variables.update(overrides)
-    todo, seen = list(goals or ([default] if default else [])), set()
+    todo = list(goals or ([default] if default else []))
+    seen: set[str] = set()
     while todo and len(seen) < _MAX_RULES_WALKED:
         goal = todo.pop(0)
         if goal in seen:

@@ -43,6 +43,7 @@ class Ctx:
         self.notes: list[str] = []
         self.depth = 0
         self.decoder_seen = False  # base64 -d & co. ran: text handed to a shell may be hidden
+        self.decoded: set[str] = set()  # texts a decoder produced here (seen through, still suspect)
         self.created_pr = False  # `gh pr create` ran: a later selector-less merge targets a new PR
         self._scopes: list[tuple[dict[str, str | None], set[str], str | None, dict[str | None, str | None]]] = []
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
@@ -87,10 +88,10 @@ class Ctx:
                 self.setvar(name, value)
             return
         first = cmd.words[0].parts
-        if self.ps and len(first) == 1 and first[0].kind == "v" and len(cmd.words) > 2:
-            if cmd.words[1].literal() == "=":  # PowerShell: $env:GH_REPO = 'o/r'
-                self.setvar(first[0].text, " ".join(self.expand_one(w) for w in cmd.words[2:]))
-                return
+        ps_assign = self.ps and len(first) == 1 and first[0].kind == "v" and len(cmd.words) > 2
+        if ps_assign and cmd.words[1].literal() == "=":  # PowerShell: $env:GH_REPO = 'o/r'
+            self.setvar(first[0].text, " ".join(self.expand_one(w) for w in cmd.words[2:]))
+            return
         args = self.expand(cmd.words)
         if args:
             detect_dispatch.dispatch(self, args, cmd, overlay)
@@ -189,6 +190,11 @@ class Ctx:
                 value = self._var(part.text)
             elif part.kind == "s" and part.inner is not None and self._is_current_branch(part.inner):
                 value = self.branch() or DYN
+            elif part.kind == "s" and part.inner is not None:
+                from hook.detect_script import substitution_output
+
+                output = substitution_output(self, part.inner)
+                value = DYN if output is None else output
             else:
                 value = DYN
             if part.quoted or value == DYN:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from hook import detect_make
 from hook.model import Merge
-from hook.shell import DYN
+from hook.shell import DYN, Command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect_run import Arg, Ctx
-    from hook.shell import Command
+    from hook.shell import Event
 
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"),
                "bun": ("-e", "--eval"), "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",),
@@ -79,7 +79,42 @@ def output_of(ctx: Ctx, cmd: Command) -> str | None:
             return stdin_text(ctx, cmd)
         texts = [ctx.read_file(f) for f in files]
         return None if any(t is None for t in texts) else "".join(t or "" for t in texts)
+    if name in ("base64", "rev", "xxd"):
+        source = stdin_text(ctx, cmd)
+        decoded = _decode(name, args[1:], source) if source is not None and DYN not in source else None
+        if decoded is not None:
+            ctx.decoded.add(decoded)
+        return decoded
     return None
+
+
+def substitution_output(ctx: Ctx, inner: list[Event]) -> str | None:
+    """What ``$(echo … | base64 -d)`` prints, when it is a pipeline of printing and decoding commands."""
+    commands = [e for e in inner if isinstance(e, Command)]
+    if not commands or any(not c.piped or c.pipe_src is not commands[k] for k, c in enumerate(commands[1:])):
+        return None
+    text = output_of(ctx, commands[-1])
+    return None if text is None else text.rstrip("\n")
+
+
+def _decode(name: str, flags: list[str], text: str) -> str | None:
+    """Undo base64 -d, rev and xxd -r -p on known text: obfuscation seen through."""
+    import binascii
+
+    try:
+        if name == "base64" and any(f in ("-d", "--decode", "-D", "-di", "-id") for f in flags):
+            import base64
+
+            raw = base64.b64decode("".join(text.split()))
+        elif name == "xxd" and "-r" in flags and "-p" in flags:
+            raw = binascii.unhexlify("".join(text.split()))
+        elif name == "rev":
+            return "\n".join(line[::-1] for line in text.split("\n"))
+        else:
+            return None
+        return raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _record_writes(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
@@ -137,7 +172,8 @@ def code(ctx: Ctx, text: str) -> None:
 
 
 def string_literals(text: str) -> list[list[str]]:
-    """Quoted strings of program text, grouped when only commas and blanks separate them."""
+    """Quoted strings of program text, grouped when only commas, blanks and an opening bracket
+    separate them."""
     groups: list[list[str]] = []
     i, n, joined = 0, len(text), False
     while i < n:
@@ -160,7 +196,7 @@ def string_literals(text: str) -> list[list[str]]:
             continue
         if c == ",":
             joined = bool(groups)
-        elif c not in " \t\n\r":
+        elif c not in " \t\n\r[(":  # execFileSync("gh", ["pr", "merge"]) is one argv
             joined = False
         i += 1
     return groups
@@ -171,7 +207,7 @@ def powershell(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
     i = 1
     while i < len(args):
         low = args[i][0].lower()
-        if low.startswith("-") and len(low) > 2 and "-command".startswith(low) or low in ("-c", "/c"):
+        if (low.startswith("-") and len(low) > 2 and "-command".startswith(low)) or low in ("-c", "/c"):
             ctx.run_text(" ".join(a[0] for a in args[i + 1 :]), powershell=True)
             return
         if low.startswith("-e") and ("-encodedcommand".startswith(low) or low == "-ec"):

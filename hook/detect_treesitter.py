@@ -11,14 +11,13 @@ with errors as incomplete and flags merge-looking text undetermined rather than 
 from __future__ import annotations
 
 from hook.detect_words import Part, Unsupported, Word
-from hook.shell import Command, Event, Redirect, parse
+from hook.shell import Command, Event, Redirect, read_word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 
 _SUBSTITUTIONS = ("command_substitution", "process_substitution")
-_NO_META: frozenset[str] = frozenset()
 
 
 def parse_bash(text: str) -> tuple[list[Event], bool]:
@@ -161,10 +160,9 @@ def _word(node: Node, out: list[Event]) -> Word:
 def _lex(node: Node | None, text: str, out: list[Event], *, whole_text: bool) -> Word:
     """Read a word's text with the fast lexer; if it balks, run the word's substitutions from the
     tree and treat the word as computed."""
-    reader = parse.__globals__["_Parser"](text, False)
     events: list[Event] = []
     try:
-        word: Word = reader.lex_text(events) if whole_text else reader.lex_word(events, _NO_META)
+        word = read_word(text, events, whole_text=whole_text)
     except Unsupported:
         if node is not None:
             _substitutions(node, out)

@@ -65,3 +65,37 @@ def _slow_loads(text: str) -> object:
         raise JSONError("JSON nested too deeply") from None
     except ValueError as exc:
         raise JSONError(str(exc)) from None
+
+
+def dumps_flat(record: dict[str, object]) -> str:
+    """One compact, ASCII-only JSON text for a flat record (str, int, bool, None values), without `json`.
+
+    `json.dumps` would import `re` through `json.decoder` (8 ms). Anything not flat goes to `json.dumps`.
+    ASCII with escapes keeps the text valid UTF-8 even for lone surrogates in a command.
+    """
+    try:
+        from _json import encode_basestring_ascii as encode_basestring
+    except ImportError:  # pragma: no cover - CPython always has it
+        return _slow_dumps(record)
+    parts = []
+    for key, value in record.items():
+        if value is None:
+            text = "null"
+        elif value is True:
+            text = "true"
+        elif value is False:
+            text = "false"
+        elif isinstance(value, str):
+            text = encode_basestring(value)
+        elif isinstance(value, int):
+            text = int.__repr__(value)
+        else:
+            return _slow_dumps(record)
+        parts.append(f"{encode_basestring(str(key))}:{text}")
+    return "{" + ",".join(parts) + "}"
+
+
+def _slow_dumps(record: dict[str, object]) -> str:
+    import json
+
+    return json.dumps(record, separators=(",", ":"))

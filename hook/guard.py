@@ -33,10 +33,17 @@ class _GuardError(Exception):
     """A condition the guard reports in one line and then allows (fail open)."""
 
 
+def _say(text: str) -> None:
+    # A closed stderr must not turn a decision into a crash: the exit status is the decision.
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
 def _notice(message: str) -> None:
-    line = " ".join(message.split())
-    sys.stderr.write(f"merge-hold: guard error (allowing): {line}\n")
-    sys.stderr.flush()
+    _say(f"merge-hold: guard error (allowing): {' '.join(message.split())}\n")
 
 
 def config_path(argv: list[str]) -> str | None:
@@ -157,9 +164,7 @@ def judge(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[
             _notice(record_problem)
             return OWN_ERROR
         return ALLOW
-    text = "\n\n".join(dict.fromkeys(j.message for j in blocks))
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    _say("\n\n".join(dict.fromkeys(j.message for j in blocks)) + "\n")
     return BLOCK
 
 

@@ -8,10 +8,9 @@ secrets, because agents paste tokens into commands (``GH_TOKEN=ghp_… gh pr mer
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 MAX_COMMAND_CHARS = 4000
@@ -19,37 +18,67 @@ MAX_COMMAND_CHARS = 4000
 
 MASK = "***"
 
-_SCRUBBERS: list[tuple[re.Pattern[str], str]] = [
+_SECRET_WORDS = ("password", "passwd", "pwd", "token", "secret", "apikey", "api_key", "api-key",
+                 "accesskey", "access_key", "access-key")
+
+# (substrings without which the pattern cannot match, checked on lower-cased text unless the pattern is
+# case-sensitive; the pattern; its replacement). Checking the substrings first means an ordinary
+# `gh pr merge 5` never compiles a pattern, nor imports `re` (8 ms of the guard's budget).
+_SCRUBBERS: list[tuple[tuple[str, ...], bool, str, str]] = [
     # Header values first, so that a token inside one is hidden whole.
-    (re.compile(r"(?i)\b(authorization|proxy-authorization|x-api-key|private-token)(\s*:\s*)[^\r\n'\"]+"),
-     rf"\1\2{MASK}"),
+    (("authorization", "x-api-key", "private-token"), True,
+     r"(?i)\b(authorization|proxy-authorization|x-api-key|private-token)(\s*:\s*)[^\r\n'\"]+", rf"\1\2{MASK}"),
     # scheme://user:password@host -> scheme://***@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@"), rf"\1{MASK}@"),
-    (re.compile(r"(?i)\b(bearer|basic)(\s+)(?!\*\*\*)[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{MASK}"),
-    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{10,}"), rf"\1{MASK}"),
-    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{10,}"), rf"\1{MASK}"),
-    (re.compile(r"\b(xox[abposr]-)[A-Za-z0-9-]+"), rf"\1{MASK}"),
-    (re.compile(r"\b(glpat-)[A-Za-z0-9_-]{10,}"), rf"\1{MASK}"),
+    (("://",), True, r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@", rf"\1{MASK}@"),
+    (("bearer", "basic"), True, r"(?i)\b(bearer|basic)(\s+)(?!\*\*\*)[A-Za-z0-9._~+/=-]{6,}", rf"\1\2{MASK}"),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False, r"\b(gh[pousr]_)[A-Za-z0-9]{10,}", rf"\1{MASK}"),
+    (("github_pat_",), False, r"\b(github_pat_)[A-Za-z0-9_]{10,}", rf"\1{MASK}"),
+    (("xox",), False, r"\b(xox[abposr]-)[A-Za-z0-9-]+", rf"\1{MASK}"),
+    (("glpat-",), False, r"\b(glpat-)[A-Za-z0-9_-]{10,}", rf"\1{MASK}"),
     # key=value and --key value for names that carry secrets (also GH_TOKEN=…, ?token=… in URLs).
-    (re.compile(r"(?i)\b([A-Za-z0-9_-]*(?:password|passwd|pwd|token|secret|api[_-]?key|access[_-]?key))"
-                r"(=|:\s?)(['\"]?)(?!\*\*\*)[^\s&'\"]+"), rf"\1\2\3{MASK}"),
-    (re.compile(r"(?i)(--(?:password|token|secret|api-key)\s+)(['\"]?)(?!\*\*\*)[^\s'\"]+"), rf"\1\2{MASK}"),
+    (_SECRET_WORDS, True,
+     r"(?i)\b([A-Za-z0-9_-]*(?:password|passwd|pwd|token|secret|api[_-]?key|access[_-]?key))"
+     r"(=|:\s?)(['\"]?)(?!\*\*\*)[^\s&'\"]+", rf"\1\2\3{MASK}"),
+    (_SECRET_WORDS, True, r"(?i)(--(?:password|token|secret|api-key)\s+)(['\"]?)(?!\*\*\*)[^\s'\"]+",
+     rf"\1\2{MASK}"),
     # curl -u user:password / --user=user:password
-    (re.compile(r"((?:^|\s)(?:-u|--user)(?:\s+|=))(['\"]?)(?!\*\*\*)[^\s:'\"]+:[^\s'\"]+"), rf"\1\2{MASK}"),
+    (("-u",), False, r"((?:^|\s)(?:-u|--user)(?:\s+|=))(['\"]?)(?!\*\*\*)[^\s:'\"]+:[^\s'\"]+", rf"\1\2{MASK}"),
 ]
+_compiled: dict[str, re.Pattern[str]] = {}
 
 
 def scrub(text: str) -> str:
     """``text`` with anything that looks like a credential replaced by ``***``."""
-    for pattern, replacement in _SCRUBBERS:
+    lowered = text.lower()
+    for triggers, folded, source, replacement in _SCRUBBERS:
+        haystack = lowered if folded else text
+        if not any(t in haystack for t in triggers):
+            continue
+        pattern = _compiled.get(source)
+        if pattern is None:
+            import re
+
+            pattern = _compiled[source] = re.compile(source)
         text = pattern.sub(replacement, text)
+        lowered = text.lower()
     return text
 
 
-def digest(text: str) -> str:
-    import hashlib
+def _sha256_hex(data: bytes) -> str:
+    # The C builtin behind hashlib's fallback: `hashlib` itself loads OpenSSL (3 ms) for one digest.
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found, unused-ignore]  # Python 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256  # type: ignore[import-not-found, no-redef, unused-ignore]
+        except ImportError:
+            from hashlib import sha256
+    hexdigest: str = sha256(data).hexdigest()
+    return hexdigest
 
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+def digest(text: str) -> str:
+    return "sha256:" + _sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
 def command_text(tool_name: str, tool_input: object) -> str:
@@ -105,16 +134,17 @@ def append(path: str, records: list[dict[str, Any]]) -> None:
     """Append ``records`` as JSON lines in one ``write`` (O_APPEND), so concurrent guards do not interleave."""
     if not records:
         return
-    import json
     import os
 
-    data = "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in records)
+    from hook.fastjson import dumps_flat
+
+    data = "".join(dumps_flat(r) + "\n" for r in records)
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # commands are private
     try:
-        os.write(fd, data.encode("utf-8", "surrogatepass"))
+        os.write(fd, data.encode("ascii"))
     finally:
         os.close(fd)
 

@@ -165,8 +165,11 @@ class Connection:
         import _socket
 
         error: Exception = RedisError(f"cannot resolve {url.host}")
+        # A str host goes through the IDNA codec, which imports `re` and `unicodedata` (7 ms); an ASCII
+        # name or address needs no IDNA.
+        host: str | bytes = url.host.encode("ascii") if url.host.isascii() else url.host
         for family, kind, proto, _name, address in _socket.getaddrinfo(
-            url.host, url.port, 0, _socket.SOCK_STREAM
+            host, url.port, 0, _socket.SOCK_STREAM
         ):
             sock = _socket.socket(family, kind, proto)
             try:

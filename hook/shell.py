@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from hook.detect_words import DYN, NAME_CHARS, NAME_START, Part, Unsupported, Word, WordLexer
 
-__all__ = ["DYN", "Command", "Event", "Part", "Redirect", "Unsupported", "Word", "parse"]
+__all__ = ["DYN", "Command", "Event", "Part", "Redirect", "Unsupported", "Word", "parse", "read_word"]
 
 _META = frozenset(" \t\n;&|()<>")
 _PS_META = frozenset(" \t\n;&|(){}<>")
@@ -48,6 +48,13 @@ Event = Command | str
 
 def parse(text: str, *, powershell: bool = False) -> list[Event]:
     return _Parser(text, powershell).parse()
+
+
+def read_word(text: str, out: list[Event], *, whole_text: bool = False) -> Word:
+    """One word's text (or, with ``whole_text``, a heredoc body) read by the lexer; substitutions'
+    commands are appended to ``out``. The tree-sitter path uses it so quoting reads the same."""
+    reader = _Parser(text, False)
+    return reader.lex_text(out) if whole_text else reader.lex_word(out, frozenset())
 
 
 class _Parser(WordLexer):

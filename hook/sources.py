@@ -115,6 +115,7 @@ class RedisSource(VerdictSource):
     def __init__(self, url: str, *, timeout_s: float) -> None:
         from hook.resp import connect
 
+        self.budget_ms = round(timeout_s * 1000)
         self.connection: Connection = connect(url, timeout_s=timeout_s)
 
     def _run(self, commands: list[list[str | bytes | int]]) -> list[object]:
@@ -122,7 +123,9 @@ class RedisSource(VerdictSource):
 
         try:
             replies = self.connection.pipeline(commands)
-        except (OSError, RedisError) as exc:  # TimeoutError is an OSError
+        except TimeoutError:
+            raise Unreachable(f"Redis did not answer within the {self.budget_ms} ms time budget") from None
+        except (OSError, RedisError) as exc:
             raise Unreachable(f"Redis: {exc}") from None
         for reply in replies:
             if isinstance(reply, ReplyError):
@@ -229,6 +232,9 @@ class HttpSource(VerdictSource):
             response = self._conn.getresponse()
             sock.settimeout(self._left())
             payload = response.read()
+        except TimeoutError:
+            self.close()
+            raise Unreachable("the verdict API did not answer within the time budget") from None
         except (OSError, http.client.HTTPException) as exc:
             self.close()
             raise Unreachable(f"verdict API: {exc or type(exc).__name__}") from None

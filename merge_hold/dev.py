@@ -214,7 +214,7 @@ def _wait_ready(url: str, children: list[Child], stop: threading.Event) -> None:
         raise DevError(f"the web app did not answer {url}/healthz within {READY_TIMEOUT:.0f} s")
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="merge-hold dev",
         description="Run merge-hold on this machine: an embedded Redis (unless REDIS_URL is set), the web "
@@ -277,7 +277,7 @@ def banner(url: str, token: str, redis_note: str, github: str, folder: Path) -> 
 
 
 def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     from merge_hold.settings import SettingsError, from_env
 
     try:

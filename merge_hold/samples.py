@@ -131,6 +131,9 @@ def pull_request(
                  "user": user(owner), "repo": full_repo},
         "_links": {"self": {"href": url}, "html": {"href": f"{WEB}/{repo}/pull/{number}"},
                    "issue": {"href": issue_url}, "comments": {"href": f"{issue_url}/comments"},
+                   "review_comments": {"href": f"{url}/comments"},
+                   "review_comment": {"href": f"{API}/repos/{repo}/pulls/comments{{/number}}"},
+                   "commits": {"href": f"{url}/commits"},
                    "statuses": {"href": f"{API}/repos/{repo}/statuses/{sha}"}},
         "author_association": "MEMBER", "auto_merge": None, "active_lock_reason": None, "merged": False,
         "mergeable": None, "rebaseable": None, "mergeable_state": "unknown", "merged_by": None,
@@ -166,9 +169,7 @@ def issue_comment_event(
         "html_url": f"{WEB}/{repo}/pull/{number}#issuecomment-{comment_id}", "issue_url": issue_url,
         "id": comment_id, "node_id": _node("IC", comment_id), "user": user(commenter),
         "created_at": iso(at), "updated_at": iso(at), "author_association": association, "body": body,
-        "reactions": {"url": f"{API}/repos/{repo}/issues/comments/{comment_id}/reactions", "total_count": 0,
-                      "+1": 0, "-1": 0, "laugh": 0, "hooray": 0, "confused": 0, "heart": 0, "rocket": 0,
-                      "eyes": 0},
+        "reactions": _reactions(f"{API}/repos/{repo}/issues/comments/{comment_id}/reactions"),
         "performed_via_github_app": None,
     }
     issue = {
@@ -178,7 +179,7 @@ def issue_comment_event(
         "title": pr["title"], "user": pr["user"], "labels": [], "state": "open", "locked": False,
         "assignee": None, "assignees": [], "milestone": None, "comments": 1, "created_at": pr["created_at"],
         "updated_at": iso(at), "closed_at": None, "author_association": "MEMBER", "active_lock_reason": None,
-        "draft": False, "body": pr["body"],
+        "draft": False, "body": pr["body"], "reactions": _reactions(f"{issue_url}/reactions"),
         "pull_request": {"url": pr["url"], "html_url": pr["html_url"], "diff_url": pr["diff_url"],
                          "patch_url": pr["patch_url"], "merged_at": None},
     }
@@ -187,6 +188,11 @@ def issue_comment_event(
         "organization": _organization(repo), "sender": user(commenter),
         "installation": installation(installation_id),
     }
+
+
+def _reactions(url: str) -> dict[str, Any]:
+    return {"url": url, "total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "hooray": 0, "confused": 0, "heart": 0,
+            "rocket": 0, "eyes": 0}
 
 
 def _organization(repo: str) -> dict[str, Any]:

@@ -52,7 +52,7 @@ class Result:
         return self.posted is None or self.status == (self.verdict.get("state"), self.verdict.get("description"))
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="merge-hold simulate",
         description="Post signed sample GitHub webhooks to a running merge-hold (by default the one "
@@ -200,7 +200,7 @@ def wait_for(read: Reader, repo: str, number: int, wanted: Callable[[Result], bo
 
 
 def main(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     if args.repo.count("/") != 1 or args.pr < 1:
         print("merge-hold simulate: --repo must be owner/repo and --pr a positive number", file=sys.stderr)
         return 64

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -107,7 +107,7 @@ def manage(redis: Redis, repo: str, prs: dict[int, str] | None = None, *, instal
         facts = Facts(at=datetime(2026, 1, 5, 10, tzinfo=UTC), head_sha=f"{number:040x}",
                       head_ref=f"topic-{number}", head_repo=repo, base=base, author="octocat")
         redis.set(keys.pr_state(repo, number),
-                  json.dumps(record_facts(PullState(repo=repo, number=number), facts).to_dict()))
+                  json.dumps(replace(record_facts(PullState(repo=repo, number=number), facts), synced=True).to_dict()))
         redis.sadd(keys.open_prs(repo), number)
 
 

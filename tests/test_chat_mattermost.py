@@ -13,7 +13,7 @@ from flask import Flask
 from redis import Redis
 
 from core import keys
-from tests.chat_support import MATTERMOST_TOKEN, dry_runtime, drain, manage, response_catcher
+from tests.chat_support import MATTERMOST_TOKEN, drain, dry_runtime, manage, response_catcher
 from tests.webapp_support import FIXTURES, make_app
 
 FORM = "application/x-www-form-urlencoded"

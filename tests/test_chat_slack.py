@@ -18,8 +18,8 @@ from core import keys
 from tests.chat_support import (
     SLACK_SECRET,
     TEAM,
-    dry_runtime,
     drain,
+    dry_runtime,
     manage,
     response_catcher,
     slack_body,
@@ -44,8 +44,9 @@ def queued(redis: Redis) -> int:
     return int(redis.llen("rq:queue:merge-hold-test"))
 
 
-def room_keys(redis: Redis) -> list[bytes]:
-    return [k for k in redis.keys("mh:*") if k.endswith((b":rooms", b":orgrooms", b":exempt"))]
+def room_keys(redis: Redis) -> list[str]:
+    names = [k.decode() if isinstance(k, bytes) else str(k) for k in redis.keys("mh:*")]
+    return [k for k in names if k.endswith((":rooms", ":orgrooms", ":exempt"))]
 
 
 # --- the signature --------------------------------------------------------------------------------
@@ -238,7 +239,8 @@ def test_hold_and_lift_from_slack_reach_the_channel_and_the_statuses(redis_clien
         assert redis_client.hlen(keys.room_holds("acme/widgets")) == 0
         latest = [json.loads(s) for s in redis_client.lrange(keys.DRY_RUN_STATUSES, 0, 2)]
         assert {s["state"] for s in latest} == {"success"}
-    events = [e[1][b"event"] for e in redis_client.xrange(keys.AUDIT)]
+    entries: list[tuple[bytes, dict[bytes, bytes]]] = redis_client.xrange(keys.AUDIT)  # type: ignore[assignment]
+    events = [fields[b"event"] for _, fields in entries]
     assert b"room.held" in events and b"room.lifted" in events
 
 

@@ -290,3 +290,18 @@ def test_every_example_is_accepted_and_processed(svc: Service, event: str, name:
     answer = svc.deliver(event, payload)
     assert answer.status_code in (200, 202), answer.get_data(as_text=True)
     svc.drain()
+
+
+def test_timed_hold_expires_on_time_through_rqs_scheduler(svc: Service, github_emulator: GitHubEmulator) -> None:
+    import time
+    from datetime import UTC, datetime
+
+    from rq import SimpleWorker
+
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    svc.deliver("issue_comment", comment("/hold for 2s brief pause", at=now))
+    svc.drain()
+    assert status(github_emulator) == ("failure", "Held by @alice: brief pause")
+    time.sleep(3)
+    SimpleWorker([svc.rt.queue], connection=svc.redis).work(burst=True, with_scheduler=True)
+    assert status(github_emulator) == ("success", "No holds")

@@ -226,19 +226,19 @@ def _kill_between_writes(github_emulator: GitHubEmulator, redis: Redis, after: i
 
 def test_a_killed_work_horse_is_retried_and_resumes_without_reposting(
         github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> None:
-    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=200.0)  # 0.3 s apart
-    seed_repo(github_emulator, redis_client, REPO, 20)
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=300.0)  # 0.2 s apart
+    seed_repo(github_emulator, redis_client, REPO, 14)
     hold(redis_client)
     request_fanout(svc.rt, REPO)
     worker = _worker(svc)
     try:
-        killed = _kill_between_writes(github_emulator, redis_client, 8, 0.3)
+        killed = _kill_between_writes(github_emulator, redis_client, 6, 0.2)
         assert worker.wait(timeout=60) == 0
     finally:
         worker.kill()
     assert int(redis_client.hget(keys.fanout(REPO), "pid") or 0) != killed  # a new horse took over
-    assert sorted(posted_numbers(github_emulator)) == list(range(1, 21))  # each exactly once
-    assert all((latest(github_emulator, REPO, n) or {}).get("description") == HELD for n in range(1, 21))
+    assert sorted(posted_numbers(github_emulator)) == list(range(1, 15))  # each exactly once
+    assert all((latest(github_emulator, REPO, n) or {}).get("description") == HELD for n in range(1, 15))
     assert list_calls(github_emulator) == 1  # the resumed run did not list again
     assert svc.rt.queue.failed_job_registry.count == 0
     assert Progress.read(redis_client, REPO).done == 1
@@ -246,13 +246,13 @@ def test_a_killed_work_horse_is_retried_and_resumes_without_reposting(
 
 def test_a_dead_worker_is_resumed_by_rqs_abandoned_job_cleanup(
         github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> None:
-    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=200.0)
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=300.0)
     seed_repo(github_emulator, redis_client, REPO, 12)
     hold(redis_client)
     request_fanout(svc.rt, REPO)
     worker = _worker(svc)
     try:
-        _kill_between_writes(github_emulator, redis_client, 4, 0.3)
+        _kill_between_writes(github_emulator, redis_client, 4, 0.2)
         worker.kill()  # the worker itself dies too: nobody is left to notice the horse's death
         worker.wait(timeout=10)
     finally:

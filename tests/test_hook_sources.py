@@ -244,7 +244,7 @@ class RecordingHandler(BaseHTTPRequestHandler):
 @pytest.fixture()
 def recorder() -> Iterator[Recorder]:
     server = Recorder({})
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield server
     server.shutdown()
@@ -323,3 +323,72 @@ def test_open_source_rows(tmp_path: Path) -> None:
     token.write_text("two\nlines\n")
     with pytest.raises(SpecError):
         open_source(Spec(path="s", verdict_source="https://mh", token_file=str(token)))
+
+
+# -- rediss:// -------------------------------------------------------------------------------------
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "merge-hold test redis")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(hours=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "redis.crt", directory / "redis.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_rediss_with_a_private_ca(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("no redis-server on PATH")
+    cert, key = _self_signed(tmp_path)
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", "0", "--tls-port", str(port), "--tls-cert-file", str(cert), "--tls-key-file", str(key),
+         "--tls-ca-cert-file", str(cert), "--tls-auth-clients", "no", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={cert}"
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            if process.poll() is not None:
+                error = process.stderr.read().decode()[:200] if process.stderr else ""
+                pytest.skip(f"redis-server without TLS: {error}")
+            try:
+                with connect(url, timeout_s=1) as conn:
+                    assert conn.call("SET", keys.managed(REPO), "1") == b"OK"
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        source = RedisSource(url, timeout_s=2)
+        (answer,), _ = source.lookup([PrQuery(REPO, 1)], [])
+        source.close()
+        assert answer.managed and answer.record is None
+        untrusted = RedisSource(f"rediss://127.0.0.1:{port}/0", timeout_s=2)  # system CAs: refused
+        with pytest.raises(Unreachable, match="CERTIFICATE_VERIFY_FAILED"):
+            untrusted.lookup([PrQuery(REPO, 1)], [])
+    finally:
+        process.terminate()
+        process.wait(5)

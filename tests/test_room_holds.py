@@ -45,7 +45,8 @@ def scopes(redis: Redis, key: str) -> list[tuple[str, str]]:
 
 
 def audit_events(redis: Redis) -> list[tuple[str, dict[str, Any]]]:
-    return [(e[b"event"].decode(), json.loads(e[b"data"])) for _, e in redis.xrange(keys.AUDIT)]
+    entries: list[tuple[bytes, dict[bytes, bytes]]] = redis.xrange(keys.AUDIT)  # type: ignore[assignment]
+    return [(e[b"event"].decode(), json.loads(e[b"data"])) for _, e in entries]
 
 
 @pytest.mark.parametrize(("placed", "lift", "lifted", "left"), [

@@ -170,8 +170,8 @@ def needs_write(rt: Runtime, repo: str, number: int, now: datetime) -> bool:
     slot only when it will write. Mirrors `publish`; any doubt answers yes (a slot too many is safe,
     an unpaced write is not)."""
     state = store.load_pull(rt.redis, repo, number)
-    if state.facts is None:
-        return True
+    if state.facts is None or not state.synced:
+        return True  # `publish` reads the PR's history first: the verdict may differ from ours
     if not state.facts.open:
         return False
     config, config_error = repo_config(store.load_repo(rt.redis, repo))

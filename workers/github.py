@@ -194,10 +194,16 @@ class AppGateway:
         return repos
 
     def list_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
-        return list(self._paginate(repo, f"/repos/{repo}/issues/{number}/comments", {}))
+        try:
+            return list(self._paginate(repo, f"/repos/{repo}/issues/{number}/comments", {}))
+        except NotFound:
+            return []
 
     def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
-        return list(self._paginate(repo, f"/repos/{repo}/pulls/{number}/reviews", {}))
+        try:
+            return list(self._paginate(repo, f"/repos/{repo}/pulls/{number}/reviews", {}))
+        except NotFound:
+            return []
 
     def app_slug(self) -> str | None:
         slug: str | None = self._integration.get_app().slug

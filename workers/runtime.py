@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from github import GithubException
 from redis import Redis
 from rq import Queue
 
@@ -31,8 +32,13 @@ class Runtime:
             return self.settings.bot_login
         cached = self.redis.get(APP_SLUG_KEY)
         if cached is None:
-            slug = self.github.app_slug() or ""
-            self.redis.set(APP_SLUG_KEY, slug, ex=86400)
+            try:
+                slug = self.github.app_slug() or ""
+                ttl = 86400
+            except GithubException:
+                # Unknown for now (GET /app refused): nothing is taken for ours; asked again later.
+                slug, ttl = "", 300
+            self.redis.set(APP_SLUG_KEY, slug, ex=ttl)
         else:
             slug = cached.decode() if isinstance(cached, bytes) else str(cached)
         return f"{slug}[bot]" if slug else None

@@ -1,0 +1,85 @@
+"""``merge-hold hook explain``: what the guard would see in a tool call, without reading any verdict.
+
+Reads the same PreToolUse JSON as ``hook-guard`` on stdin and prints
+``{"merges": [{"via", "repo", "pr", "branch"}], "undetermined": bool}``; ``--verbose`` adds every
+field of each merge and the detector's notes. Exit 0 on success, 1 on unreadable input, 64 on a bad
+option: never 2, which Claude Code reads as "block".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from hook.model import Detection
+
+USAGE = """usage: merge-hold hook explain [--verbose] < TOOL_CALL_JSON
+
+Print the pull-request merges a Claude Code tool call would perform, as the agent guard detects
+them, without reading any verdict. Input: the PreToolUse JSON (tool_name, tool_input, cwd, ...).
+
+  -v, --verbose  also print push_target, host, undetermined and detail per merge, and notes
+  -h, --help     show this help
+"""
+
+
+class InputError(ValueError):
+    """The stdin payload is not a PreToolUse tool call."""
+
+
+def main(argv: list[str]) -> int:
+    verbose = False
+    for arg in argv:
+        if arg in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            return 0
+        if arg in ("-v", "--verbose"):
+            verbose = True
+        else:
+            sys.stderr.write(f"merge-hold hook explain: unknown option {arg!r}\n\n{USAGE}")
+            return 64
+    try:
+        detection = explain(sys.stdin.read(), os.environ)
+    except InputError as exc:
+        sys.stderr.write(f"merge-hold hook explain: {exc}\n")
+        return 1
+    sys.stdout.write(json.dumps(render(detection, verbose=verbose)) + "\n")
+    return 0
+
+
+def explain(raw: str, env: Mapping[str, str]) -> Detection:
+    """Detection for one PreToolUse payload (the guard's own reading of it)."""
+    try:
+        payload = json.loads(raw)
+    except ValueError as exc:
+        raise InputError(f"stdin is not JSON ({exc.__class__.__name__}: {str(exc).splitlines()[0]})") from None
+    if not isinstance(payload, dict):
+        raise InputError("stdin JSON is not an object")
+    tool_name = payload.get("tool_name")
+    tool_input = payload.get("tool_input", {})
+    if not isinstance(tool_name, str) or not tool_name:
+        raise InputError("stdin JSON has no tool_name string")
+    if not isinstance(tool_input, dict):
+        raise InputError("tool_input is not an object")
+    cwd = payload.get("cwd")
+    from hook.detect import detect
+
+    return detect(tool_name, tool_input, cwd=cwd if isinstance(cwd, str) and cwd else None, env=env)
+
+
+def render(detection: Detection, *, verbose: bool = False) -> dict[str, Any]:
+    out = detection.to_json()
+    if verbose:
+        out["merges"] = [
+            {**m.to_json(), "push_target": m.push_target, "host": m.host, "undetermined": m.undetermined,
+             "detail": m.detail}
+            for m in detection.merges
+        ]
+        out["notes"] = list(detection.notes)
+    return out

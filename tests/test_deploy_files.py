@@ -1,0 +1,204 @@
+"""The deploy files parse, agree with each other and with the code, and carry no secrets."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from app.webhooks import RELEVANT_ACTIONS
+from merge_hold.settings import FIELDS
+
+DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+
+MANIFEST_KEYS = {
+    "name", "url", "hook_attributes", "redirect_url", "callback_urls", "setup_url", "description", "public",
+    "default_events", "default_permissions", "request_oauth_on_install", "setup_on_update",
+}
+"""The parameters GitHub documents for an App manifest ("Registering a GitHub App from a manifest")."""
+
+PERMISSIONS = {
+    "statuses": "write",  # post the merge-hold status
+    "pull_requests": "read",  # PR heads, bases, labels, reviews
+    "issues": "read",  # PR comments (they are issue comments)
+    "contents": "read",  # .github/merge-hold.yml
+    "metadata": "read",  # mandatory for every App
+    "merge_queues": "read",  # GitHub: needed to subscribe to `merge_group`
+}
+EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status"}
+AUTOMATIC_EVENTS = {"installation", "installation_repositories"}
+"""GitHub sends these to every App; they cannot be subscribed to, so the manifest does not list them."""
+
+SECRET_NAME = re.compile(r"SECRET|PRIVATE_KEY$|TOKEN$|PASSWORD", re.IGNORECASE)
+
+
+def secret_literals(env: dict[str, Any]) -> list[str]:
+    """Names of secret-looking variables given a literal value rather than a `${...}` from outside."""
+    found = []
+    for name, value in env.items():
+        text = "" if value is None else str(value)
+        if SECRET_NAME.search(name) and text and not re.fullmatch(r"\$\{[^}]+\}", text):
+            found.append(name)
+    return found
+
+
+@pytest.mark.parametrize(("env", "flagged"), [
+    ({"GITHUB_WEBHOOK_SECRET": "${GITHUB_WEBHOOK_SECRET:?set it}"}, []),
+    ({"GITHUB_WEBHOOK_SECRET": "hunter2"}, ["GITHUB_WEBHOOK_SECRET"]),
+    ({"GITHUB_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----"}, ["GITHUB_PRIVATE_KEY"]),
+    ({"MATTERMOST_TOKEN": "abc ${X}"}, ["MATTERMOST_TOKEN"]),  # a literal with an interpolation inside
+    ({"GITHUB_PRIVATE_KEY_PATH": "/run/key.pem", "GITHUB_APP_ID": "1"}, []),  # a path and an id are not secrets
+    ({"MERGE_HOLD_SECRET_KEY": ""}, []),
+])
+def test_secret_literal_detection(env: dict[str, Any], flagged: list[str]) -> None:
+    assert secret_literals(env) == flagged
+
+
+def _stages(dockerfile: str) -> dict[str, str]:
+    """Stage name -> its text."""
+    parts = re.split(r"^FROM\s+\S+\s+AS\s+(\S+)\s*$", dockerfile, flags=re.MULTILINE | re.IGNORECASE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _cmd(stage: str) -> list[str]:
+    match = re.search(r"^CMD\s+(\[.*?\])\s*$", stage.replace("\\\n", " "), flags=re.MULTILINE | re.DOTALL)
+    assert match, "stage has no exec-form CMD"
+    command: list[str] = json.loads(match.group(1))
+    return command
+
+
+def test_dockerfile_has_web_and_worker_targets_of_one_base() -> None:
+    text = (DEPLOY / "Dockerfile").read_text()
+    stages = _stages(text)
+    assert set(stages) == {"base", "web", "worker"}
+    assert re.findall(r"^FROM\s+(\S+)\s+AS\s+(web|worker)", text, flags=re.MULTILINE) == [
+        ("base", "worker"), ("base", "web")]
+    web, worker = _cmd(stages["web"]), _cmd(stages["worker"])
+    assert web[0] == "gunicorn" and web[-1] == "app:create_app()"
+    assert web[web.index("--workers") + 1] == "2"
+    assert worker == ["merge-hold", "worker"]
+    assert re.search(r"^USER\s+10001\s*$", stages["base"], flags=re.MULTILINE), "runs as a non-root user"
+    assert not re.search(r"^ENV\s+.*(SECRET|PRIVATE_KEY=|WEBHOOK)", text, flags=re.MULTILINE)
+    # Only package directories are copied: never .merge-hold/ (dev secrets) or a whole checkout.
+    copied = re.findall(r"^COPY\s+(.+?)\s+\S+\s*$", text, flags=re.MULTILINE)
+    assert not any(src.strip() == "." or ".merge-hold" in src for src in copied)
+
+
+def test_dockerignore_keeps_local_state_out() -> None:
+    lines = set((DEPLOY / "Dockerfile.dockerignore").read_text().split())
+    assert {".merge-hold", ".venv", ".git"} <= lines
+
+
+def _compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((DEPLOY / "compose.yml").read_text())
+    return data
+
+
+def test_compose_runs_redis_web_and_worker_from_one_dockerfile() -> None:
+    services = _compose()["services"]
+    assert set(services) == {"redis", "web", "worker"}
+    for name in ("web", "worker"):
+        build = services[name]["build"]
+        assert (build["dockerfile"], build["target"]) == ("deploy/Dockerfile", name)
+        assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == (DEPLOY / "Dockerfile").resolve()
+        env = services[name]["environment"]
+        assert env["REDIS_URL"].startswith("redis://redis:")
+        assert set(env) <= set(FIELDS), f"{name}: variables the settings would reject"
+        assert secret_literals(env) == []
+        assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert services["web"]["ports"] == ["127.0.0.1:8000:8000"]
+
+
+def _k8s() -> list[dict[str, Any]]:
+    docs = []
+    for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
+        docs += [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+    return docs
+
+
+def _one(kind: str, name: str) -> dict[str, Any]:
+    found = [d for d in _k8s() if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(found) == 1, f"{kind}/{name}"
+    return found[0]
+
+
+def _container(deployment: dict[str, Any]) -> dict[str, Any]:
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1
+    container: dict[str, Any] = containers[0]
+    return container
+
+
+def test_k8s_objects_and_no_secret_in_files() -> None:
+    kinds = sorted((d["kind"], d["metadata"]["name"]) for d in _k8s())
+    assert kinds == [("ConfigMap", "merge-hold"), ("Deployment", "merge-hold-web"),
+                     ("Deployment", "merge-hold-worker"), ("Service", "merge-hold-web")]
+    config = _one("ConfigMap", "merge-hold")["data"]
+    assert set(config) <= set(FIELDS)
+    assert not any(SECRET_NAME.search(name) for name in config), "secrets belong in the Secret, not here"
+
+
+@pytest.mark.parametrize(("name", "command"), [
+    ("merge-hold-web", "gunicorn"),
+    ("merge-hold-worker", "merge-hold"),
+])
+def test_k8s_deployments_share_the_image_and_the_secret(name: str, command: str) -> None:
+    deployment = _one("Deployment", name)
+    spec = deployment["spec"]
+    assert spec["selector"]["matchLabels"].items() <= spec["template"]["metadata"]["labels"].items()
+    container = _container(deployment)
+    assert container["image"] == _container(_one("Deployment", "merge-hold-web"))["image"]
+    assert container["command"][0] == command
+    refs = {(k, v["name"]) for ref in container["envFrom"] for k, v in ref.items()}
+    assert refs == {("configMapRef", "merge-hold"), ("secretRef", "merge-hold")}
+    assert "env" not in container, "no literal values: everything comes from the ConfigMap or the Secret"
+    assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
+
+
+def test_k8s_web_probes_and_service_match_the_app() -> None:
+    web = _container(_one("Deployment", "merge-hold-web"))
+    assert web["command"][-1] == "app:create_app()"
+    assert web["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert web["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    port_names = {p["name"] for p in web["ports"]}
+    service = _one("Service", "merge-hold-web")["spec"]
+    assert service["selector"] == _one("Deployment", "merge-hold-web")["spec"]["selector"]["matchLabels"]
+    assert {p["targetPort"] for p in service["ports"]} <= port_names
+    worker = _container(_one("Deployment", "merge-hold-worker"))
+    assert worker["command"] == ["merge-hold", "worker"]
+
+
+def test_k8s_notes_redis_sentinel_for_high_availability() -> None:
+    text = (DEPLOY / "k8s" / "config.yaml").read_text()
+    assert "Sentinel" in text and "Cluster" in text
+
+
+def _manifest() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((DEPLOY / "github-app-manifest.json").read_text())
+    return data
+
+
+def test_app_manifest_uses_only_documented_parameters() -> None:
+    manifest = _manifest()
+    assert set(manifest) <= MANIFEST_KEYS
+    assert manifest["public"] is False
+    assert manifest["hook_attributes"]["url"].endswith("/webhooks/github")
+    assert manifest["hook_attributes"].get("active", True) is True
+    for key in ("url", "redirect_url"):
+        assert manifest[key].startswith("https://")
+
+
+def test_app_manifest_asks_for_exactly_what_the_service_needs() -> None:
+    manifest = _manifest()
+    assert manifest["default_permissions"] == PERMISSIONS
+    events = manifest["default_events"]
+    assert len(events) == len(set(events))
+    assert set(events) == EVENTS
+    # Every subscribed event is one the receiver queues, and every event it queues is either
+    # subscribed or one GitHub sends to every App anyway.
+    assert set(events) <= set(RELEVANT_ACTIONS)
+    assert set(RELEVANT_ACTIONS) - set(events) == AUTOMATIC_EVENTS

@@ -1,0 +1,430 @@
+"""Model-based test of the hold engine's invariants (design §4): convergence, idempotence, economy.
+
+Hypothesis generates what happened on one or two PRs of a repo — comments by users of every
+permission, reviews and dismissals, hold-label changes, pushes, timed holds already expired or still
+running — each with its own strictly increasing timestamp and id. The deliveries go in shuffled and
+duplicated (under the same and under new delivery ids) through the signed HTTP receiver, and two
+`merge-hold worker --burst` subprocesses race on the queue against the GitHub emulator. Once both have
+drained it, the status on each PR's head and the verdict record must say what the independent
+reference model (`tests/reference_model.py`) says, and delivering everything again must post nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from redis import Redis
+from rq.registry import FailedJobRegistry, FinishedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
+
+from core import keys
+from core.holds import to_iso
+from core.prstate import Register, record_comment
+from merge_hold.settings import Settings
+from tests.e2e_support import Service, fixture, service_settings, worker_processes
+from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
+from tests.reference_model import (
+    HOLD_LABEL,
+    Command,
+    Commented,
+    Dismissed,
+    Event,
+    Expected,
+    Labeled,
+    Opened,
+    Pushed,
+    Reviewed,
+    expected,
+)
+from workers import store
+from workers.publish import RECOMPUTE_JOB, request_recompute
+
+OWNER = "acme"
+ROLES = {"wanda": "write", "walt": "write", "mia": "maintain", "nora": "none", "otto": "none"}
+ASSOCIATION = {"write": "COLLABORATOR", "maintain": "MEMBER", "none": "CONTRIBUTOR"}
+AUTHORS = {1: "otto", 2: "nora"}  # each PR's author has no access of their own: may hold only their PR
+BRANCHES = {1: "feature-one", 2: "feature-two"}
+REASONS = ("", "db migration", "for the release", "waiting on QA")
+NOISE = ("LGTM", "/holdx", "please /hold this", "```\n/hold\n```", "> /hold", "`/hold`", "<!-- /hold -->")
+PREFIXES = ("", "Looks risky.\n", "> /unhold all\n\n")
+MAX_EXAMPLES = 12
+_repos = itertools.count(1)
+
+
+# --- what happened: hypothesis strategies ---------------------------------------------------------
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> tuple[Command, str]:
+    """A comment's meaning and a body that says it (command words in any case, decoys around)."""
+    kind = draw(st.sampled_from(("hold", "hold", "timed", "expired", "lift", "lift_other", "lift_all", "noise")))
+    reason = draw(st.sampled_from(REASONS))
+    word = draw(st.sampled_from(("/hold", "/HOLD", "/Hold")))
+    prefix = draw(st.sampled_from(PREFIXES))
+    if kind in ("hold", "timed", "expired"):
+        duration = {"hold": None, "timed": timedelta(hours=1), "expired": timedelta(minutes=10)}[kind]
+        spelled = {"hold": "", "timed": " for 1h", "expired": " for 10m"}[kind]
+        return Command("hold", reason, duration), f"{prefix}{word}{spelled} {reason}".rstrip()
+    if kind == "lift":
+        return Command("lift"), prefix + draw(st.sampled_from(("/hold cancel", "/unhold", "/remove-hold", "/UNHOLD")))
+    if kind == "lift_other":
+        target = draw(st.sampled_from(sorted(ROLES)))
+        spelled = draw(st.sampled_from((target, target.upper(), target.capitalize())))
+        return Command("lift_other", target=target), f"{prefix}/unhold @{spelled}"
+    if kind == "lift_all":
+        return Command("lift_all"), prefix + draw(st.sampled_from(("/unhold all", "/remove-hold all")))
+    return Command("noise"), draw(st.sampled_from(NOISE))
+
+
+STEP = st.one_of(
+    st.tuples(st.just("comment"), st.sampled_from(sorted(ROLES)), commands()),
+    st.tuples(st.just("review"), st.sampled_from(sorted(ROLES)),
+              st.sampled_from(("changes_requested", "approved", "commented"))),
+    st.tuples(st.just("dismiss"), st.integers(0, 7)),
+    st.tuples(st.just("label"), st.sampled_from((HOLD_LABEL, "bug"))),
+    st.tuples(st.just("push")),
+)
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[tuple[int, tuple[Any, ...]]]:
+    prs = (1, 2) if draw(st.booleans()) else (1,)
+    return draw(st.lists(st.tuples(st.sampled_from(prs), STEP), min_size=1, max_size=16))
+
+
+# --- the same history as GitHub's webhook deliveries ------------------------------------------------
+
+
+@dataclass
+class Pull:
+    number: int
+    sha: str
+    labels: tuple[str, ...] = ()
+    updated_at: datetime = datetime.fromtimestamp(0, UTC)
+    events: list[Event] = field(default_factory=list)
+    reviews: list[Reviewed] = field(default_factory=list)
+
+
+class History:
+    """Turns generated steps into model events and signed-delivery payloads for one fresh repo."""
+
+    def __init__(self, repo: str, start: datetime, roles: dict[str, str] = ROLES) -> None:
+        self.repo = repo
+        self.roles = roles
+        self.clock = itertools.count()
+        self.start = start
+        self.pulls: dict[int, Pull] = {}
+        self.deliveries: list[tuple[str, dict[str, Any]]] = []
+        repository = fixture("pull_request", "opened.payload.json")["repository"]
+        repository.update(full_name=repo, name=repo.split("/")[1], default_branch="main", private=False)
+        repository["owner"] = {**repository["owner"], "login": OWNER}
+        self.repository = repository
+
+    def tick(self) -> tuple[datetime, int]:
+        count = next(self.clock)
+        return self.start + timedelta(seconds=count), 1000 + count
+
+    def sha(self, number: int) -> str:
+        return hashlib.sha1(f"{self.repo}#{number}/{next(self.clock)}".encode()).hexdigest()
+
+    def envelope(self, user: str, **fields: Any) -> dict[str, Any]:
+        return {**fields, "repository": self.repository, "installation": {"id": 1},
+                "sender": {"login": user, "type": "User"}}
+
+    def snapshot(self, pull: Pull) -> dict[str, Any]:
+        pr = fixture("pull_request", "opened.payload.json")["pull_request"]
+        pr.update(number=pull.number, state="open", draft=False, updated_at=to_iso(pull.updated_at),
+                  labels=[{"name": name} for name in pull.labels])
+        pr["user"] = {**pr["user"], "login": AUTHORS[pull.number]}
+        pr["head"] = {**pr["head"], "sha": pull.sha, "ref": BRANCHES[pull.number], "repo": self.repository}
+        pr["base"] = {**pr["base"], "ref": "main", "repo": self.repository}
+        return pr
+
+    def record(self, pull: Pull, event: Event, name: str, payload: dict[str, Any]) -> None:
+        pull.events.append(event)
+        self.deliveries.append((name, payload))
+
+    def open(self, number: int) -> None:
+        at, _ = self.tick()
+        pull = self.pulls[number] = Pull(number, self.sha(number), updated_at=at)
+        payload = self.envelope(AUTHORS[number], action="opened", number=number, pull_request=self.snapshot(pull))
+        self.record(pull, Opened(at, pull.sha), "pull_request", payload)
+
+    def step(self, number: int, step: tuple[Any, ...]) -> None:
+        if number not in self.pulls:
+            self.open(number)
+        pull = self.pulls[number]
+        at, ident = self.tick()
+        if step[0] == "comment":
+            self.comment(pull, at, ident, step[1], *step[2])
+            return
+        pull.updated_at = at
+        if step[0] == "review":
+            review = Reviewed(at, ident, step[1], step[2])
+            pull.reviews.append(review)
+            self.record(pull, review, "pull_request_review", self.review(pull, review, "submitted", step[2]))
+        elif step[0] == "dismiss":
+            open_reviews = [r for r in pull.reviews if r.state != "commented"]
+            if open_reviews:
+                target = open_reviews[step[1] % len(open_reviews)]
+                pull.reviews.remove(target)
+                self.record(pull, Dismissed(at, target.review_id, target.user, target.at), "pull_request_review",
+                            self.review(pull, target, "dismissed", "dismissed"))
+        elif step[0] == "label":
+            name, added = step[1], step[1] not in pull.labels
+            pull.labels = tuple(sorted(set(pull.labels) ^ {name}))
+            payload = self.envelope("mia", action="labeled" if added else "unlabeled", number=pull.number,
+                                    label={"name": name}, pull_request=self.snapshot(pull))
+            self.record(pull, Labeled(at, name, added, pull.labels), "pull_request", payload)
+        else:
+            before, pull.sha = pull.sha, self.sha(pull.number)
+            push = self.envelope(AUTHORS[pull.number], ref=f"refs/heads/{BRANCHES[pull.number]}", before=before,
+                                 after=pull.sha, created=False, deleted=False, forced=False, commits=[],
+                                 head_commit=None)
+            self.deliveries.append(("push", push))
+            self.record(pull, Pushed(at, before, pull.sha), "pull_request", self.envelope(
+                AUTHORS[pull.number], action="synchronize", number=pull.number, before=before, after=pull.sha,
+                pull_request=self.snapshot(pull)))
+
+    def comment(self, pull: Pull, at: datetime, ident: int, user: str, command: Command, body: str) -> None:
+        payload = fixture("issue_comment", "created.payload.json")
+        payload["issue"].update(number=pull.number, pull_request={"url": f"https://api.github.com/repos/"
+                                                                         f"{self.repo}/pulls/{pull.number}"})
+        payload["issue"]["user"] = {**payload["issue"]["user"], "login": AUTHORS[pull.number]}
+        payload["comment"].update(
+            id=ident, body=body, created_at=to_iso(at), updated_at=to_iso(at),
+            author_association=ASSOCIATION[self.roles[user]], user={"login": user, "type": "User"},
+            html_url=f"https://github.com/{self.repo}/pull/{pull.number}#issuecomment-{ident}")
+        pull.updated_at = at  # GitHub moves a PR's updated_at on every comment
+        self.record(pull, Commented(at, ident, user, command, body), "issue_comment",
+                    {**payload, **self.envelope(user)})
+
+    def review(self, pull: Pull, review: Reviewed, action: str, state: str) -> dict[str, Any]:
+        body = fixture("pull_request_review", "submitted.payload.json")["review"]
+        body.update(id=review.review_id, state=state, body=None, submitted_at=to_iso(review.at),
+                    author_association=ASSOCIATION[self.roles[review.user]], user={"login": review.user, "type": "User"},
+                    html_url=f"https://github.com/{self.repo}/pull/{pull.number}#pullrequestreview-{review.review_id}")
+        return self.envelope(review.user, action=action, review=body, pull_request=self.snapshot(pull))
+
+
+# --- running it --------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def world(github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> Iterator[Service]:
+    github_emulator.add_installation(1, OWNER)
+    yield Service.start(service_settings(redis_url, github_emulator.url, APP_ID, PRIVATE_KEY_PEM,
+                                         github_emulator.app_slug))
+
+
+def fresh_repo(emu: GitHubEmulator, redis: Redis, roles: dict[str, str] = ROLES) -> str:
+    """Each example gets its own repo (the emulator keeps its log) and an empty Redis."""
+    redis.flushdb()
+    repo = f"{OWNER}/m{next(_repos)}"
+    emu.add_repo(repo, installation_id=1, default_branch="main")
+    for login, role in roles.items():
+        emu.set_permission(repo, login, role)
+    return repo
+
+
+def run_workers(settings: Settings, count: int = 2, timeout: float = 60) -> None:
+    """`count` real `merge-hold worker --burst` processes until the queue is drained; fails on any error."""
+    procs = list(worker_processes(settings, count))
+    errors: dict[int, bytes] = {}
+
+    def wait(index: int) -> None:
+        try:
+            errors[index] = procs[index].communicate(timeout=timeout)[1]
+        except Exception:
+            procs[index].kill()
+            errors[index] = procs[index].communicate()[1] + b"\n(killed: worker did not finish)"
+
+    threads = [threading.Thread(target=wait, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for index, proc in enumerate(procs):
+        assert proc.returncode == 0, errors[index].decode(errors="replace")[-3000:]
+
+
+def assert_drained(svc: Service) -> None:
+    queue = svc.rt.queue
+    assert queue.count == 0
+    assert StartedJobRegistry(queue=queue).count == 0
+    failed = FailedJobRegistry(queue=queue)
+    if failed.count:
+        job = queue.fetch_job(failed.get_job_ids()[0])
+        raise AssertionError(f"job failed: {job.exc_info if job else failed.get_job_ids()}")
+    retried = [j for j in ScheduledJobRegistry(queue=queue).get_job_ids() if not j.startswith(("wake-", "sweep-"))]
+    assert not retried, f"jobs left waiting for a retry: {retried}"
+
+
+def posts(emu: GitHubEmulator, repo: str, sha: str | None = None) -> list[tuple[str, str, str]]:
+    return [(p["sha"], p["state"], p["description"]) for p in emu.status_posts()
+            if p["repo"] == repo and sha in (None, p["sha"])]
+
+
+def check_convergence(svc: Service, emu: GitHubEmulator, repo: str, pull: Pull, want: Expected) -> None:
+    latest = emu.latest_status(repo, want.head_sha)
+    assert latest is not None, f"no status on #{pull.number}'s head {want.head_sha}"
+    assert (latest["state"], latest["description"]) == (want.state, want.description)
+    record = svc.verdict(repo, pull.number)
+    assert record is not None
+    assert (record["held"], record["state"], record["description"], record["head_sha"]) == (
+        want.held, want.state, want.description, want.head_sha)
+    assert [(h["source"], h["holder"]) for h in record["holds"]] == [(h.source, h.holder) for h in want.holds]
+
+
+def check_economy(svc: Service, emu: GitHubEmulator, repo: str, pull: Pull) -> None:
+    on_pr = [p for p in posts(emu, repo) if p[0] in {e.sha for e in pull.events if isinstance(e, Opened)}
+             | {e.after for e in pull.events if isinstance(e, Pushed)}]
+    for sha in {p[0] for p in on_pr}:
+        sequence = [p for p in on_pr if p[0] == sha]
+        assert all(a != b for a, b in itertools.pairwise(sequence)), f"identical consecutive POSTs: {sequence}"
+    # Each POST is a verdict change (the record's version counts them), and each event changes the
+    # verdict at most once, plus the first verdict.
+    changes = int(svc.redis.get(keys.verdict_version(repo, pull.number)) or 0)
+    assert len(on_pr) <= changes, f"{len(on_pr)} POSTs for {changes} verdict changes"
+    assert len(on_pr) <= len(pull.events) + 1
+
+
+def observable(svc: Service, emu: GitHubEmulator, repo: str, numbers: list[int]) -> Any:
+    return (posts(emu, repo), [svc.redis.get(keys.pr_state(repo, n)) for n in numbers],
+            [svc.redis.get(keys.verdict(repo, n)) for n in numbers], svc.redis.xlen(keys.history(repo)))
+
+
+@settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(steps=histories(), data=st.data())
+def test_any_delivery_order_converges_on_the_model_verdict(
+    world: Service, github_emulator: GitHubEmulator, steps: list[tuple[int, tuple[Any, ...]]], data: st.DataObject,
+) -> None:
+    svc, emu = world, github_emulator
+    repo = fresh_repo(emu, svc.redis)
+    # Expiries sit far from the test's own clock: a 10m hold is long expired, a 1h one far from its end.
+    history = History(repo, datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30))
+    for number, step in steps:
+        history.step(number, step)
+    seed_pulls(emu, history)
+    originals = [(event, payload, str(uuid.uuid4())) for event, payload in history.deliveries]
+    again = data.draw(st.lists(st.tuples(st.sampled_from(range(len(originals))), st.booleans()), max_size=8),
+                      label="duplicates (index, same delivery id)")
+    shuffled = data.draw(st.permutations(originals + [
+        (originals[i][0], originals[i][1], originals[i][2] if same else str(uuid.uuid4())) for i, same in again
+    ]), label="arrival order")
+    for event, payload, delivery in shuffled:
+        assert svc.deliver(event, payload, delivery_id=delivery).status_code == 202
+
+    run_workers(svc.settings, 2)
+    assert_drained(svc)
+
+    now = datetime.now(UTC)
+    for pull in history.pulls.values():
+        want = expected(pull.events, roles=ROLES, author=AUTHORS[pull.number], now=now)
+        check_convergence(svc, emu, repo, pull, want)
+        check_economy(svc, emu, repo, pull)
+
+    # Idempotence: everything once more, under the same and under new delivery ids, changes nothing.
+    numbers = sorted(history.pulls)
+    before = observable(svc, emu, repo, numbers)
+    for event, payload, delivery in originals:
+        svc.deliver(event, payload, delivery_id=delivery)
+        svc.deliver(event, payload)
+    svc.drain()
+    assert observable(svc, emu, repo, numbers) == before
+
+
+# --- coalescing and races on one PR ------------------------------------------------------------------
+
+
+def recomputes_run(svc: Service) -> int:
+    queue = svc.rt.queue
+    jobs = [queue.fetch_job(j) for j in FinishedJobRegistry(queue=queue).get_job_ids()]
+    return sum(1 for job in jobs if job is not None and job.func_name == RECOMPUTE_JOB)
+
+
+def seed_pulls(emu: GitHubEmulator, history: History) -> None:
+    """GitHub's view of each PR, for a worker that meets it first through a comment: its latest state."""
+    for pull in history.pulls.values():
+        emu.add_pull(history.repo, pull.number, head_sha=pull.sha, head_ref=BRANCHES[pull.number], base="main",
+                     user=AUTHORS[pull.number], labels=pull.labels, updated_at=pull.updated_at)
+
+
+def until(condition: Any, what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.01)
+
+
+def test_requests_during_a_running_recompute_coalesce_into_exactly_one_more(
+    world: Service, github_emulator: GitHubEmulator,
+) -> None:
+    svc, emu = world, github_emulator
+    repo = fresh_repo(emu, svc.redis)
+    history = History(repo, datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30))
+    history.open(1)
+    seed_pulls(emu, history)
+    svc.deliver(*history.deliveries[0])
+    svc.drain()
+    assert posts(emu, repo) == [(history.pulls[1].sha, "success", "No holds")]
+    runs = recomputes_run(svc)
+    queued, lock = keys.recompute_queued(repo, 1), keys.recompute_lock(repo, 1)
+
+    def hold(index: int) -> None:
+        at = history.start + timedelta(minutes=1, seconds=index)
+        register = Register(at=at, held=True, ref=str(5000 + index), reason=f"r{index}")
+        store.update_pull(svc.redis, repo, 1, lambda s: record_comment(s, f"dev{index:02d}", register))
+
+    hold(0)
+    procs: list[threading.Thread] = []
+    with emu.lock:  # GitHub stalls: the recompute now posting its status keeps running until released
+        assert request_recompute(svc.rt, repo, 1)
+        procs.append(threading.Thread(target=run_workers, args=(svc.settings, 1)))
+        procs[0].start()
+        until(lambda: not svc.redis.exists(queued) and svc.redis.exists(lock), "a recompute runs")
+        hold(1)
+        assert request_recompute(svc.rt, repo, 1), "a request while one runs must lead to one more"
+        procs.append(threading.Thread(target=run_workers, args=(svc.settings, 1)))
+        procs[1].start()
+        until(lambda: svc.rt.queue.count == 0, "a second worker takes the next recompute")
+        for index in range(2, 21):
+            hold(index)
+            assert not request_recompute(svc.rt, repo, 1), f"request {index} was not coalesced"
+    for proc in procs:
+        proc.join()
+    assert_drained(svc)
+    assert recomputes_run(svc) == runs + 2
+    sha = history.pulls[1].sha
+    assert posts(emu, repo) == [(sha, "success", "No holds"), (sha, "failure", "Held by @dev00: r0"),
+                                (sha, "failure", "Held by @dev00: r0 (+20 more)")]
+
+
+def test_two_workers_racing_on_one_pr_lose_no_update(world: Service, github_emulator: GitHubEmulator) -> None:
+    svc, emu = world, github_emulator
+    roles = {**ROLES, **{f"dev{i:02d}": "write" for i in range(30)}}
+    repo = fresh_repo(emu, svc.redis, roles)
+    history = History(repo, datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30), roles)
+    for index in range(30):
+        history.step(1, ("comment", f"dev{index:02d}", (Command("hold", f"r{index}"), f"/hold r{index}")))
+    seed_pulls(emu, history)
+    for event, payload in history.deliveries:
+        assert svc.deliver(event, payload).status_code == 202
+    run_workers(svc.settings, 2)
+    assert_drained(svc)
+    pull = history.pulls[1]
+    want = expected(pull.events, roles=roles, author=AUTHORS[1], now=datetime.now(UTC))
+    assert want.description == "Held by @dev00: r0 (+29 more)"
+    check_convergence(svc, emu, repo, pull, want)
+    check_economy(svc, emu, repo, pull)
