@@ -120,7 +120,7 @@ def _economy(emulator: GitHubEmulator, url: str, tag: str) -> list[Row]:
     _hold(rt.redis, repo)
     request_repo_fanout(rt, repo)
     started = time.monotonic()
-    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False)
+    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False, logging_level="WARNING")
     took = time.monotonic() - started
     posted = _posted(emulator, repo)
     lists = emulator.count("GET", rf"^/repos/{repo}/pulls$")
@@ -129,7 +129,7 @@ def _economy(emulator: GitHubEmulator, url: str, tag: str) -> list[Row]:
     classes = [_class(by_sha[sha]) for _, sha in posted]
     misordered = sum(1 for a, b in pairwise(classes) if b < a)
     request_repo_fanout(rt, repo)
-    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False)
+    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False, logging_level="WARNING")
     again = len(_posted(emulator, repo)) - len(posted)
     _cleanup(rt.redis, [repo], queue)
     distinct = len({sha for _, sha in posted})

@@ -1,7 +1,8 @@
 """The agent guard against its start-up budgets (design §7), as Claude Code runs it: a fresh process per
 tool call, the PreToolUse JSON on stdin.
 
-- a non-merge command: median <= 1.3 x ``python -I -c pass``;
+- a non-merge command: median <= 1.3 x ``python -I -c pass``; measured for a command the detection
+  prefilter rejects, and for a look-alike it passes (detection then reads the command);
 - a merge whose verdict comes from Redis (held, so the full path: detection, one Redis round trip, the
   record appended, the message written): median <= 2.5 x.
 
@@ -57,10 +58,13 @@ def run() -> list[Row]:
             spec = write_spec(Path(tmp), url)
             cwd = str(Path(tmp))
             non_merge = json.dumps(payload("ls -la src && git status", cwd=cwd)).encode()
+            # Passes the prefilter (it says "push"), so detection reads it; a push of a feature branch.
+            look_alike = json.dumps(payload("git push -u origin feature/login", cwd=cwd)).encode()
             merge = json.dumps(payload(f"gh pr merge 5 --squash -R {REPO}", cwd=cwd)).encode()
             medians = alternating_medians({
                 "floor": interpreter_floor(),
                 "non_merge": Command(guard_argv(spec), non_merge, 0),
+                "look_alike": Command(guard_argv(spec), look_alike, 0),
                 "merge": Command(guard_argv(spec), merge, 2),
                 "non_merge_console": Command(guard_argv(spec, console_script=True), non_merge, 0),
                 "merge_console": Command(guard_argv(spec, console_script=True), merge, 2),
@@ -77,6 +81,8 @@ def run() -> list[Row]:
     return [
         ("guard, non-merge command", ratio("non_merge"), NON_MERGE_BUDGET,
          f"{medians['non_merge']:.1f} ms; {note}"),
+        ("guard, non-merge look-alike", ratio("look_alike"), NON_MERGE_BUDGET,
+         f"{medians['look_alike']:.1f} ms; `git push -u origin feature/login`: detection runs; {note}"),
         ("guard, merge with a Redis verdict", ratio("merge"), MERGE_BUDGET,
          f"{medians['merge']:.1f} ms; held, exit 2, record written; {note}"),
         ("console script, non-merge (info)", ratio("non_merge_console"), float("inf"),

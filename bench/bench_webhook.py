@@ -148,7 +148,7 @@ def _rows(best: dict[str, float], errors: int, paced_ms: dict[str, list[float]])
     rows: list[Row] = [
         ("webhook throughput: no-op / merge-hold", slowdown, 1 / THROUGHPUT_RATIO,
          f"merge-hold {app:.0f}/s = {ratio:.2f} x no-op {noop:.0f}/s (budget >= {THROUGHPUT_RATIO}); "
-         f"20 KB signed deliveries, gunicorn 2 workers; {errors} errors"),
+         f"20 KB signed deliveries, gunicorn 2 workers, client on the same {os.cpu_count()} CPUs; {errors} errors"),
         ("webhook p99 ms at 200/s", p99, P99_BUDGET_MS,
          f"p50 {p50:.1f} ms, max {max(latencies):.1f} ms over {len(latencies)} deliveries, open loop; "
          f"no-op p99 {noop_p99:.1f} ms"),

@@ -100,6 +100,12 @@ def permission_cache(repo: str, login: str) -> str:
     return f"{_repo(repo)}:perm:{login.lower()}"
 
 
+def audited(repo: str, item: str) -> str:
+    """Set NX once the outcomes of one comment or review (``comment:ID``, ``review:ID:ACTION``) are in
+    the audit history, so that a redelivery under a new delivery id does not log them twice."""
+    return f"{_repo(repo)}:audited:{item}"
+
+
 def delivery_seen(guid: str) -> str:
     """Set NX per X-GitHub-Delivery: a duplicate delivery changes nothing."""
     return f"{PREFIX}:delivery:{guid}"

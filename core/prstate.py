@@ -203,7 +203,9 @@ def record_comment(state: PullState, holder: str, register: Register) -> PullSta
     key = holder.lower()
     if not register.newer_than(state.comments.get(key)):
         return state
-    return replace(state, comments={**state.comments, key: replace(register, name=register.name or holder)})
+    if register.held and not register.name:
+        register = replace(register, name=holder)
+    return replace(state, comments={**state.comments, key: register})
 
 
 def record_lift_all(state: PullState, at: datetime, ref: str) -> PullState:
@@ -219,7 +221,9 @@ def record_review(state: PullState, reviewer: str, register: Register) -> PullSt
     key = reviewer.lower()
     if not register.newer_than(state.reviews.get(key)):
         return state
-    return replace(state, reviews={**state.reviews, key: replace(register, name=register.name or reviewer)})
+    if register.held and not register.name:
+        register = replace(register, name=reviewer)
+    return replace(state, reviews={**state.reviews, key: register})
 
 
 def record_dismissal(state: PullState, review_id: str) -> PullState:

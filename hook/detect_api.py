@@ -29,6 +29,7 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
     fields: dict[str, Arg] = {}
     input_file: str | None = None
     endpoint: str | None = None
+    hostname: str | None = None
     i = 0
     while i < len(args):
         a = args[i][0]
@@ -49,6 +50,8 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
                 fields[key] = (field_value, args[i][1]) if not magic else ("@" + field_value[1:], None)
             elif name == "--input":
                 input_file = value
+            elif name == "--hostname":
+                hostname = value
         elif endpoint is None:
             endpoint = a
         i += 1
@@ -58,7 +61,7 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
         method = "POST" if fields or input_file is not None else "GET"
     if endpoint.strip("/") == "graphql" or endpoint.endswith("/graphql"):
         query = _graphql_text(ctx, cmd, fields.get("query"), input_file)
-        graphql(ctx, "gh_api_graphql", method, query)
+        graphql(ctx, "gh_api_graphql", method, query, _host(hostname))
         return
     from hook.detect_gh import target_repo
 
@@ -69,7 +72,15 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
     url_host, segments = split_url(path)
     body = {key: value for key, (value, _) in fields.items()}
     sha_word = fields["sha"][1] if "sha" in fields else None
+    if hostname:
+        host = _host(hostname)
     rest(ctx, "gh_api_rest", method, url_host if "://" in path else host, segments, body, sha_word)
+
+
+def _host(hostname: str | None) -> str | None:
+    from hook.gitrepo import normalize_host
+
+    return normalize_host(hostname.lower()) if hostname and DYN not in hostname else None
 
 
 def _graphql_text(ctx: Ctx, cmd: Command, query: Arg | None, input_file: str | None) -> str | None:

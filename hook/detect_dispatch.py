@@ -5,7 +5,6 @@ and friends to their detectors. Commands that only print text (``echo``, ``grep`
 
 from __future__ import annotations
 
-from hook import detect_gh, detect_git, detect_http, detect_script
 from hook.model import Merge
 from hook.shell import DYN
 
@@ -37,6 +36,7 @@ _WRAPPERS: dict[str, tuple[str, tuple[str, ...], int]] = {
     "taskset": ("", (), 1),
     "flock": ("wE", ("--timeout", "--conflict-exit-code"), 1),
     "torsocks": ("", (), 0),
+    "coproc": ("", (), 0),
     "proxychains": ("f", (), 0),
     "proxychains4": ("f", (), 0),
 }
@@ -49,6 +49,21 @@ _PWSH = frozenset({"pwsh", "powershell", "pwsh-preview"})
 _DECODERS = frozenset({"base64", "base32", "basenc", "xxd", "openssl", "gunzip", "zcat", "gzip", "bzip2",
                        "xz", "rev", "tr", "uudecode", "certutil"})
 _EXPORTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+# name -> "module:function" of its detector, imported on first use: a `git push` loads no HTTP or gh
+# reader (start-up budget, design §7)
+_DETECTORS = {
+    "gh": "detect_gh:gh", "hub": "detect_gh:hub", "git": "detect_git:git", "curl": "detect_http:curl",
+    "wget": "detect_http:wget", "http": "detect_http:httpie", "https": "detect_http:httpie",
+    "xh": "detect_http:httpie", "xhs": "detect_http:httpie", "invoke-restmethod": "detect_http:invoke_rest",
+    "irm": "detect_http:invoke_rest", "invoke-webrequest": "detect_http:invoke_rest",
+    "iwr": "detect_http:invoke_rest", "make": "detect_make:make", "gmake": "detect_make:make",
+    **dict.fromkeys(("just", "task", "npm", "yarn", "pnpm", "bun", "rake", "mage"), "detect_make:runner"),
+    **dict.fromkeys(("echo", "printf", "cat", "tee"), "detect_script:writes"),
+    **dict.fromkeys(("node", "nodejs", "ruby", "perl", "php", "osascript", "deno"), "detect_script:interpreter"),
+    **dict.fromkeys(("codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"),
+                    "detect_script:agent"),
+    **dict.fromkeys(("start-process", "saps", "start"), "detect_script:start_process"),
+}
 _MAX_UNWRAP = 16
 
 
@@ -58,7 +73,7 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
             return
         name = command_name(args[0][0])
         if DYN in name:
-            detect_gh.dynamic_command(ctx, args, cmd, overlay)
+            _detector("detect_gh:dynamic_command")(ctx, args, cmd, overlay)
             return
         unwrapped = _unwrap(ctx, name, args, cmd, overlay)
         if unwrapped is None:
@@ -76,8 +91,25 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
         ctx.decoder_seen = True
     elif name in _SHELLS or name in _PWSH or name == "cmd":
         _shell(ctx, name, args, cmd)
-    else:
-        detect_script.other(ctx, name, args, cmd, overlay)
+    elif (spec := _route(name)) is not None:
+        _detector(spec)(ctx, args, cmd, overlay)
+
+
+def _route(name: str) -> str | None:
+    if name in _DETECTORS:
+        return _DETECTORS[name]
+    if name.startswith(("python", "pypy")):
+        return "detect_script:interpreter"
+    if "claude" in name:
+        return "detect_script:agent"
+    return None
+
+
+def _detector(spec: str) -> Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]:
+    module, _, function = spec.partition(":")
+    found: Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None] = getattr(
+        __import__(f"hook.{module}", fromlist=[function]), function)
+    return found
 
 
 def command_name(word: str) -> str:
@@ -243,6 +275,8 @@ def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
 
 
 def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
+    from hook import detect_script
+
     if name in _PWSH:
         detect_script.powershell(ctx, args, cmd)
         return
@@ -301,6 +335,21 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
                                for m in ctx.merges[before:]]
 
 
+def _source(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    """``source FILE`` / ``. <(…)``: a file written earlier here, or a substitution's known output."""
+    if len(args) < 2:
+        return
+    from hook.detect_script import substitution_output
+
+    text, word = args[1]
+    inner = next((p.inner for p in (word.parts if word else []) if p.inner is not None), None)
+    shown = substitution_output(ctx, inner) if inner is not None else ctx.files.get(ctx.path(text))
+    if shown is None and DYN in text and ctx.decoder_seen:
+        shown = DYN
+    if shown is not None:
+        _run_string(ctx, [(shown, None)], same_shell=True)
+
+
 def _cd(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     rest = [a[0] for a in args[1:] if not (a[0].startswith("-") and a[0] != "-")]
     ctx.chdir(rest[0] if rest else "~")
@@ -329,10 +378,5 @@ def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 
 _HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {
     "cd": _cd, "pushd": _cd, "chdir": _cd, "set-location": _cd, "sl": _cd, "popd": _popd,
-    "unset": _unset, "gh": detect_gh.gh, "hub": detect_gh.hub, "git": detect_git.git,
-    "curl": detect_http.curl, "wget": detect_http.wget, "http": detect_http.httpie,
-    "https": detect_http.httpie, "xh": detect_http.httpie, "xhs": detect_http.httpie,
-    "invoke-restmethod": detect_http.invoke_rest, "irm": detect_http.invoke_rest,
-    "invoke-webrequest": detect_http.invoke_rest, "iwr": detect_http.invoke_rest,
-    **{name: _export for name in _EXPORTERS},
+    "unset": _unset, "source": _source, ".": _source, **{name: _export for name in _EXPORTERS},
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from hook import detect_api, gitrepo
+from hook import gitrepo
 from hook.detect import GH_BUILTINS
 from hook.model import Merge
 from hook.shell import DYN
@@ -39,7 +39,9 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
     elif top == "pr":
         _pr(ctx, rest[i + 1 :], overlay)
     elif top == "api":
-        detect_api.gh_api(ctx, rest[i + 1 :], cmd, overlay)
+        from hook.detect_api import gh_api
+
+        gh_api(ctx, rest[i + 1 :], cmd, overlay)
     elif top == "alias" and len(rest) > i + 3 and rest[i + 1][0] == "set":
         ctx.gh_aliases[rest[i + 2][0]] = rest[i + 3][0]
     elif top in ("extension", "extensions", "ext") and len(rest) > i + 2 and rest[i + 1][0] == "exec":
@@ -51,7 +53,9 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
 def hub(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """hub: only ``hub api`` reaches GitHub's merge endpoints (``hub merge`` merges locally)."""
     if len(args) > 1 and args[1][0] == "api":
-        detect_api.gh_api(ctx, args[2:], cmd, overlay)
+        from hook.detect_api import gh_api
+
+        gh_api(ctx, args[2:], cmd, overlay)
 
 
 def dynamic_command(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:

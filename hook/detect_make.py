@@ -22,7 +22,7 @@ _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
 _MAX_RULES_WALKED = 50
 
 
-def make(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
+def make(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     directory, makefile = ctx.cwd, None
     goals: list[str] = []
     overrides: dict[str, str] = {}
@@ -71,8 +71,9 @@ def make(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
             ctx.run([")"])
 
 
-def runner(ctx: Ctx, name: str, args: list[Arg]) -> None:
+def runner(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """``npm run X`` (package.json scripts are read), ``just X``, ``yarn X``: by name otherwise."""
+    name = args[0][0].rsplit("/", 1)[-1].lower()
     words = [a[0] for a in args[1:] if not a[0].startswith("-")]
     if name in ("npm", "pnpm", "bun") or (name == "yarn" and words[:1] == ["run"]):
         if words[:1] not in (["run"], ["run-script"]):

@@ -5,7 +5,6 @@ Commands that only print or search text (``echo``, ``grep``, ``git commit -m``) 
 
 from __future__ import annotations
 
-from hook import detect_make
 from hook.model import Merge
 from hook.shell import DYN, Command
 
@@ -17,31 +16,33 @@ if TYPE_CHECKING:
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"),
                "bun": ("-e", "--eval"), "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",),
                "osascript": ("-e",), "deno": ("eval",)}
-_AGENTS = frozenset({"codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"})
-_RUNNERS = frozenset({"just", "task", "npm", "yarn", "pnpm", "bun", "rake", "mage"})
 _PROGRAMS = frozenset({"gh", "git", "curl", "wget", "hub", "bash", "sh", "zsh"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
 
 
-def other(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    if name in ("echo", "printf", "cat", "tee"):
-        if name in ("echo", "printf") and any("\\x" in a[0] or "\\0" in a[0] for a in args[1:]):
-            ctx.decoder_seen = True  # printf '\x67\x68 ...' spells text out of escapes
+def writes(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    """echo, printf, cat, tee: print text (never run it); remember files they write."""
+    name = args[0][0].rsplit("/", 1)[-1]
+    if name in ("echo", "printf") and any("\\x" in a[0] or "\\0" in a[0] for a in args[1:]):
+        ctx.decoder_seen = True  # printf '\x67\x68 ...' spells text out of escapes
+    if cmd.redirects or name == "tee":
         _record_writes(ctx, name, args, cmd)
-        return
+
+
+def interpreter(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    """``python3 -c CODE``, ``node -e CODE``, or code on stdin: see `code`."""
+    name = args[0][0].replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".exe")
     family = "python" if name.startswith(("python", "pypy")) else name
+    ctx.decoder_seen = True  # its output may be text for a shell
     if family in _CODE_FLAGS:
-        ctx.decoder_seen = True  # its output may be text for a shell
         _interpreter(ctx, family, args, cmd)
-    elif "claude" in name or name in _AGENTS:
-        if any("merge" in a[0].lower() for a in args[1:]):
-            ctx.add(Merge(via="agent", undetermined=True, detail=f"{name}: a nested agent asked to merge"))
-    elif name in ("make", "gmake"):
-        detect_make.make(ctx, args, cmd)
-    elif name in _RUNNERS:
-        detect_make.runner(ctx, name, args)
-    elif name in ("start-process", "saps", "start"):
-        _start_process(ctx, args, cmd, overlay)
+
+
+def agent(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    """A nested agent session (``claude -p``): asked to merge, it may; the text cannot say what."""
+    if any("merge" in a[0].lower() for a in args[1:]):
+        name = args[0][0].rsplit("/", 1)[-1]
+        ctx.add(Merge(via="agent", undetermined=True, detail=f"{name}: a nested agent asked to merge"))
 
 
 def stdin_text(ctx: Ctx, cmd: Command) -> str | None:
@@ -237,7 +238,7 @@ def _encoded(ctx: Ctx, value: str) -> None:
     ctx.run_text(text, powershell=True)
 
 
-def _start_process(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+def start_process(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """``Start-Process gh -ArgumentList 'pr','merge','5'``."""
     from hook.detect_dispatch import dispatch
 

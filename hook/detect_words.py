@@ -192,6 +192,7 @@ class WordLexer:
             self.i += 1
             self.skip_balanced(2)
             parts.append(Part("d", s[start : self.i], quoted))
+            self.run_nested(s[start + 3 : self.i - 2], out)
         elif nxt == "(":
             self.i += 2
             self.substitution(parts, out, start, quoted)
@@ -205,6 +206,7 @@ class WordLexer:
                 parts.append(Part("v", body, quoted))
             else:  # ${X:-y}, ${X#z}, ${{ github.expr }}: beyond a detector's reach
                 parts.append(Part("d", s[start : self.i], quoted))
+                self.run_nested(body, out)
         elif nxt and nxt in NAME_START:
             j = self.i + 1
             while j < self.n and (s[j] in NAME_CHARS or (self.ps and s[j] == ":" and s[start + 1 : j] == "env")):
@@ -245,6 +247,11 @@ class WordLexer:
         out.append(")")
         parts.append(Part("s", s[self.i : j + 1], quoted, inner))
         self.i = j + 1
+
+    def run_nested(self, text: str, out: list[Event]) -> None:
+        """``${X:-$(cmd)}``, ``$(( $(cmd) + 1 ))``: the value is unknown but ``cmd`` still runs."""
+        if "$(" in text or "`" in text:
+            self.sub_parser(text).lex_text(out)
 
     def closing_brace(self, at: int) -> int:
         depth, j, s = 0, at, self.s

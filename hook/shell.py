@@ -168,7 +168,11 @@ class _Parser(WordLexer):
                 if red is not None:
                     redirects.append(red)
                     continue
+            start = self.i
             word = self.lex_word(out, self.meta)
+            if self.i == start:  # a character no rule consumes (PowerShell's reserved `<`): keep it as text
+                self.i += 1
+                word = Word([Part("l", s[start], False)], s[start])
             if not words and (assign := _assignment(word)) is not None:
                 if assign[1].raw == "" and s.startswith("(", self.i):  # NAME=( array )
                     self.skip_balanced(1)

@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -97,12 +98,16 @@ def read_state(folder: Path) -> dict[str, Any]:
 
 
 def _alive(pid: int) -> bool:
+    """Running (a zombie, exited but not yet reaped by its parent, is not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    with contextlib.suppress(OSError):
+        # /proc/PID/stat: "pid (comm) S ..."; the state follows the last ')' (comm may hold spaces).
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     return True
 
 
@@ -259,20 +264,35 @@ def github_note(settings: Settings) -> str:
     return f"DRY RUN ({why}): statuses are recorded and shown on the dashboard, nothing is posted to GitHub"
 
 
-def banner(url: str, token: str, redis_note: str, github: str, folder: Path) -> str:
+def self_command(argv0: str | None = None) -> str:
+    """How to run `merge-hold` again from this shell: the bare name when it is on PATH (an activated
+    venv), else the script's path as invoked (`make run` runs `.venv/bin/merge-hold`)."""
+    script = Path(argv0 if argv0 is not None else sys.argv[0])
+    if script.name == "merge-hold":
+        found = shutil.which("merge-hold")
+        if found and Path(found).resolve() == script.resolve():
+            return "merge-hold"
+        return str(script)
+    return f"{Path(sys.executable).name} -m merge_hold.cli"
+
+
+def banner(url: str, token: str, redis_note: str, github: str, folder: Path, *, dry_run: bool = True) -> str:
     extra = "" if folder == Path(".merge-hold") else f" --data-dir {folder}"
+    me = self_command()
     return (
         f"\nmerge-hold dev is running\n"
         f"  dashboard   {url}/   (log in with token {token})\n"
-        f"  dry-run log {url}/dry-run\n"
+        + (f"  dry-run log {url}/dry-run\n" if dry_run else "") +
         f"  webhooks    POST {url}/webhooks/github\n"
         f"  redis       {redis_note}\n"
         f"  github      {github}\n"
         f"  data        {folder.resolve()}\n\n"
-        f"Send a sample event from another terminal:\n"
-        f"  merge-hold simulate{extra}          # PR opened, then `/hold waiting for DB migration` by @alice\n"
-        f"  merge-hold simulate unhold{extra}   # @alice lifts her hold\n"
-        f"Ctrl-C stops everything.\n\n"
+        + (f"Send a sample event from another terminal:\n"
+           f"  {me} simulate{extra}          # PR opened, then `/hold waiting for DB migration` by @alice\n"
+           f"  {me} simulate unhold{extra}   # @alice lifts her hold\n"
+           if dry_run else
+           "GitHub delivers to the webhooks URL above once it is reachable from GitHub (e.g. via a tunnel).\n")
+        + "Ctrl-C stops everything.\n\n"
     )
 
 
@@ -332,7 +352,7 @@ def _run(args: argparse.Namespace, settings: Settings, folder: Path, stop: threa
         redis_note = (f"{redis.url} (embedded, append-only file in {folder / 'redis'})" if redis
                       else "REDIS_URL (external)")
         with out_lock:
-            sys.stdout.write(banner(url, token, redis_note, github_note(settings), folder))
+            sys.stdout.write(banner(url, token, redis_note, github_note(settings), folder, dry_run=dry_run))
             sys.stdout.flush()
         while not stop.wait(0.2):
             for child in children:

@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 import requests
+import yaml
 from flask import Flask
 from redis import Redis
 
 from app.chat import CLOCK, NOT_ALLOWED, NOT_ENABLED, may_change_holds
 from core import keys
+from core.chat_grammar import VERBS
 from tests.chat_support import (
     SLACK_SECRET,
     TEAM,
@@ -26,6 +28,7 @@ from tests.chat_support import (
     slack_headers,
     slack_signature,
 )
+from tests.conftest import ROOT
 from tests.webapp_support import FIXTURES, closed_port_url, make_app, serving
 
 VECTOR: dict[str, Any] = json.loads((FIXTURES / "chat" / "slack-signature.json").read_text())
@@ -272,3 +275,12 @@ def test_real_slash_command_bodies_are_read(redis_client: Redis, redis_url: str,
         "Content-Type": FORM, "X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": slack_signature(body, stamp)})
     assert answer.status_code == 200 and answer.json is not None
     assert answer.json["response_type"] == "ephemeral" and "Usage:" in answer.json["text"]
+
+
+def test_the_slack_app_manifest_declares_the_three_commands() -> None:
+    manifest = yaml.safe_load((ROOT / "deploy" / "slack-app.yml").read_text())
+    commands = manifest["features"]["slash_commands"]
+    assert [c["command"] for c in commands] == [f"/{verb}" for verb in VERBS]
+    assert {c["url"] for c in commands} == {"https://YOUR-HOST/chat/slack"}
+    assert all(c["should_escape"] is False for c in commands)  # the grammar reads the text as typed
+    assert manifest["oauth_config"]["scopes"]["bot"] == ["commands"]

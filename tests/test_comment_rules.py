@@ -111,7 +111,7 @@ def test_hold_register_and_expiry() -> None:
     at = T0
     assert state.comments["alice"] == Register(
         at=at, held=True, ref="555", reason="waiting on DB", expires_at=at + timedelta(hours=2),
-        origin="https://github.com/acme/widgets/pull/7#issuecomment-555",
+        origin="https://github.com/acme/widgets/pull/7#issuecomment-555", name="Alice",
     )
     assert outcome == Outcome("held", "Alice", "Alice", "waiting on DB", "@Alice held this PR for 2h")
     assert holders(state, at + timedelta(hours=2) - timedelta(seconds=1)) == {"alice"}

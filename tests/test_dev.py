@@ -49,8 +49,8 @@ def test_dev_token_is_kept_while_its_hash_is_stored(tmp_path: Path) -> None:
     replaced = dev.dev_token(tokens, kept)
     assert replaced != "mhk_tampered" and parse_tokens(tokens.read_text()) == {"dev": token_hash(replaced)}
     tokens.unlink()  # tokens file lost: a new token, stored again
-    assert parse_tokens(tokens.read_text() if dev.dev_token(tokens, kept) else "")["dev"] == token_hash(
-        kept.read_text().strip())
+    again = dev.dev_token(tokens, kept)
+    assert parse_tokens(tokens.read_text()) == {"dev": token_hash(again)} and kept.read_text().strip() == again
 
 
 @pytest.mark.parametrize(("given", "dry_run", "expected"), [
@@ -70,11 +70,26 @@ def test_child_env(tmp_path: Path, given: dict[str, str], dry_run: bool, expecte
     assert ("MERGE_HOLD_DRY_RUN" in env) == dry_run
 
 
+def test_self_command_is_what_runs_merge_hold_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "venv" / "bin" / "merge-hold"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert dev.self_command(str(script)) == str(script)  # `make run`: the venv is not on PATH
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert dev.self_command(str(script)) == "merge-hold"  # an activated venv
+    assert dev.self_command("/somewhere/merge_hold/cli.py").endswith(" -m merge_hold.cli")
+
+
 @contextmanager
 def _sleeper(*marker: str) -> Iterator[subprocess.Popen[bytes]]:
     """A harmless process whose command line carries ``marker`` (what leftover detection looks at)."""
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", *marker])
     try:
+        deadline = time.monotonic() + 5
+        while " ".join(marker) not in dev._cmdline(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
         yield child
     finally:
         child.kill()
@@ -164,7 +179,7 @@ def test_dev_then_simulate_holds_survive_a_restart(tmp_path: Path) -> None:
         first.send_signal(signal.SIGTERM)
         assert first.wait(20) == 0
     log = (tmp_path / "dev1.log").read_text()
-    assert "DRY RUN" in log and "merge-hold simulate" in log
+    assert "DRY RUN" in log and f"-m merge_hold.cli simulate --data-dir {folder}" in log
     assert "[dry-run] status merge-hold on acme/widgets@" in log and "Held by @alice" in log
     assert not (folder / "dev.json").exists()
     for name, pid in state["children"].items():

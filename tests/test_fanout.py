@@ -98,6 +98,24 @@ def test_requests_coalesce_into_one_pass(github_emulator: GitHubEmulator, redis_
     assert Progress.read(redis_client, REPO).done == 5
 
 
+def test_a_long_fanout_goes_on_in_slices_under_one_run(github_emulator: GitHubEmulator, redis_client: Redis,
+                                                        redis_url: str) -> None:
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600.0)  # 0.1 s apart
+    seed_repo(github_emulator, redis_client, REPO, 12)
+    hold(redis_client)
+    request_repo_fanout(svc.rt, REPO, slice_seconds=0.3)
+    svc.drain()
+    assert sorted(posted_numbers(github_emulator)) == list(range(1, 13)) and list_calls(github_emulator) == 1
+    finished = svc.rt.queue.finished_job_registry
+    results = [job.return_value() for job in (svc.rt.queue.fetch_job(j) for j in finished.get_job_ids())
+               if job is not None and job.func_name == "workers.fanout.fanout_job"]
+    assert len([r for r in results if str(r).startswith("continued at")]) >= 3
+    assert results.count("done") == 1
+    assert len({job.args[1] for job in (svc.rt.queue.fetch_job(j) for j in finished.get_job_ids())
+                if job is not None and job.func_name == "workers.fanout.fanout_job"}) == 1  # one run token
+    assert redis_client.get(keys.fanout_lease(REPO)) is None  # released at the end
+
+
 def test_an_org_hold_fans_out_over_every_managed_repo_of_the_org(github_emulator: GitHubEmulator,
                                                                   redis_client: Redis, redis_url: str) -> None:
     svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=FAST)
@@ -111,6 +129,20 @@ def test_an_org_hold_fans_out_over_every_managed_repo_of_the_org(github_emulator
     assert sorted(posted_numbers(github_emulator, "acme/gadgets")) == [1, 2]
     assert posted_numbers(github_emulator, "acme-labs/tools") == []
     assert latest(github_emulator, "acme/gadgets", 2) is not None
+
+
+def test_a_pr_github_refuses_is_skipped_and_the_others_go_on(github_emulator: GitHubEmulator,
+                                                              redis_client: Redis, redis_url: str) -> None:
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=FAST)
+    seed_repo(github_emulator, redis_client, REPO, 4)
+    github_emulator.inject("POST", rf"/statuses/{head_sha(REPO, 2)}$", 422, times=None,
+                           body={"message": "No commit found for SHA"})
+    hold(redis_client)
+    request_fanout(svc.rt, REPO)
+    svc.drain()  # fails the test if the job failed
+    assert sorted(posted_numbers(github_emulator)) == [1, 3, 4]
+    skipped = [e for _, e in redis_client.xrange(keys.history(REPO)) if e[b"event"] == b"fanout.skipped"]
+    assert len(skipped) == 1 and Progress.read(redis_client, REPO).done == 1
 
 
 # --- the pacer -------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     and checkouts holding a Makefile, a package.json and GraphQL files; ``home`` holds gh's config."""
     root = tmp_path_factory.mktemp("work")
     app = checkout(root / "app", "git@github.com:cwdowner/cwdrepo.git", CURRENT)
-    (app / "merge.graphql").write_text('mutation { mergePullRequest(input: {pullRequestId: "PR_x"}) { clientMutationId } }')
+    (app / "merge.graphql").write_text('mutation { mergePullRequest(input: {pullRequestId: "PR_x"}) { id } }')
     (app / "read.graphql").write_text("query { viewer { login } }")
     checkout(root / "widgets", "https://github.com/acme/widgets", "main")
     maker = checkout(root / "maker", "https://github.com/make/r.git", "topic")
@@ -52,7 +52,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (node / "package.json").write_text(json.dumps({"scripts": {"ship": "gh pr merge 7 --squash", "test": "jest"}}))
     gh_config = root / "home" / ".config" / "gh"
     gh_config.mkdir(parents=True)
-    (gh_config / "config.yml").write_text("git_protocol: ssh\naliases:\n    land: pr merge --rebase\n    co: pr checkout\n")
+    (gh_config / "config.yml").write_text("git_protocol: ssh\naliases:\n    land: pr merge --rebase\n")
     return root
 
 
@@ -311,7 +311,8 @@ def test_common_path_imports_no_parser_and_no_heavy_module(work: Path) -> None:
         "import sys; before = set(sys.modules)\n"
         "from hook.detect import detect, might_merge\n"
         "assert not might_merge('ls -la')\n"
-        f"d = detect('Bash', {{'command': 'gh pr merge 5 && git push origin a:main'}}, cwd={str(work / 'app')!r}, env={{}})\n"
+        f"d = detect('Bash', {{'command': 'gh pr merge 5 && git push origin a:main'}}, "
+        f"cwd={str(work / 'app')!r}, env={{}})\n"
         "assert len(d.merges) == 2, d\n"
         "print(' '.join(sorted(set(sys.modules) - before)))\n"
         "detect('Bash', {'command': 'case x in a) gh pr merge 5;; esac'}, cwd=None, env={})\n"
@@ -324,14 +325,15 @@ def test_common_path_imports_no_parser_and_no_heavy_module(work: Path) -> None:
 
 
 TOKENS = [*"gh pr merge push 5 $(){}'\"`\\|&;<>#\n=-~*", "<<EOF", "\nEOF\n", "case ", " in ", ";;", "esac",
-          "bash -c ", "eval ", "$'\\x67'", "git push o a:main", " | sh"]
+          "bash -c ", "eval ", "$'\\x67'", "git push o a:main", " | sh", "@'\n", "\n'@", "$env:X", "`", "<<<",
+          "${", "$((", "<(", "[[ ", " ]]", "for x in ", "f() ", "xargs ", "find . -exec ", "{} \\;", "pwsh -c "]
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(TOKENS), max_size=30).map("".join))
-def test_any_text_is_judged_without_raising(text: str) -> None:
+@given(st.sampled_from(["Bash", "PowerShell"]), st.lists(st.sampled_from(TOKENS), max_size=30).map("".join))
+def test_any_text_is_judged_without_raising(tool: str, text: str) -> None:
     """Whatever the text, the readers finish without an internal error (detect would report one as an
     undetermined "detector error" merge rather than raise), and anything unread stays undetermined."""
-    detection = detect("Bash", {"command": text}, cwd=None, env={})
+    detection = detect(tool, {"command": text}, cwd=None, env={})
     assert not [m for m in detection.merges if m.detail.startswith("detector error")], (text, detection)
     assert all(m.undetermined for m in detection.merges if m.via == "unparsed")

@@ -380,3 +380,33 @@ def test_expiry_rows(expires_at: str | None, expired: bool) -> None:
     from hook.decide import _expired
 
     assert _expired({"expires_at": expires_at}, "2026-01-05T10:00:00Z") is expired
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"verdict_source": "redis://h/0"},
+         ("block", "block-if-any-held", 800, None, None)),
+        ({"verdict_source": "https://mh", "token_file": "tok", "record_file": "rec/r.jsonl", "x": [1]},
+         ("block", "block-if-any-held", 800, "/etc/mh/tok", "/etc/mh/rec/r.jsonl")),
+        ({"verdict_source": "redis://h/0", "on_unknown": "allow", "on_undetermined": "block",
+          "timeout_ms": 9000, "record_file": "/abs/r.jsonl", "on_future": None},
+         ("allow", "block", 9000, None, "/abs/r.jsonl")),
+        ({"verdict_source": "redis://h/0", "timeout_ms": True}, None),
+        ({"verdict_source": "redis://h/0", "timeout_ms": 9001}, None),
+        ({"verdict_source": "redis://h/0", "timeout_ms": 1.5}, None),
+        ({"verdict_source": "redis://h/0", "record_file": ""}, None),
+        ({"verdict_source": "ftp://h"}, None),
+        ({"verdict_source": "redis://h/0", "on_undetermined": "BLOCK"}, None),
+    ],
+)
+def test_spec_rows(data: dict[str, Any], expected: tuple[Any, ...] | None) -> None:
+    from hook.spec import SpecError, parse_spec
+
+    if expected is None:
+        with pytest.raises(SpecError):
+            parse_spec({"spec_version": 1, **data}, "/etc/mh/spec.json")
+        return
+    spec = parse_spec({"spec_version": 1, **data}, "/etc/mh/spec.json")
+    assert (spec.on_unknown, spec.on_undetermined, spec.timeout_ms, spec.token_file, spec.record_file) == expected
+    assert spec.verdict_source not in repr(spec)  # it may carry a password

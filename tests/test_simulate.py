@@ -178,22 +178,33 @@ def test_simulate_reports_the_outcome_it_waited_for(service: tuple[str, Runtime]
 
 @pytest.mark.parametrize(("argv", "secret", "code", "message"), [
     (["--repo", "not-a-repo"], SECRET, 64, "--repo must be owner/repo"),
+    (["--repo", "a/b/c"], SECRET, 64, "--repo must be owner/repo"),
     (["--pr", "0"], SECRET, 64, "--repo must be owner/repo"),
     ([], None, 78, "no webhook secret"),
-    ([], "the wrong secret", 1, "refused"),
 ])
-def test_simulate_refusals(service: tuple[str, Runtime], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                           capsys: pytest.CaptureFixture[str], argv: list[str], secret: str | None, code: int,
-                           message: str) -> None:
-    url, rt = service
+def test_simulate_refuses_before_sending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str], argv: list[str], secret: str | None,
+                                         code: int, message: str) -> None:
     if secret is None:
-        monkeypatch.delenv("GITHUB_WEBHOOK_SECRET")
+        monkeypatch.delenv("GITHUB_WEBHOOK_SECRET", raising=False)
     else:
         monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", secret)
+    # Nothing listens at this URL: reaching it would answer 69, not the code expected.
+    url = f"http://127.0.0.1:{free_port()}"
     assert simulate.main(["--url", url, "--data-dir", str(tmp_path), "--wait", "0", *argv]) == code
+    assert message in capsys.readouterr().err
+
+
+def test_simulate_stops_at_a_refused_delivery(service: tuple[str, Runtime], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    url, rt = service
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", "the wrong secret")
+    assert simulate.main(["--url", url, "--data-dir", str(tmp_path), "--wait", "0"]) == 1
     captured = capsys.readouterr()
-    assert message in captured.err
-    assert rt.queue.count == 0  # nothing refused was queued
+    assert "401" in captured.out and captured.out.count("->") == 1  # the comment is never sent
+    assert "refused" in captured.err
+    assert rt.queue.count == 0
 
 
 def test_simulate_uses_the_dev_folder_secret_and_says_when_nothing_listens(

@@ -87,7 +87,11 @@ def _permission(rt: Runtime, repo: str, login: str, association: str | None) -> 
     return found
 
 
-def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any]) -> None:
+def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any], item: str) -> None:
+    """Audit what a comment or review did, once per ``item``: the same comment redelivered under a new
+    delivery id (GitHub's redelivery, our sweep's) applies as a no-op and must not log it again."""
+    if not outcomes or not rt.redis.set(keys.audited(repo, item), "1", nx=True, ex=DELIVERY_SEEN_TTL):
+        return
     for outcome in outcomes:
         store.audit(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
                     target=outcome.target, reason=outcome.reason, message=outcome.message)
@@ -116,7 +120,7 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
         return new_state
 
     _state, changed = store.update_pull(rt.redis, repo, number, change)
-    _record_outcomes(rt, repo, number, outcomes)
+    _record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
     # No verdict yet means a PR met for the first time, or state lost: publishing it syncs its history.
     if changed or store.load_verdict(rt.redis, repo, number) is None:
         request_recompute(rt, repo, number)
@@ -155,7 +159,7 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
         return state
 
     _state, changed = store.update_pull(rt.redis, repo, number, change)
-    _record_outcomes(rt, repo, number, outcomes)
+    _record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
     if changed or store.load_verdict(rt.redis, repo, number) is None:
         request_recompute(rt, repo, number)
     return "applied" if changed else "unchanged"

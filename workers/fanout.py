@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 
+from github import GithubException
 from redis import Redis
 from rq import Retry
 
@@ -38,7 +39,7 @@ from core.scopes import scope_repo
 from core.status import build_status
 from core.verdict import compute_verdict
 from workers import store
-from workers.github import DryRunGateway
+from workers.github import DryRunGateway, NotFound
 from workers.pacing import MAX_WAIT_IN_LOCK, PacedGateway, Pacer, RateLimited, SlotTooFar
 from workers.publish import LOCK_TIMEOUT, publish, repo_config, target_url
 from workers.pulls import facts_from_pull
@@ -118,25 +119,25 @@ def request_fanout(rt: Runtime, scope: str) -> list[str]:
     return repos
 
 
-def request_repo_fanout(rt: Runtime, repo: str) -> bool:
+def request_repo_fanout(rt: Runtime, repo: str, *, slice_seconds: float = SLICE_SECONDS) -> bool:
     """Ask for one more pass over ``repo``; False when a job is already waiting to start (coalesced)."""
     rt.redis.hincrby(keys.fanout(repo), "want", 1)
-    return _ensure_queued(rt, repo)
+    return _ensure_queued(rt, repo, slice_seconds)
 
 
-def _ensure_queued(rt: Runtime, repo: str) -> bool:
+def _ensure_queued(rt: Runtime, repo: str, slice_seconds: float) -> bool:
     if not rt.redis.set(keys.fanout_queued(repo), "1", nx=True, ex=QUEUED_TTL):
         return False
-    _enqueue(rt, repo, uuid.uuid4().hex, fresh=True)
+    _enqueue(rt, repo, uuid.uuid4().hex, fresh=True, slice_seconds=slice_seconds)
     return True
 
 
-def _enqueue(rt: Runtime, repo: str, token: str, *, fresh: bool) -> None:
-    rt.queue.enqueue(FANOUT_JOB, repo, token, fresh, retry=FANOUT_RETRY, job_timeout=JOB_TIMEOUT,
+def _enqueue(rt: Runtime, repo: str, token: str, *, fresh: bool, slice_seconds: float) -> None:
+    rt.queue.enqueue(FANOUT_JOB, repo, token, fresh, slice_seconds, retry=FANOUT_RETRY, job_timeout=JOB_TIMEOUT,
                      result_ttl=600, failure_ttl=7 * 86400)
 
 
-def fanout_job(repo: str, token: str, fresh: bool = True) -> str:
+def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float = SLICE_SECONDS) -> str:
     """The rq job: one slice of the repo's fan-out under run token ``token``. A fresh job answers a
     request; a continuation (``fresh=False``) carries on its run. rq's retry of either keeps the token,
     so it takes over the lease its dead predecessor left."""
@@ -146,10 +147,10 @@ def fanout_job(repo: str, token: str, fresh: bool = True) -> str:
     if not _take_lease(rt.redis, repo, token):
         return "busy: another run owns this fan-out and will serve the request"
     rt.redis.hset(keys.fanout(repo), mapping={"pid": os.getpid(), "host": socket.gethostname()})
-    outcome = FanOut(rt, repo, token).run(time.monotonic() + SLICE_SECONDS)
+    outcome = FanOut(rt, repo, token).run(time.monotonic() + slice_seconds)
     if outcome == "continued":
         _take_lease(rt.redis, repo, token)
-        _enqueue(rt, repo, token, fresh=False)
+        _enqueue(rt, repo, token, fresh=False, slice_seconds=slice_seconds)
         progress = Progress.read(rt.redis, repo)
         return f"continued at {progress.cursor}/{progress.total}"
     rt.redis.register_script(_RELEASE)([keys.fanout_lease(repo)], [token])
@@ -157,7 +158,7 @@ def fanout_job(repo: str, token: str, fresh: bool = True) -> str:
     # left: serve it.
     progress = Progress.read(rt.redis, repo)
     if progress.want > progress.done:
-        _ensure_queued(rt, repo)
+        _ensure_queued(rt, repo, slice_seconds)
     return outcome
 
 
@@ -294,6 +295,15 @@ class FanOut:
         except RateLimited as limited:
             log.warning("fan-out %s: rate limited at #%s, writes paused %.0fs", self.repo, number,
                         limited.seconds)
+        except (GithubException, NotFound) as refused:
+            status = getattr(refused, "status", 404)
+            if not 400 <= status < 500:
+                raise  # GitHub's own trouble: rq retries the slice with backoff
+            # This PR alone cannot be published (gone, head unknown after a force-push...): its own
+            # events will publish it; the fan-out goes on with the others.
+            log.warning("fan-out %s: skipped #%s: GitHub answered %s", self.repo, number, status)
+            store.audit(redis, self.repo, "fanout.skipped", number=number, status=status)
+            return "skipped"
         finally:
             self.gateway.prepaid = 0
             self.renew_lease()
