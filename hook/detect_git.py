@@ -135,11 +135,15 @@ def _checkout(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
 
 
 def _record(ctx: Ctx, cwd: str | None, branches: list[str]) -> None:
-    """``branches`` were merged into the branch checked out in ``cwd``."""
+    """``branches`` were merged into the branch checked out in ``cwd``. Bringing the default branch
+    into a topic branch (``git merge origin/main``, ``git rebase main``) updates it: no PR lands."""
     current = ctx.branch(cwd) or ""
     into = ctx.merged.setdefault(current, [])
+    defaults = {gitrepo.default_branch(cwd) or "main", "main", "master"}
     for ref in branches:
         name = _short(ref)
+        if name in defaults:
+            continue
         if name and name != current and name not in into:
             into.append(name)
             into.extend(b for b in ctx.merged.get(name, []) if b not in into and b != current)

@@ -14,8 +14,7 @@ if TYPE_CHECKING:
     from hook.shell import Event
 
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"),
-               "bun": ("-e", "--eval"), "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",),
-               "osascript": ("-e",), "deno": ("eval",)}
+               "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",), "osascript": ("-e",), "deno": ("eval",)}
 _PROGRAMS = frozenset({"gh", "git", "curl", "wget", "hub", "bash", "sh", "zsh"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
 

@@ -60,6 +60,14 @@ def current_branch(cwd: str | None) -> str | None:
     return ref[len("refs/heads/") :] if ref.startswith("refs/heads/") else None
 
 
+def default_branch(cwd: str | None) -> str | None:
+    """The remote's default branch as ``git clone`` recorded it (``refs/remotes/origin/HEAD``)."""
+    dirs = git_dirs(cwd)
+    head = _read(os.path.join(dirs[1], "refs", "remotes", "origin", "HEAD")) if dirs else None
+    prefix = "ref: refs/remotes/origin/"
+    return head.strip()[len(prefix) :] if head and head.startswith(prefix) else None
+
+
 def git_dirs(cwd: str | None) -> tuple[str, str] | None:
     """``(git_dir, common_dir)`` of the repository holding ``cwd``, walking up to the root."""
     if not cwd:

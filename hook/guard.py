@@ -66,8 +66,13 @@ def config_path(argv: list[str]) -> str | None:
 
 
 def is_merge_tool(tool_name: str) -> bool:
-    # Matches the settings' `mcp__.*__merge_pull_request` and any other MCP tool that says it merges.
-    return tool_name.startswith("mcp__") and "merge" in tool_name.lower()
+    # The settings' `mcp__.*__merge_pull_request`, and the other MCP tools that merge, enable auto-merge
+    # or enqueue a PR (one table, in detection).
+    if not tool_name.startswith("mcp__"):
+        return False
+    from hook.detect_mcp import is_merge_tool as names_a_merge
+
+    return names_a_merge(tool_name)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from hook.gitrepo import current_branch, parse_remote_url, parse_repo_arg, resolve_remote, resolve_repo
+from hook.gitrepo import (
+    current_branch,
+    default_branch,
+    parse_remote_url,
+    parse_repo_arg,
+    resolve_remote,
+    resolve_repo,
+)
 
 
 @pytest.mark.parametrize(
@@ -124,6 +131,14 @@ def test_submodule_gitdir_is_relative(tmp_path: Path) -> None:
     (sub / ".git").write_text("gitdir: ../.git/modules/sub\n")
     assert resolve_repo(str(sub), {}) == "sub/module"
     assert current_branch(str(sub)) is None  # detached
+
+
+def test_default_branch_is_what_clone_recorded(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, remotes(ORIGIN))
+    assert default_branch(str(repo)) is None
+    (repo / ".git" / "refs" / "remotes" / "origin").mkdir(parents=True)
+    (repo / ".git" / "refs" / "remotes" / "origin" / "HEAD").write_text("ref: refs/remotes/origin/trunk\n")
+    assert default_branch(str(repo)) == "trunk"
 
 
 @pytest.mark.parametrize("cwd", [None, "", "/nonexistent/dir"])

@@ -244,6 +244,8 @@ ROWS: list[tuple[str, str, Any, str, dict[str, str], list[dict[str, Any]]]] = [
      "app", {}, [{"branch": "feature-y", "push_target": "main", "undetermined": False}]),
     ("pull-then-push", "Bash", "git checkout main && git pull origin feature-z && git push", "app", {},
      [{"branch": "feature-z", "push_target": "main"}]),
+    ("update-topic-from-main", "Bash", "git fetch origin && git merge origin/main && git push", "app", {}, []),
+    ("rebase-topic-on-main", "Bash", "git rebase main && git push --force-with-lease", "app", {}, []),
     ("push-sha", "Bash", "git push origin $SHA:main", "app", {}, [maybe(push_target="main", branch=None)]),
     ("push-other-checkout", "Bash", "git -C ../widgets push origin feature-x:main", "app", {},
      [{"repo": "acme/widgets", "branch": "feature-x", "push_target": "main"}]),
