@@ -1,0 +1,103 @@
+"""The agent guard reading verdicts the running service wrote (issue: "a held PR's `gh pr merge` is
+blocked … by the installed hook reading a verdict written by the running service").
+
+A `/hold` goes in as a signed webhook; real rq work publishes the verdict; the guard, run exactly as
+the installed settings run it, reads it as the Redis ACL user (or over the HTTP API) and blocks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from werkzeug.serving import make_server
+
+from app import create_app
+from app.tokens import create
+from hook.acl import apply
+from tests.e2e_support import Service, fixture, service_settings
+from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
+from tests.hook_support import git_checkout, payload, run_guard, write_spec
+
+REPO = "acme/widgets"
+SHA = "5" * 40
+
+
+@pytest.fixture()
+def held(github_emulator: GitHubEmulator, redis_client: Any, redis_url: str) -> Iterator[Service]:
+    emu = github_emulator
+    emu.add_installation(3, "acme")
+    emu.add_repo(REPO, installation_id=3)
+    emu.add_pull(REPO, 5, head_sha=SHA, head_ref="feature/login", user="octocat")
+    emu.add_pull(REPO, 6, head_sha="6" * 40, head_ref="free-branch", user="octocat")
+    svc = Service.start(service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug))
+    added = fixture("installation_repositories", "added.payload.json")
+    added["installation"]["id"] = 3
+    added["repositories_added"] = [{"full_name": REPO, "private": False}]
+    svc.deliver("installation_repositories", added)
+    comment = fixture("issue_comment", "created.payload.json")
+    comment["repository"] = {**comment["repository"], "full_name": REPO}
+    comment["issue"].update(number=5, pull_request={"url": "x"})
+    comment["comment"].update(body="/hold waiting for DB migration", author_association="OWNER",
+                              created_at="2026-01-05T10:00:00Z", id=55)
+    comment["comment"]["user"] = {**comment["comment"]["user"], "login": "alice"}
+    svc.deliver("issue_comment", comment)
+    svc.drain()
+    assert emu.latest_status(REPO, SHA)["state"] == "failure"  # type: ignore[index]
+    yield svc
+
+
+def acl_source(redis_url: str) -> str:
+    apply(redis_url, "mh-hook-e2e", "s3cret-pass")
+    host_port, _, db = redis_url.removeprefix("redis://").rpartition("/")
+    return f"redis://mh-hook-e2e:s3cret-pass@{host_port.rpartition('@')[2]}/{db or 0}"
+
+
+@pytest.mark.parametrize(
+    ("command", "blocked"),
+    [
+        ("gh pr merge 5 --repo acme/widgets --squash", True),
+        ("gh pr merge https://github.com/acme/widgets/pull/5", True),
+        ("GH_REPO=acme/widgets gh pr merge '#5' --admin", True),
+        ("cd . && gh pr merge --squash", True),  # the current branch's PR, through the head index
+        ("gh pr merge feature/login -R acme/widgets", True),
+        ("bash -c 'gh pr merge 5 -R acme/widgets'", True),
+        ("gh api -X PUT repos/acme/widgets/pulls/5/merge", True),
+        ("git push origin feature/login:main", True),
+        ("gh pr merge 6 --repo acme/widgets", False),
+        ("gh pr view 5 --repo acme/widgets", False),
+        ('echo "gh pr merge 5"', False),
+    ],
+)
+def test_installed_guard_blocks_a_held_pr_from_the_services_verdict(
+    held: Service, redis_url: str, tmp_path: Path, command: str, blocked: bool
+) -> None:
+    checkout = git_checkout(tmp_path / "widgets", branch="feature/login")
+    spec = write_spec(tmp_path, acl_source(redis_url))
+    done = run_guard(spec, payload(command, cwd=str(checkout)))
+    assert done.returncode == (2 if blocked else 0), done.stderr
+    if blocked:
+        assert "acme/widgets#5" in done.stderr
+        assert "alice" in done.stderr and "waiting for DB migration" in done.stderr
+        assert "/unhold" in done.stderr
+
+
+def test_guard_reads_the_same_verdict_over_the_http_api(held: Service, tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    token = create(tokens, "agent-hook")
+    app = create_app(dataclasses.replace(held.settings, api_tokens_file=str(tokens)))
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        (tmp_path / "token").write_text(token)
+        spec = write_spec(tmp_path, f"http://127.0.0.1:{server.server_port}", token_file=str(tmp_path / "token"))
+        done = run_guard(spec, payload("gh pr merge 5 --repo acme/widgets", cwd=str(tmp_path)))
+        assert done.returncode == 2, done.stderr
+        assert "waiting for DB migration" in done.stderr
+    finally:
+        server.shutdown()
