@@ -53,7 +53,9 @@ def status(emu: GitHubEmulator, sha: str = SHA) -> tuple[str, str] | None:
     return None if found is None else (found["state"], found["description"])
 
 
-def test_opened_pr_gets_a_success_status_pointing_at_the_dashboard(svc: Service, github_emulator: GitHubEmulator) -> None:
+def test_opened_pr_gets_a_success_status_pointing_at_the_dashboard(
+    svc: Service, github_emulator: GitHubEmulator
+) -> None:
     assert svc.deliver("pull_request", fixture("pull_request", "opened.payload.json")).status_code == 202
     svc.drain()
     posted = github_emulator.latest_status(REPO, SHA)
@@ -193,7 +195,7 @@ def test_forged_status_is_overwritten(svc: Service, github_emulator: GitHubEmula
     svc.deliver("status", forged)
     svc.drain()
     assert status(github_emulator) == ("failure", "Held by @alice: real")
-    events = svc.redis.xrange(f"mh:{{{REPO.lower()}}}:history")
+    events: list[tuple[bytes, dict[bytes, bytes]]] = svc.redis.xrange(f"mh:{{{REPO.lower()}}}:history")  # type: ignore[assignment]
     assert any(fields[b"event"] == b"status.forged" for _id, fields in events)
 
 

@@ -141,7 +141,8 @@ def test_a_pr_github_refuses_is_skipped_and_the_others_go_on(github_emulator: Gi
     request_fanout(svc.rt, REPO)
     svc.drain()  # fails the test if the job failed
     assert sorted(posted_numbers(github_emulator)) == [1, 3, 4]
-    skipped = [e for _, e in redis_client.xrange(keys.history(REPO)) if e[b"event"] == b"fanout.skipped"]
+    history: list[tuple[bytes, dict[bytes, bytes]]] = redis_client.xrange(keys.history(REPO))  # type: ignore[assignment]
+    skipped = [e for _, e in history if e[b"event"] == b"fanout.skipped"]
     assert len(skipped) == 1 and Progress.read(redis_client, REPO).done == 1
 
 
