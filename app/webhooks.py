@@ -145,7 +145,7 @@ def _receive(event: str | None) -> tuple[tuple[Response, int], str]:
     if reason is not None:
         return (jsonify(ignored=event, reason=reason), 202), "ignored"
     try:
-        job_id = enqueue_delivery(svc.queue, event, delivery_id, payload)
+        job_id = enqueue_delivery(svc.queue, event, delivery_id, body)
     except Exception:
         # Whatever failed (Redis down, a timeout, rq), the delivery is not durably queued: say so.
         log.exception("could not queue delivery %s (%s)", delivery_id or "-", event)

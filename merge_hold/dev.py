@@ -26,21 +26,20 @@ import secrets
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
+
+from merge_hold.supervise import Child, alive, cmdline, terminate_pid
 
 if TYPE_CHECKING:
     from merge_hold.redis_server import LocalRedis
     from merge_hold.settings import Settings
 
-STOP_TIMEOUT = 10.0
-"""Seconds a child gets to finish its current request or job before it is killed."""
 READY_TIMEOUT = 60.0
 TOKEN_NAME = "dev"
 
@@ -97,43 +96,19 @@ def read_state(folder: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie, exited but not yet reaped by its parent, is not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(OSError):
-        # /proc/PID/stat: "pid (comm) S ..."; the state follows the last ')' (comm may hold spaces).
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    return True
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
 def clear_leftovers(folder: Path) -> None:
     """Refuse a second supervisor on one folder; stop children a killed one left behind (checked by
     their command line, so a recycled pid is never signalled)."""
     state = read_state(folder)
     supervisor = state.get("pid")
-    if isinstance(supervisor, int) and supervisor != os.getpid() and _alive(supervisor) \
-            and "merge" in _cmdline(supervisor):
+    if isinstance(supervisor, int) and supervisor != os.getpid() and alive(supervisor) \
+            and "merge" in cmdline(supervisor):
         raise DevError(f"another `merge-hold dev` (pid {supervisor}) is using {folder}; stop it first")
     for name, markers in (("worker", ("worker",)), ("web", ("serve", "gunicorn")), ("redis", ("redis-server",))):
         pid = (state.get("children") or {}).get(name)
-        if isinstance(pid, int) and _alive(pid) and any(m in _cmdline(pid) for m in markers):
+        if isinstance(pid, int) and alive(pid) and any(m in cmdline(pid) for m in markers):
             print(f"merge-hold dev: stopping a left-over {name} process ({pid})", file=sys.stderr)
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + STOP_TIMEOUT
-            while _alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
+            terminate_pid(pid)
     (folder / "dev.json").unlink(missing_ok=True)
 
 
@@ -165,41 +140,6 @@ def start_redis(folder: Path) -> LocalRedis:
         return LocalRedis(folder / "redis", port=port, persist=True, own_session=True).start()
     except RuntimeError as exc:
         raise DevError(f"embedded Redis did not start: {exc}") from None
-
-
-class Child:
-    """A `merge-hold` subcommand in its own session, its output forwarded line by line with a prefix."""
-
-    def __init__(self, name: str, args: list[str], env: dict[str, str], out: IO[str], lock: threading.Lock):
-        self.name = name
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "merge_hold.cli", *args], env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, text=True, bufsize=1,
-        )
-        self._thread = threading.Thread(target=self._forward, args=(out, lock), daemon=True, name=f"dev-{name}")
-        self._thread.start()
-
-    def _forward(self, out: IO[str], lock: threading.Lock) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            with lock:
-                out.write(f"{self.name:<6}| {line}")
-                out.flush()
-
-    def terminate(self) -> None:
-        """SIGTERM the leader only: gunicorn stops gracefully, rq finishes its job (warm shutdown)."""
-        if self.process.poll() is None:
-            self.process.terminate()
-
-    def wait(self) -> None:
-        """Wait for the stop asked by `terminate`; past `STOP_TIMEOUT`, kill the whole group."""
-        try:
-            self.process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-        self._thread.join(timeout=2)
 
 
 def _wait_ready(url: str, children: list[Child], stop: threading.Event) -> None:

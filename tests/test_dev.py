@@ -24,7 +24,7 @@ from redis import Redis
 
 from app.auth import parse_tokens, token_hash
 from core import keys
-from merge_hold import dev
+from merge_hold import dev, supervise
 from merge_hold.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,12 +88,23 @@ def _sleeper(*marker: str) -> Iterator[subprocess.Popen[bytes]]:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", *marker])
     try:
         deadline = time.monotonic() + 5
-        while " ".join(marker) not in dev._cmdline(child.pid) and time.monotonic() < deadline:
+        while " ".join(marker) not in supervise.cmdline(child.pid) and time.monotonic() < deadline:
             time.sleep(0.01)
         yield child
     finally:
         child.kill()
         child.wait()
+
+
+def test_alive_counts_a_zombie_as_dead() -> None:
+    with _sleeper("running") as child:
+        assert supervise.alive(child.pid)
+        child.kill()
+        deadline = time.monotonic() + 5  # killed but not reaped: a zombie until wait()
+        while supervise.alive(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not supervise.alive(child.pid) and child.returncode is None
+    assert not supervise.alive(child.pid)
 
 
 def test_leftovers_of_a_killed_dev_are_stopped_but_strangers_are_not(tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def test_a_long_fanout_goes_on_in_slices_under_one_run(github_emulator: GitHubEm
     svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600.0)  # 0.1 s apart
     seed_repo(github_emulator, redis_client, REPO, 12)
     hold(redis_client)
-    request_repo_fanout(svc.rt, REPO, slice_seconds=0.3)
+    request_repo_fanout(svc.rt, REPO, slice_seconds=0.15)
     svc.drain()
     assert sorted(posted_numbers(github_emulator)) == list(range(1, 13)) and list_calls(github_emulator) == 1
     finished = svc.rt.queue.finished_job_registry
@@ -243,8 +243,9 @@ def _wait_for(predicate: Any, timeout: float, what: str) -> None:
 
 
 def _worker(svc: Service) -> subprocess.Popen[bytes]:
+    # --fork: these tests kill the work-horse that runs the job, apart from the worker that supervises it.
     env = {**service_env(svc.settings), "MERGE_HOLD_WRITE_RATE": str(svc.settings.write_rate_per_minute)}
-    return subprocess.Popen([sys.executable, "-m", "merge_hold.cli", "worker", "--burst", "--no-scheduler"],
+    return subprocess.Popen([sys.executable, "-m", "merge_hold.cli", "worker", "--burst", "--no-scheduler", "--fork"],
                             env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

@@ -142,7 +142,7 @@ def test_delivery_rows(
     if queued:
         assert reply == {"queued": "delivery-d-1"}
         (job,) = queue.jobs
-        assert (job.id, job.func_name, job.args) == ("delivery-d-1", HANDLE_DELIVERY, (event, "d-1", json.loads(body)))
+        assert (job.id, job.func_name, job.args) == ("delivery-d-1", HANDLE_DELIVERY, (event, "d-1", body))
     else:
         assert "queued" not in reply
         assert queue.count == 0
@@ -238,7 +238,7 @@ def test_real_server_queues_before_acknowledging(redis_client: redis.Redis, redi
             assert response.json() == {"queued": f"delivery-{delivery}"}
             assert queue.job_ids[-1] == f"delivery-{delivery}"
             job = queue.fetch_job(f"delivery-{delivery}")
-            assert job is not None and job.args == ("pull_request", delivery, json.loads(body))
+            assert job is not None and job.args == ("pull_request", delivery, body)
         assert redis_client.llen(queue.key) == 2
 
 

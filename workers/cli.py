@@ -19,6 +19,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--burst", action="store_true", help="exit once the queue is empty")
     p.add_argument("--name", help="worker name (default: rq's host.pid)")
     p.add_argument("--no-scheduler", action="store_true", help="do not run rq's scheduler in this worker")
+    p.add_argument("--fork", action="store_true",
+                   help="run each job in a forked work-horse (rq's default Worker): isolation over speed")
     return p
 
 
@@ -33,7 +35,7 @@ def main(argv: list[str]) -> int:
         print(f"merge-hold worker: {exc}", file=sys.stderr)
         return 78  # EX_CONFIG
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from rq import Worker
+    from rq import SimpleWorker, Worker
 
     # Import the job modules before forking work-horses, so each job starts warm.
     import workers.events
@@ -41,7 +43,12 @@ def main(argv: list[str]) -> int:
     from workers.redeliver import schedule
 
     schedule(rt)
-    worker = Worker([rt.queue], connection=rt.redis, name=args.name)
+    # SimpleWorker runs jobs in this process, so the GitHub connection pool, the installation tokens and
+    # the parsed App key live across jobs: a forked work-horse per job started each recompute cold
+    # (measured: p50 seconds instead of ~15 ms from delivery to status at 50 deliveries/s). Job
+    # timeouts still apply (SIGALRM), and a dead worker's jobs are re-queued by rq's maintenance.
+    worker_class = Worker if args.fork else SimpleWorker
+    worker = worker_class([rt.queue], connection=rt.redis, name=args.name)
     mode = "dry-run" if not settings.has_app_credentials or settings.dry_run else settings.github_api_url
     logging.getLogger(__name__).info("worker on queue %s (%s)", rt.queue.name, mode)
     worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)

@@ -7,6 +7,7 @@ an unchanged verdict posts nothing.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Callable
@@ -38,9 +39,11 @@ ZERO_SHA = "0" * 40
 Handler = Callable[[Runtime, dict[str, Any]], str]
 
 
-def handle_delivery(event: str, delivery_id: str, payload: dict[str, Any]) -> str:
-    """The rq job for one webhook delivery. Returns what happened (kept as the job's result)."""
+def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, Any]) -> str:
+    """The rq job for one webhook delivery (the raw JSON body as received, or its parsed payload).
+    Returns what happened (kept as the job's result)."""
     rt = current()
+    payload: dict[str, Any] = body if isinstance(body, dict) else json.loads(body)
     if event != "status" and _is_own(rt, payload):
         return "own-event"
     handler = HANDLERS.get(event)

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+import jwt
+from cryptography.hazmat.primitives import serialization
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 from redis import Redis
 
@@ -66,7 +68,11 @@ class AppGateway:
     def __init__(self, *, api_url: str, app_id: int, private_key: str, redis: Redis) -> None:
         self.api_url = api_url
         self.redis = redis
-        self._app_auth = Auth.AppAuth(app_id, private_key)
+        # The PEM is parsed once: PyJWT would otherwise load and validate the RSA key (~40 ms) for
+        # every JWT, and the workers sign one per token mint and per App-level call.
+        key = serialization.load_pem_private_key(private_key.encode(), password=None)
+        self._app_auth = Auth.AppAuth(
+            app_id, sign_func=lambda payload: jwt.encode(payload, key=key, algorithm="RS256"))  # type: ignore[arg-type]
         self._integration = GithubIntegration(
             base_url=api_url, auth=self._app_auth, retry=_retry(),
             seconds_between_requests=None, seconds_between_writes=None,
@@ -80,9 +86,17 @@ class AppGateway:
         key = keys.installation_token(installation_id)
         cached = self.redis.get(key)
         if cached:
-            data = json.loads(cached)
-            token: str = data["token"]
+            token: str = json.loads(cached)["token"]
             return token
+        # One mint per installation, whichever worker gets here first; the others wait and reuse it.
+        with self.redis.lock(f"{key}:mint", timeout=30, blocking_timeout=30, sleep=0.02):
+            cached = self.redis.get(key)
+            if cached:
+                token = json.loads(cached)["token"]
+                return token
+            return self._mint(installation_id, key)
+
+    def _mint(self, installation_id: int, key: str) -> str:
         auth = self._integration.get_access_token(installation_id)
         expires = auth.expires_at or datetime.now(UTC) + timedelta(hours=1)
         ttl = int((expires - datetime.now(UTC) - TOKEN_REFRESH_MARGIN).total_seconds())
@@ -134,6 +148,10 @@ class AppGateway:
 
     def installation_for(self, repo: str) -> int:
         found = self._installation_by_repo.get(repo.lower())
+        if found is None:
+            meta = self.redis.get(keys.repo_meta(repo))
+            if meta and json.loads(meta).get("installation_id"):
+                found = int(json.loads(meta)["installation_id"])
         if found is None:
             owner, name = repo.split("/", 1)
             try:
