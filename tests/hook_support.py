@@ -34,7 +34,7 @@ def payload(command: str, *, cwd: str, tool_name: str = "Bash", **extra: Any) ->
         "cwd": cwd,
         "prompt_id": "d3b07384-d9a0-4c9b-8f3e-5a1c2b3d4e5f",
         "permission_mode": "default",
-        "effort": "high",
+        "effort": {"level": "medium"},  # an object, as Claude Code 2.1.328 sends it
         "hook_event_name": "PreToolUse",
         "tool_name": tool_name,
         "tool_input": tool_input,
