@@ -13,9 +13,9 @@ import secrets
 import sys
 import tempfile
 from pathlib import Path
-from typing import NoReturn
 
 from app.auth import parse_tokens, token_hash
+from merge_hold.cliargs import ArgumentParser
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
 """Token names: no colon (the file's separator), no spaces; shown on the dashboard and in audit events."""
@@ -73,15 +73,10 @@ def revoke(path: Path, name: str) -> bool:
     return True
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # EX_USAGE, as `merge-hold` itself; 2 is what the agent hook means by "block".
-        self.print_usage(sys.stderr)
-        self.exit(64, f"{self.prog}: error: {message}\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = ArgumentParser(
         prog="merge-hold token",
         description="Manage API tokens (dashboard login, JSON API, hook records). "
         "The file defaults to MERGE_HOLD_API_TOKENS_FILE.",

@@ -127,7 +127,7 @@ def apply(path: Path, change: Any) -> bool:
 
 
 def _parser(prog: str, with_console: bool) -> Any:
-    from hook.cliargs import ArgumentParser
+    from merge_hold.cliargs import ArgumentParser
 
     parser = ArgumentParser(prog=prog)
     parser.add_argument("--config", required=with_console, metavar="SPEC", help="the guard's spec file")

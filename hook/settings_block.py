@@ -91,7 +91,7 @@ def block_for(spec_path: str, *, console_script: bool = False) -> dict[str, Any]
 
 
 def main(argv: list[str]) -> int:
-    from hook.cliargs import ArgumentParser
+    from merge_hold.cliargs import ArgumentParser
 
     parser = ArgumentParser(prog="merge-hold hook settings",
                             description="print the Claude Code settings JSON that registers the guard")

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from merge_hold.cliargs import ArgumentParser
 from merge_hold.supervise import Child, alive, cmdline, terminate_pid
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def _wait_ready(url: str, children: list[Child], stop: threading.Event) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="merge-hold dev",
         description="Run merge-hold on this machine: an embedded Redis (unless REDIS_URL is set), the web "
         "app and one worker. Without GITHUB_APP_ID/GITHUB_PRIVATE_KEY it runs in dry-run mode: statuses are "

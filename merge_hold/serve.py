@@ -11,7 +11,9 @@ import dataclasses
 import logging
 import secrets
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
+
+from merge_hold.cliargs import ArgumentParser
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -21,15 +23,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("merge_hold.serve")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # EX_USAGE, as `merge-hold` itself; 2 is what the agent hook means by "block".
-        self.print_usage(sys.stderr)
-        self.exit(64, f"{self.prog}: error: {message}\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = ArgumentParser(
         prog="merge-hold serve",
         description="Run the web app: GitHub webhooks, chat commands, JSON API, dashboard, health and metrics.",
     )
@@ -58,6 +55,9 @@ def gunicorn_options(args: argparse.Namespace, settings: Settings) -> dict[str, 
         "loglevel": settings.log_level.lower(),
         "errorlog": "-",
         "proc_name": "merge-hold",
+        # gunicorn 27 opens a control socket at a fixed path under $HOME by default: two servers on one
+        # machine would take each other's. Nothing here uses it.
+        "control_socket_disable": True,
     }
     if args.access_log:
         options["accesslog"] = "-"

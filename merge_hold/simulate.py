@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from merge_hold import samples
+from merge_hold.cliargs import ArgumentParser
 from merge_hold.dev import data_dir, read_state
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -53,7 +54,7 @@ class Result:
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="merge-hold simulate",
         description="Post signed sample GitHub webhooks to a running merge-hold (by default the one "
         "`merge-hold dev` runs) and print the resulting `merge-hold` status. The secret is "

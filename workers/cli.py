@@ -6,11 +6,12 @@ import argparse
 import logging
 import sys
 
+from merge_hold.cliargs import ArgumentParser
 from merge_hold.settings import SettingsError, from_env
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="merge-hold worker",
         description="Run an rq worker that applies webhook deliveries, recomputes verdicts and posts the "
         "`merge-hold` status. Reads REDIS_URL, GITHUB_APP_ID, GITHUB_PRIVATE_KEY[_PATH], GITHUB_API_URL "

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from core import keys
 from core.repo_config import DEFAULT_CONFIG
+from merge_hold.cliargs import ArgumentParser
 from workers import store
 from workers.publish import publish, repo_config
 from workers.repos import load_repo_config
@@ -40,7 +41,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool) -> dict[str, int]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="merge-hold reconcile",
         description="Republish every managed PR's verdict (a status is posted only where it differs). "
         "With --rebuild, first re-read comments, reviews and labels from GitHub (for lost Redis state).",
