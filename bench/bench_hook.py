@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from bench.timing import Command, Row, alternating_medians, interpreter_floor
@@ -28,19 +27,10 @@ NON_MERGE_BUDGET = 1.3
 MERGE_BUDGET = 2.5
 
 
-@contextmanager
-def _redis_url(workdir: Path) -> Iterator[str]:
-    given = os.environ.get("REDIS_URL")
-    if given:
-        yield given
-        return
-    from merge_hold.redis_server import LocalRedis
+def _redis_url(workdir: Path) -> AbstractContextManager[str]:
+    from merge_hold.redis_server import given_or_throwaway
 
-    server = LocalRedis(workdir / "redis").start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    return given_or_throwaway(workdir, os.environ.get("REDIS_URL"))
 
 
 def run() -> list[Row]:

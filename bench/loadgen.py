@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -31,21 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@contextmanager
-def redis_url(workdir: Path) -> Iterator[str]:
+def redis_url(workdir: Path) -> AbstractContextManager[str]:
     """``REDIS_URL`` when set (callers use their own queue and keys and remove them), else a throwaway
     redis-server in ``workdir``."""
-    given = os.environ.get("REDIS_URL")
-    if given:
-        yield given
-        return
-    from merge_hold.redis_server import LocalRedis
+    from merge_hold.redis_server import given_or_throwaway
 
-    server = LocalRedis(workdir / "redis").start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    return given_or_throwaway(workdir, os.environ.get("REDIS_URL"))
 
 
 def free_port() -> int:

@@ -9,6 +9,8 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -87,3 +89,16 @@ class LocalRedis:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         self.process = None
+
+
+@contextmanager
+def given_or_throwaway(workdir: Path, given: str | None) -> Iterator[str]:
+    """``given`` (a REDIS_URL) when set, else the URL of a throwaway redis-server in ``workdir``."""
+    if given:
+        yield given
+        return
+    server = LocalRedis(workdir / "redis").start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
