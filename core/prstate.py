@@ -126,6 +126,9 @@ class PullState:
     synced: bool = False
     """True once the PR's comments and reviews were read from GitHub (first sight, or state lost):
     until then the registers may miss commands made before merge-hold saw the PR."""
+    labels: dict[str, Register] = field(default_factory=dict)
+    """The hold label's last `labeled`/`unlabeled` event (held = added): when it was placed. The facts
+    say whether it is there; a snapshot's `updated_at` moves with every later event, so it cannot."""
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -135,12 +138,20 @@ class PullState:
         if self.facts is None:
             return None
         edges = dict(self.push_edges)
-        sha = self.facts.head_sha
-        for _ in range(len(edges)):
-            if sha not in edges:
-                break
+        sha, seen = self.facts.head_sha, {self.facts.head_sha}
+        while sha in edges:
             sha = edges[sha]
+            if sha in seen:
+                # The pushes go round in a circle: a force-push went back to an earlier commit. Edges
+                # carry no order, so they cannot tell where the head is now; the facts can.
+                return self.facts.head_sha
+            seen.add(sha)
         return sha
+
+    def label_since(self, name: str) -> datetime | None:
+        """When the label was last added, if its `labeled` event was seen and no later `unlabeled`."""
+        register = self.labels.get(name)
+        return register.at if register is not None and register.held else None
 
     @property
     def is_fork(self) -> bool:
@@ -161,6 +172,7 @@ class PullState:
             "dismissed": sorted(self.dismissed),
             "push_edges": [list(e) for e in self.push_edges],
             "synced": self.synced,
+            "labels": {k: r.to_dict() for k, r in sorted(self.labels.items())},
         }
 
     @classmethod
@@ -176,6 +188,7 @@ class PullState:
             dismissed=frozenset(data.get("dismissed", ())),
             push_edges=tuple((str(a), str(b)) for a, b in data.get("push_edges", ())),
             synced=bool(data.get("synced", False)),
+            labels={k: Register.from_dict(v) for k, v in data.get("labels", {}).items()},
         )
 
 
@@ -196,6 +209,14 @@ def record_push(state: PullState, before: str, after: str) -> PullState:
         return state
     edges = (*state.push_edges, edge)[-MAX_PUSH_EDGES:]
     return replace(state, push_edges=edges)
+
+
+def record_label(state: PullState, name: str, at: datetime, added: bool) -> PullState:
+    """A `labeled`/`unlabeled` event at the PR's ``updated_at``; in the same second, added wins (held)."""
+    register = Register(at=at, held=added, ref="1" if added else "0")
+    if not register.newer_than(state.labels.get(name)):
+        return state
+    return replace(state, labels={**state.labels, name: register})
 
 
 def record_comment(state: PullState, holder: str, register: Register) -> PullState:
@@ -249,6 +270,8 @@ def merge_states(mine: PullState, other: PullState) -> PullState:
         state = record_dismissal(state, review_id)
     for before, after in other.push_edges:
         state = record_push(state, before, after)
+    for name, register in sorted(other.labels.items()):
+        state = record_label(state, name, register.at, register.held)
     if other.synced and not state.synced:
         state = replace(state, synced=True)
     return state

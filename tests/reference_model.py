@@ -1,4 +1,4 @@
-"""An independent reference model of one PR's verdict, for the model-based tests (design §3–§4).
+"""An independent reference model of one PR's verdict, for the model-based tests (design §3, §4).
 
 Deliberately plain and separate from `core.prstate`/`core.verdict`/`core.comment_rules`: no registers,
 no tie-breaks, no grammar. It takes the events as the test generated them (already-structured

@@ -19,7 +19,7 @@ from core import keys
 from core.comment_rules import apply_comment, apply_review
 from core.holds import from_iso
 from core.permissions import Permission, permission_from_association
-from core.prstate import EPOCH, PullState, record_facts, record_push
+from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
 from workers import store
@@ -178,12 +178,20 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
         return "ignored"
     pull = payload["pull_request"]
     number = int(pull["number"])
-    _meta(rt, repo, payload)
+    _, config = _meta(rt, repo, payload)
     facts = facts_from_pull(pull)
     # A PR met at its opening has no history to read; any other first sight is synced in `publish`.
     fresh = payload.get("action") == "opened"
-    _state, changed = store.update_pull(
-        rt.redis, repo, number, lambda s: record_facts(replace(s, synced=s.synced or fresh), facts))
+    label = str((payload.get("label") or {}).get("name", ""))
+    added = payload.get("action") == "labeled"
+
+    def change(state: PullState) -> PullState:
+        state = record_facts(replace(state, synced=state.synced or fresh), facts)
+        if label == config.hold_label and payload.get("action") in ("labeled", "unlabeled"):
+            state = record_label(state, label, facts.at, added)
+        return state
+
+    _state, changed = store.update_pull(rt.redis, repo, number, change)
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)
     if changed or store.load_verdict(rt.redis, repo, number) is None:
