@@ -15,15 +15,25 @@ other, through the rules of design §3 as a person would read them:
 - the head is the last pushed SHA.
 
 The verdict lists the active holds in the order they were placed; the status names the first.
+The hypothesis strategies at the end say what may happen: the histories the model is asked to judge.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
+
+from hypothesis import strategies as st
 
 HOLD_LABEL = "do-not-merge/hold"
 ROLE_RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
+ROLES = {"wanda": "write", "walt": "write", "mia": "maintain", "nora": "none", "otto": "none"}
+AUTHORS = {1: "otto", 2: "nora"}
+"""Each PR's author has no access of their own, so may hold their own PR and no other."""
+REASONS = ("", "db migration", "for the release", "waiting on QA")
+NOISE = ("LGTM", "/holdx", "please /hold this", "```\n/hold\n```", "> /hold", "`/hold`", "<!-- /hold -->")
+PREFIXES = ("", "Looks risky.\n", "> /unhold all\n\n")
 
 
 @dataclass(frozen=True)
@@ -175,3 +185,47 @@ def _comment(event: Commented, holds: dict[str, ModelHold], *, roles: dict[str, 
         holds.pop(command.target.lower(), None)
     elif verb == "lift_all" and may_lift_others:
         holds.clear()
+
+
+# --- what may happen: hypothesis strategies ----------------------------------------------------------
+
+
+@st.composite
+def commands(draw: st.DrawFn) -> tuple[Command, str]:
+    """A comment's meaning and a body that says it (command words in any case, decoys around)."""
+    kind = draw(st.sampled_from(("hold", "hold", "timed", "expired", "lift", "lift_other", "lift_all", "noise")))
+    reason = draw(st.sampled_from(REASONS))
+    word = draw(st.sampled_from(("/hold", "/HOLD", "/Hold")))
+    prefix = draw(st.sampled_from(PREFIXES))
+    if kind in ("hold", "timed", "expired"):
+        duration = {"hold": None, "timed": timedelta(hours=1), "expired": timedelta(minutes=10)}[kind]
+        spelled = {"hold": "", "timed": " for 1h", "expired": " for 10m"}[kind]
+        return Command("hold", reason, duration), f"{prefix}{word}{spelled} {reason}".rstrip()
+    if kind == "lift":
+        return Command("lift"), prefix + draw(st.sampled_from(("/hold cancel", "/unhold", "/remove-hold", "/UNHOLD")))
+    if kind == "lift_other":
+        target = draw(st.sampled_from(sorted(ROLES)))
+        spelled = draw(st.sampled_from((target, target.upper(), target.capitalize())))
+        return Command("lift_other", target=target), f"{prefix}/unhold @{spelled}"
+    if kind == "lift_all":
+        return Command("lift_all"), prefix + draw(st.sampled_from(("/unhold all", "/remove-hold all")))
+    return Command("noise"), draw(st.sampled_from(NOISE))
+
+
+STEP = st.one_of(
+    st.tuples(st.just("comment"), st.sampled_from(sorted(ROLES)), commands()),
+    st.tuples(st.just("review"), st.sampled_from(sorted(ROLES)),
+              st.sampled_from(("changes_requested", "approved", "commented"))),
+    st.tuples(st.just("dismiss"), st.integers(0, 7)),
+    st.tuples(st.just("label"), st.sampled_from((HOLD_LABEL, "bug"))),
+    st.tuples(st.just("push")),
+    st.tuples(st.just("revert")),  # a force-push back to the commit before the head
+)
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[tuple[int, tuple[Any, ...]]]:
+    """Steps ``(pr, step)`` on PR 1, or on PRs 1 and 2; a step is ``("comment", user, (Command, body))``,
+    ``("review", user, state)``, ``("dismiss", pick)``, ``("label", name)``, ``("push",)`` or ``("revert",)``."""
+    prs = (1, 2) if draw(st.booleans()) else (1,)
+    return draw(st.lists(st.tuples(st.sampled_from(prs), STEP), min_size=1, max_size=16))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import subprocess
 import threading
 import time
 import uuid
@@ -24,85 +25,36 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis import Redis
-from rq.registry import FailedJobRegistry, FinishedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from core import keys
 from core.holds import to_iso
 from core.prstate import Register, record_comment
-from merge_hold.settings import Settings
+from tests import reference_model as model
 from tests.e2e_support import Service, fixture, service_settings, worker_processes
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
-from tests.reference_model import (
-    HOLD_LABEL,
-    Command,
-    Commented,
-    Dismissed,
-    Event,
-    Expected,
-    Labeled,
-    Opened,
-    Pushed,
-    Reviewed,
-    expected,
-)
+from tests.reference_model import AUTHORS, ROLES, Command, Expected, expected, histories
 from workers import store
 from workers.publish import RECOMPUTE_JOB, request_recompute
 
 OWNER = "acme"
-ROLES = {"wanda": "write", "walt": "write", "mia": "maintain", "nora": "none", "otto": "none"}
 ASSOCIATION = {"write": "COLLABORATOR", "maintain": "MEMBER", "none": "CONTRIBUTOR"}
-AUTHORS = {1: "otto", 2: "nora"}  # each PR's author has no access of their own: may hold only their PR
 BRANCHES = {1: "feature-one", 2: "feature-two"}
-REASONS = ("", "db migration", "for the release", "waiting on QA")
-NOISE = ("LGTM", "/holdx", "please /hold this", "```\n/hold\n```", "> /hold", "`/hold`", "<!-- /hold -->")
-PREFIXES = ("", "Looks risky.\n", "> /unhold all\n\n")
-MAX_EXAMPLES = int(__import__("os").environ.get("MC_EXAMPLES", "12"))
+MAX_EXAMPLES = 15
+"""About 2.5 s each (two worker processes per example). To explore, raise it and drop `derandomize`."""
 _repos = itertools.count(1)
 
 
-# --- what happened: hypothesis strategies ---------------------------------------------------------
-
-
-@st.composite
-def commands(draw: st.DrawFn) -> tuple[Command, str]:
-    """A comment's meaning and a body that says it (command words in any case, decoys around)."""
-    kind = draw(st.sampled_from(("hold", "hold", "timed", "expired", "lift", "lift_other", "lift_all", "noise")))
-    reason = draw(st.sampled_from(REASONS))
-    word = draw(st.sampled_from(("/hold", "/HOLD", "/Hold")))
-    prefix = draw(st.sampled_from(PREFIXES))
-    if kind in ("hold", "timed", "expired"):
-        duration = {"hold": None, "timed": timedelta(hours=1), "expired": timedelta(minutes=10)}[kind]
-        spelled = {"hold": "", "timed": " for 1h", "expired": " for 10m"}[kind]
-        return Command("hold", reason, duration), f"{prefix}{word}{spelled} {reason}".rstrip()
-    if kind == "lift":
-        return Command("lift"), prefix + draw(st.sampled_from(("/hold cancel", "/unhold", "/remove-hold", "/UNHOLD")))
-    if kind == "lift_other":
-        target = draw(st.sampled_from(sorted(ROLES)))
-        spelled = draw(st.sampled_from((target, target.upper(), target.capitalize())))
-        return Command("lift_other", target=target), f"{prefix}/unhold @{spelled}"
-    if kind == "lift_all":
-        return Command("lift_all"), prefix + draw(st.sampled_from(("/unhold all", "/remove-hold all")))
-    return Command("noise"), draw(st.sampled_from(NOISE))
-
-
-STEP = st.one_of(
-    st.tuples(st.just("comment"), st.sampled_from(sorted(ROLES)), commands()),
-    st.tuples(st.just("review"), st.sampled_from(sorted(ROLES)),
-              st.sampled_from(("changes_requested", "approved", "commented"))),
-    st.tuples(st.just("dismiss"), st.integers(0, 7)),
-    st.tuples(st.just("label"), st.sampled_from((HOLD_LABEL, "bug"))),
-    st.tuples(st.just("push")),
-    st.tuples(st.just("revert")),  # a force-push back to the commit before the head
-)
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[tuple[int, tuple[Any, ...]]]:
-    prs = (1, 2) if draw(st.booleans()) else (1,)
-    return draw(st.lists(st.tuples(st.sampled_from(prs), STEP), min_size=1, max_size=16))
-
-
 # --- the same history as GitHub's webhook deliveries ------------------------------------------------
+
+
+class Rig:
+    """The service and the emulated GitHub it talks to (kept out of hypothesis' failure reports)."""
+
+    def __init__(self, svc: Service, emu: GitHubEmulator) -> None:
+        self.svc, self.emu = svc, emu
+
+    def __repr__(self) -> str:
+        return "Rig(...)"
 
 
 @dataclass
@@ -111,21 +63,29 @@ class Pull:
     sha: str
     labels: tuple[str, ...] = ()
     previous: str = ""
-    events: list[Event] = field(default_factory=list)
-    reviews: list[Reviewed] = field(default_factory=list)
+    events: list[model.Event] = field(default_factory=list)
+    reviews: list[model.Reviewed] = field(default_factory=list)
 
 
 class History:
-    """Plays generated steps on the GitHub emulator (so that a worker reading a PR's history there sees
-    the same world) and keeps both the model's events and the webhook deliveries GitHub would send."""
+    """Plays generated steps on a fresh repo of the GitHub emulator (so that a worker reading a PR's
+    history there sees the same world), keeping the model's events and the deliveries GitHub would send.
 
-    def __init__(self, emu: GitHubEmulator, repo: str, start: datetime, roles: dict[str, str] = ROLES) -> None:
-        self.emu, self.repo, self.start, self.roles = emu, repo, start, roles
+    Each history starts with an empty Redis, half an hour ago: a 10m timed hold is long expired by the
+    time the verdict is checked, a 1h one far from its end."""
+
+    def __init__(self, rig: Rig, roles: dict[str, str] = ROLES) -> None:
+        rig.svc.redis.flushdb()
+        self.emu, self.repo, self.roles = rig.emu, f"{OWNER}/m{next(_repos)}", roles
+        self.emu.add_repo(self.repo, installation_id=1, default_branch="main")
+        for login, role in roles.items():
+            self.emu.set_permission(self.repo, login, role)
+        self.start = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30)
         self.clock = itertools.count()
         self.pulls: dict[int, Pull] = {}
         self.deliveries: list[tuple[str, dict[str, Any]]] = []
         repository = fixture("pull_request", "opened.payload.json")["repository"]
-        repository.update(full_name=repo, name=repo.split("/")[1], default_branch="main", private=False)
+        repository.update(full_name=self.repo, name=self.repo.split("/")[1], default_branch="main", private=False)
         repository["owner"] = {**repository["owner"], "login": OWNER}
         self.repository = repository
 
@@ -141,7 +101,7 @@ class History:
 
     def snapshot(self, pull: Pull, at: datetime) -> dict[str, Any]:
         """The `pull_request` object of a delivery: the PR as it is right after the event at `at`."""
-        pr = fixture("pull_request", "opened.payload.json")["pull_request"]
+        pr: dict[str, Any] = fixture("pull_request", "opened.payload.json")["pull_request"]
         pr.update(number=pull.number, state="open", draft=False, updated_at=to_iso(at),
                   labels=[{"name": name} for name in pull.labels])
         pr["user"] = {**pr["user"], "login": AUTHORS[pull.number]}
@@ -150,7 +110,7 @@ class History:
         self.emu.update_pull(self.repo, pull.number, head_sha=pull.sha, labels=pull.labels, updated_at=at)
         return pr
 
-    def record(self, pull: Pull, event: Event, name: str, payload: dict[str, Any]) -> None:
+    def record(self, pull: Pull, event: model.Event, name: str, payload: dict[str, Any]) -> None:
         pull.events.append(event)
         self.deliveries.append((name, payload))
 
@@ -161,7 +121,7 @@ class History:
                           user=AUTHORS[number], created_at=at, updated_at=at)
         payload = self.envelope(AUTHORS[number], action="opened", number=number,
                                 pull_request=self.snapshot(pull, at))
-        self.record(pull, Opened(at, pull.sha), "pull_request", payload)
+        self.record(pull, model.Opened(at, pull.sha), "pull_request", payload)
 
     def step(self, number: int, step: tuple[Any, ...]) -> None:
         if number not in self.pulls:
@@ -178,7 +138,7 @@ class History:
             pull.labels = tuple(sorted(set(pull.labels) ^ {name}))
             payload = self.envelope("mia", action="labeled" if added else "unlabeled", number=pull.number,
                                     label={"name": name}, pull_request=self.snapshot(pull, at))
-            self.record(pull, Labeled(at, name, added, pull.labels), "pull_request", payload)
+            self.record(pull, model.Labeled(at, name, added, pull.labels), "pull_request", payload)
         elif kind == "push" or pull.previous:
             self.push(pull, at, pull.previous if kind == "revert" else self.sha(pull.number))
 
@@ -189,7 +149,7 @@ class History:
         self.deliveries.append(("push", self.envelope(
             author, ref=f"refs/heads/{BRANCHES[pull.number]}", before=before, after=pull.sha, created=False,
             deleted=False, forced=forced, commits=[], head_commit=None)))
-        self.record(pull, Pushed(at, before, pull.sha), "pull_request", self.envelope(
+        self.record(pull, model.Pushed(at, before, pull.sha), "pull_request", self.envelope(
             author, action="synchronize", number=pull.number, before=before, after=pull.sha,
             pull_request=self.snapshot(pull, at)))
 
@@ -205,13 +165,13 @@ class History:
             id=ident, body=body, created_at=to_iso(at), updated_at=to_iso(at), author_association=association,
             user={"login": user, "type": "User"},
             html_url=f"https://github.com/{self.repo}/pull/{pull.number}#issuecomment-{ident}")
-        self.record(pull, Commented(at, ident, user, command, body), "issue_comment",
+        self.record(pull, model.Commented(at, ident, user, command, body), "issue_comment",
                     {**payload, **self.envelope(user)})
 
     def review(self, pull: Pull, at: datetime, user: str, state: str) -> None:
         ident = self.emu.add_review(self.repo, pull.number, user=user, state=state.upper(), submitted_at=at,
                                     author_association=ASSOCIATION[self.roles[user]])
-        review = Reviewed(at, ident, user, state)
+        review = model.Reviewed(at, ident, user, state)
         pull.reviews.append(review)
         self.record(pull, review, "pull_request_review", self.review_payload(pull, review, at, "submitted"))
 
@@ -222,10 +182,10 @@ class History:
         target = deciding[pick % len(deciding)]
         pull.reviews.remove(target)
         self.emu.dismiss_review(self.repo, pull.number, target.review_id)
-        self.record(pull, Dismissed(at, target.review_id, target.user, target.at), "pull_request_review",
+        self.record(pull, model.Dismissed(at, target.review_id, target.user, target.at), "pull_request_review",
                     self.review_payload(pull, target, at, "dismissed"))
 
-    def review_payload(self, pull: Pull, review: Reviewed, at: datetime, action: str) -> dict[str, Any]:
+    def review_payload(self, pull: Pull, review: model.Reviewed, at: datetime, action: str) -> dict[str, Any]:
         body = fixture("pull_request_review", "submitted.payload.json")["review"]
         body.update(id=review.review_id, body=None, submitted_at=to_iso(review.at),
                     state="dismissed" if action == "dismissed" else review.state,
@@ -238,16 +198,6 @@ class History:
 # --- running it --------------------------------------------------------------------------------------
 
 
-class Rig:
-    """The service and the emulated GitHub it talks to (kept out of hypothesis' failure reports)."""
-
-    def __init__(self, svc: Service, emu: GitHubEmulator) -> None:
-        self.svc, self.emu = svc, emu
-
-    def __repr__(self) -> str:
-        return "Rig(...)"
-
-
 @pytest.fixture()
 def rig(github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> Rig:
     github_emulator.add_installation(1, OWNER)
@@ -255,29 +205,18 @@ def rig(github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) ->
                                               github_emulator.app_slug)), github_emulator)
 
 
-def fresh_repo(emu: GitHubEmulator, redis: Redis, roles: dict[str, str] = ROLES) -> str:
-    """Each example gets its own repo (the emulator keeps its log) and an empty Redis."""
-    redis.flushdb()
-    repo = f"{OWNER}/m{next(_repos)}"
-    emu.add_repo(repo, installation_id=1, default_branch="main")
-    for login, role in roles.items():
-        emu.set_permission(repo, login, role)
-    return repo
-
-
-def run_workers(settings: Settings, count: int = 2, timeout: float = 60) -> None:
-    """`count` real `merge-hold worker --burst` processes until the queue is drained; fails on any error."""
-    procs = list(worker_processes(settings, count))
+def finish(procs: list[subprocess.Popen[bytes]], timeout: float = 60) -> None:
+    """Wait for burst workers to drain the queue and exit; fail with a worker's stderr on any error."""
     errors: dict[int, bytes] = {}
 
     def wait(index: int) -> None:
         try:
             errors[index] = procs[index].communicate(timeout=timeout)[1]
-        except Exception:
+        except subprocess.TimeoutExpired:
             procs[index].kill()
             errors[index] = procs[index].communicate()[1] + b"\n(killed: worker did not finish)"
 
-    threads = [threading.Thread(target=wait, args=(i,)) for i in range(count)]
+    threads = [threading.Thread(target=wait, args=(i,)) for i in range(len(procs))]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -289,12 +228,12 @@ def run_workers(settings: Settings, count: int = 2, timeout: float = 60) -> None
 def assert_drained(svc: Service) -> None:
     queue = svc.rt.queue
     assert queue.count == 0
-    assert StartedJobRegistry(queue=queue).count == 0
-    failed = FailedJobRegistry(queue=queue)
+    assert queue.started_job_registry.count == 0
+    failed = queue.failed_job_registry
     if failed.count:
         job = queue.fetch_job(failed.get_job_ids()[0])
         raise AssertionError(f"job failed: {job.exc_info if job else failed.get_job_ids()}")
-    retried = [j for j in ScheduledJobRegistry(queue=queue).get_job_ids() if not j.startswith(("wake-", "sweep-"))]
+    retried = [j for j in queue.scheduled_job_registry.get_job_ids() if not j.startswith(("wake-", "sweep-"))]
     assert not retried, f"jobs left waiting for a retry: {retried}"
 
 
@@ -315,8 +254,8 @@ def check_convergence(svc: Service, emu: GitHubEmulator, repo: str, pull: Pull, 
 
 
 def check_economy(svc: Service, emu: GitHubEmulator, repo: str, pull: Pull) -> None:
-    heads = [e.sha for e in pull.events if isinstance(e, Opened)] + [e.after for e in pull.events
-                                                                      if isinstance(e, Pushed)]
+    heads = [e.sha for e in pull.events if isinstance(e, model.Opened)] + [e.after for e in pull.events
+                                                                      if isinstance(e, model.Pushed)]
     on_pr = [p for p in posts(emu, repo) if p[0] in heads]
     assert all(a != b for a, b in itertools.pairwise(on_pr)), f"the same status POSTed twice running: {on_pr}"
     for sha in {sha for sha in heads if heads.count(sha) == 1}:
@@ -340,20 +279,15 @@ def observable(svc: Service, emu: GitHubEmulator, repo: str, numbers: list[int])
             svc.redis.xlen(keys.history(repo)))
 
 
-def half_an_hour_ago() -> datetime:
-    # Timed holds then sit far from the test's clock: a 10m hold is long expired, a 1h one far from its end.
-    return datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30)
-
-
-@settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=__import__("os").environ.get("MC_RANDOM") is None, database=None,
+@settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(steps=histories(), data=st.data())
 def test_any_delivery_order_converges_on_the_model_verdict(
     rig: Rig, steps: list[tuple[int, tuple[Any, ...]]], data: st.DataObject,
 ) -> None:
     svc, emu = rig.svc, rig.emu
-    repo = fresh_repo(emu, svc.redis)
-    history = History(emu, repo, half_an_hour_ago())
+    history = History(rig)
+    repo = history.repo
     for number, step in steps:
         history.step(number, step)
     originals = [(event, payload, str(uuid.uuid4())) for event, payload in history.deliveries]
@@ -365,7 +299,7 @@ def test_any_delivery_order_converges_on_the_model_verdict(
     for event, payload, delivery in shuffled:
         assert svc.deliver(event, payload, delivery_id=delivery).status_code == 202
 
-    run_workers(svc.settings, 2)
+    finish(list(worker_processes(svc.settings, 2)))
     assert_drained(svc)
 
     now = datetime.now(UTC)
@@ -389,7 +323,7 @@ def test_any_delivery_order_converges_on_the_model_verdict(
 
 def recomputes_run(svc: Service) -> int:
     queue = svc.rt.queue
-    jobs = [queue.fetch_job(j) for j in FinishedJobRegistry(queue=queue).get_job_ids()]
+    jobs = [queue.fetch_job(j) for j in queue.finished_job_registry.get_job_ids()]
     return sum(1 for job in jobs if job is not None and job.func_name == RECOMPUTE_JOB)
 
 
@@ -400,12 +334,10 @@ def until(condition: Any, what: str, timeout: float = 10) -> None:
         time.sleep(0.01)
 
 
-def test_requests_during_a_running_recompute_coalesce_into_exactly_one_more(
-    rig: Rig,
-) -> None:
+def test_requests_during_a_running_recompute_coalesce_into_exactly_one_more(rig: Rig) -> None:
     svc, emu = rig.svc, rig.emu
-    repo = fresh_repo(emu, svc.redis)
-    history = History(emu, repo, half_an_hour_ago())
+    history = History(rig)
+    repo = history.repo
     history.open(1)
     svc.deliver(*history.deliveries[0])
     svc.drain()
@@ -419,22 +351,19 @@ def test_requests_during_a_running_recompute_coalesce_into_exactly_one_more(
         store.update_pull(svc.redis, repo, 1, lambda s: record_comment(s, f"dev{index:02d}", register))
 
     hold(0)
-    procs: list[threading.Thread] = []
     with emu.lock:  # GitHub stalls: the recompute now posting its status keeps running until released
         assert request_recompute(svc.rt, repo, 1)
-        procs.append(threading.Thread(target=run_workers, args=(svc.settings, 1)))
-        procs[0].start()
+        procs = list(worker_processes(svc.settings, 1))
         until(lambda: not svc.redis.exists(queued) and svc.redis.exists(lock), "a recompute runs")
         hold(1)
         assert request_recompute(svc.rt, repo, 1), "a request while one runs must lead to one more"
-        procs.append(threading.Thread(target=run_workers, args=(svc.settings, 1)))
-        procs[1].start()
-        until(lambda: svc.rt.queue.count == 0, "a second worker takes the next recompute")
+        # A second worker takes that one and waits for the PR's lock; the next 19 requests find it queued.
+        procs += worker_processes(svc.settings, 1)
+        until(lambda: svc.rt.queue.count == 0, "the second worker takes the next recompute")
         for index in range(2, 21):
             hold(index)
             assert not request_recompute(svc.rt, repo, 1), f"request {index} was not coalesced"
-    for proc in procs:
-        proc.join()
+    finish(procs)
     assert_drained(svc)
     assert recomputes_run(svc) == runs + 2
     sha = history.pulls[1].sha
@@ -445,13 +374,13 @@ def test_requests_during_a_running_recompute_coalesce_into_exactly_one_more(
 def test_two_workers_racing_on_one_pr_lose_no_update(rig: Rig) -> None:
     svc, emu = rig.svc, rig.emu
     roles = {**ROLES, **{f"dev{i:02d}": "write" for i in range(30)}}
-    repo = fresh_repo(emu, svc.redis, roles)
-    history = History(emu, repo, half_an_hour_ago(), roles)
+    history = History(rig, roles)
+    repo = history.repo
     for index in range(30):
         history.step(1, ("comment", f"dev{index:02d}", (Command("hold", f"r{index}"), f"/hold r{index}")))
     for event, payload in history.deliveries:
         assert svc.deliver(event, payload).status_code == 202
-    run_workers(svc.settings, 2)
+    finish(list(worker_processes(svc.settings, 2)))
     assert_drained(svc)
     pull = history.pulls[1]
     want = expected(pull.events, roles=roles, author=AUTHORS[1], now=datetime.now(UTC))

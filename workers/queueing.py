@@ -31,16 +31,18 @@ def enqueue_delivery(queue: Queue, event: str, delivery_id: str, body: bytes) ->
     fraction of pickling a 20 KB dict, and rq's default description (a `repr` of every argument) is
     replaced by a short one. The acknowledgement budget (design §7) is spent here.
     """
-    job = queue.enqueue(
+    job = queue.create_job(
         HANDLE_DELIVERY,
-        event,
-        delivery_id,
-        body,
+        args=(event, delivery_id, body),
         job_id=_job_id(delivery_id),
         description=f"github {event} {delivery_id}",
         retry=DELIVERY_RETRY,
         result_ttl=600,
         failure_ttl=7 * 24 * 3600,
     )
+    # One MULTI/EXEC round trip for the job and its place in the queue (plain `enqueue` makes two).
+    with queue.connection.pipeline() as pipe:
+        queue.enqueue_job(job, pipeline=pipe)
+        pipe.execute()
     job_id: str = job.id
     return job_id
