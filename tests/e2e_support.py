@@ -131,3 +131,30 @@ def worker_processes(settings: Settings, count: int, *, burst: bool = True) -> I
              *(["--burst"] if burst else [])],
             env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
+
+
+def held_widgets(emu: Any, redis_url: str, *, reason: str = "waiting for DB migration") -> Service:
+    """acme/widgets managed through a real installation event; #5 (head branch `feature/login`) held
+    by @alice through a real `/hold` comment, #6 free. ``emu`` is the `GitHubEmulator`."""
+    from tests.emulator import APP_ID, PRIVATE_KEY_PEM
+
+    repo = "acme/widgets"
+    emu.add_installation(3, "acme")
+    emu.add_repo(repo, installation_id=3)
+    emu.add_pull(repo, 5, head_sha="5" * 40, head_ref="feature/login", user="octocat")
+    emu.add_pull(repo, 6, head_sha="6" * 40, head_ref="free-branch", user="octocat")
+    svc = Service.start(service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug))
+    added = fixture("installation_repositories", "added.payload.json")
+    added["installation"]["id"] = 3
+    added["repositories_added"] = [{"full_name": repo, "private": False}]
+    svc.deliver("installation_repositories", added)
+    comment = fixture("issue_comment", "created.payload.json")
+    comment["repository"] = {**comment["repository"], "full_name": repo}
+    comment["issue"].update(number=5, pull_request={"url": "x"})
+    comment["comment"].update(body=f"/hold {reason}", author_association="OWNER",
+                              created_at="2026-01-05T10:00:00Z", id=55)
+    comment["comment"]["user"] = {**comment["comment"]["user"], "login": "alice"}
+    svc.deliver("issue_comment", comment)
+    svc.drain()
+    assert (emu.latest_status(repo, "5" * 40) or {}).get("state") == "failure"
+    return svc

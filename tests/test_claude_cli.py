@@ -27,12 +27,11 @@ import redis
 from core import keys
 from tests.claude_cli import Run, Unavailable, find_cli, run_print
 from tests.claude_stub import FINAL_TEXT, TOOL_USE_ID, MessagesStub, result_text
-from tests.e2e_support import Service, fixture, service_settings
-from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
+from tests.e2e_support import Service, held_widgets
+from tests.emulator import GitHubEmulator
 from tests.hook_support import CC_KEYS, write_spec
 
 REPO = "acme/widgets"
-HELD_SHA = "5" * 40
 PROMPT = "Merge the pull request."
 FAKE_GH = '#!/bin/sh\necho "$*" >> "$0.log"\necho "merged (fake): $*"\n'
 
@@ -48,25 +47,7 @@ def cli() -> str:
 @pytest.fixture()
 def service(github_emulator: GitHubEmulator, redis_client: redis.Redis, redis_url: str) -> Iterator[Service]:
     """acme/widgets managed; #5 held by @alice through a real ``/hold`` comment, #6 free."""
-    emu = github_emulator
-    emu.add_installation(3, "acme")
-    emu.add_repo(REPO, installation_id=3)
-    emu.add_pull(REPO, 5, head_sha=HELD_SHA, head_ref="feature/login", user="octocat")
-    emu.add_pull(REPO, 6, head_sha="6" * 40, head_ref="free-branch", user="octocat")
-    svc = Service.start(service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug))
-    added = fixture("installation_repositories", "added.payload.json")
-    added["installation"]["id"] = 3
-    added["repositories_added"] = [{"full_name": REPO, "private": False}]
-    svc.deliver("installation_repositories", added)
-    comment = fixture("issue_comment", "created.payload.json")
-    comment["repository"] = {**comment["repository"], "full_name": REPO}
-    comment["issue"].update(number=5, pull_request={"url": "x"})
-    comment["comment"].update(body="/hold waiting for the DB migration", author_association="OWNER",
-                              created_at="2026-01-05T10:00:00Z", id=55)
-    comment["comment"]["user"] = {**comment["comment"]["user"], "login": "alice"}
-    svc.deliver("issue_comment", comment)
-    svc.drain()
-    assert (emu.latest_status(REPO, HELD_SHA) or {}).get("state") == "failure"
+    svc = held_widgets(github_emulator, redis_url, reason="waiting for the DB migration")
     assert (svc.verdict(REPO, 6) or {}).get("held") is False
     yield svc
 

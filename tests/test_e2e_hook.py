@@ -19,36 +19,14 @@ from werkzeug.serving import make_server
 from app import create_app
 from app.tokens import create
 from hook.acl import apply
-from tests.e2e_support import Service, fixture, service_settings
-from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
+from tests.e2e_support import Service, held_widgets
+from tests.emulator import GitHubEmulator
 from tests.hook_support import git_checkout, payload, run_guard, write_spec
-
-REPO = "acme/widgets"
-SHA = "5" * 40
 
 
 @pytest.fixture()
 def held(github_emulator: GitHubEmulator, redis_client: Any, redis_url: str) -> Iterator[Service]:
-    emu = github_emulator
-    emu.add_installation(3, "acme")
-    emu.add_repo(REPO, installation_id=3)
-    emu.add_pull(REPO, 5, head_sha=SHA, head_ref="feature/login", user="octocat")
-    emu.add_pull(REPO, 6, head_sha="6" * 40, head_ref="free-branch", user="octocat")
-    svc = Service.start(service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug))
-    added = fixture("installation_repositories", "added.payload.json")
-    added["installation"]["id"] = 3
-    added["repositories_added"] = [{"full_name": REPO, "private": False}]
-    svc.deliver("installation_repositories", added)
-    comment = fixture("issue_comment", "created.payload.json")
-    comment["repository"] = {**comment["repository"], "full_name": REPO}
-    comment["issue"].update(number=5, pull_request={"url": "x"})
-    comment["comment"].update(body="/hold waiting for DB migration", author_association="OWNER",
-                              created_at="2026-01-05T10:00:00Z", id=55)
-    comment["comment"]["user"] = {**comment["comment"]["user"], "login": "alice"}
-    svc.deliver("issue_comment", comment)
-    svc.drain()
-    assert emu.latest_status(REPO, SHA)["state"] == "failure"  # type: ignore[index]
-    yield svc
+    yield held_widgets(github_emulator, redis_url)
 
 
 def acl_source(redis_url: str) -> str:

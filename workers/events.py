@@ -100,6 +100,15 @@ def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any], i
                     target=outcome.target, reason=outcome.reason, message=outcome.message)
 
 
+def _apply(rt: Runtime, repo: str, number: int, change: Callable[[PullState], PullState]) -> bool:
+    """Record a change in the PR's state; recompute when it changed anything, or when the PR has no
+    verdict yet (met for the first time, or state lost: publishing it syncs its history)."""
+    _state, changed = store.update_pull(rt.redis, repo, number, change)
+    if changed or store.load_verdict(rt.redis, repo, number) is None:
+        request_recompute(rt, repo, number)
+    return changed
+
+
 def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
     issue = payload.get("issue") or {}
     repo = repo_name(payload)
@@ -122,11 +131,8 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
         outcomes[:] = found
         return new_state
 
-    _state, changed = store.update_pull(rt.redis, repo, number, change)
+    changed = _apply(rt, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
-    # No verdict yet means a PR met for the first time, or state lost: publishing it syncs its history.
-    if changed or store.load_verdict(rt.redis, repo, number) is None:
-        request_recompute(rt, repo, number)
     if not outcomes:
         return "no-command"
     return "applied" if changed else "unchanged"
@@ -161,10 +167,8 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
         outcomes[:] = found
         return state
 
-    _state, changed = store.update_pull(rt.redis, repo, number, change)
+    changed = _apply(rt, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
-    if changed or store.load_verdict(rt.redis, repo, number) is None:
-        request_recompute(rt, repo, number)
     return "applied" if changed else "unchanged"
 
 
@@ -191,11 +195,9 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
             state = record_label(state, label, facts.at, added)
         return state
 
-    _state, changed = store.update_pull(rt.redis, repo, number, change)
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)
-    if changed or store.load_verdict(rt.redis, repo, number) is None:
-        request_recompute(rt, repo, number)
+    changed = _apply(rt, repo, number, change)
     return "applied" if changed else "unchanged"
 
 
