@@ -10,7 +10,8 @@ other, through the rules of design §3 as a person would read them:
   ``/unhold @x`` and ``/unhold all`` need maintain (a ``@x`` naming oneself is one's own lift);
 - a timed hold is gone once ``now`` reaches its expiry;
 - a reviewer holds while their latest changes-requested/approved review requests changes and has not
-  been dismissed; a merely commented review changes nothing;
+  been dismissed; a merely commented review changes nothing; commands in a review's body count as
+  the reviewer's comment at the review's time;
 - the hold label holds while present, placed when it was last added;
 - the head is the last pushed SHA.
 
@@ -67,6 +68,8 @@ class Reviewed:
     review_id: int
     user: str
     state: str  # changes_requested | approved | commented
+    command: Command = Command("noise")  # what the review's body says, as a comment would
+    body: str = ""
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ def expected(events: list[Event], *, roles: dict[str, str], author: str, now: da
         elif isinstance(event, Reviewed):
             if event.state in ("changes_requested", "approved"):
                 review_of[event.user.lower()] = event
+            _comment(event, comment_holds, roles=roles, author=author)
         elif isinstance(event, Dismissed):
             dismissed.add(event.review_id)
         else:
@@ -169,7 +173,7 @@ def expected(events: list[Event], *, roles: dict[str, str], author: str, now: da
     return Expected(head, tuple(sorted(holds, key=lambda h: h.placed_at)))
 
 
-def _comment(event: Commented, holds: dict[str, ModelHold], *, roles: dict[str, str], author: str) -> None:
+def _comment(event: Commented | Reviewed, holds: dict[str, ModelHold], *, roles: dict[str, str], author: str) -> None:
     command, actor = event.command, event.user
     may_hold = rank(roles, actor) >= ROLE_RANK["write"] or actor.lower() == author.lower()
     may_lift_others = rank(roles, actor) >= ROLE_RANK["maintain"]
@@ -215,7 +219,8 @@ def commands(draw: st.DrawFn) -> tuple[Command, str]:
 STEP = st.one_of(
     st.tuples(st.just("comment"), st.sampled_from(sorted(ROLES)), commands()),
     st.tuples(st.just("review"), st.sampled_from(sorted(ROLES)),
-              st.sampled_from(("changes_requested", "approved", "commented"))),
+              st.sampled_from(("changes_requested", "approved", "commented")),
+              st.one_of(st.just((Command("noise"), "")), commands())),
     st.tuples(st.just("dismiss"), st.integers(0, 7)),
     st.tuples(st.just("label"), st.sampled_from((HOLD_LABEL, "bug"))),
     st.tuples(st.just("push")),
@@ -226,6 +231,15 @@ STEP = st.one_of(
 @st.composite
 def histories(draw: st.DrawFn) -> list[tuple[int, tuple[Any, ...]]]:
     """Steps ``(pr, step)`` on PR 1, or on PRs 1 and 2; a step is ``("comment", user, (Command, body))``,
-    ``("review", user, state)``, ``("dismiss", pick)``, ``("label", name)``, ``("push",)`` or ``("revert",)``."""
+    ``("review", user, state, (Command, body))``, ``("dismiss", pick)``, ``("label", name)``,
+    ``("push",)`` or ``("revert",)``."""
     prs = (1, 2) if draw(st.booleans()) else (1,)
     return draw(st.lists(st.tuples(st.sampled_from(prs), STEP), min_size=1, max_size=16))
+
+
+def hold_step(user: str, reason: str = "") -> tuple[Any, ...]:
+    return ("comment", user, (Command("hold", reason), f"/hold {reason}".rstrip()))
+
+
+def review_step(user: str, state: str) -> tuple[Any, ...]:
+    return ("review", user, state, (Command("noise"), ""))
