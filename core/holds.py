@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -91,7 +91,6 @@ class Exemption:
     created_at: datetime
     expires_at: datetime | None = None
     origin: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def active(self, now: datetime) -> bool:
         return self.expires_at is None or now < self.expires_at

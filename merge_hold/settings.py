@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,6 @@ class Settings:
     chat_allowed_users: tuple[str, ...] = ()
     data_dir: str = ".merge-hold"
     log_level: str = "INFO"
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def has_app_credentials(self) -> bool:

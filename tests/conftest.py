@@ -14,7 +14,6 @@ from merge_hold.redis_server import LocalRedis
 from tests.emulator import GitHubEmulator
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from core import keys
 from core.repo_config import CONFIG_PATH
 from workers import store
@@ -65,7 +63,3 @@ def bootstrap(rt: Runtime, repo: str, installation_id: int, *, default_branch: s
     store.audit(rt.redis, repo, "repo.bootstrapped", open_prs=count, installation_id=installation_id)
     return count
 
-
-def installation_repos(payload: dict[str, Any], field: str) -> list[dict[str, Any]]:
-    repos: list[dict[str, Any]] = payload.get(field) or []
-    return repos
