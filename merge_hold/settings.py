@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,24 +65,34 @@ def _url(name: str, raw: str) -> str:
 class Settings:
     redis_url: str | None = None
     github_app_id: int | None = None
-    github_private_key: str | None = None
-    github_webhook_secret: str | None = None
+    # Secrets stay out of repr(): a settings object printed in a traceback or a log leaks nothing.
+    github_private_key: str | None = field(default=None, repr=False)
+    github_webhook_secret: str | None = field(default=None, repr=False)
     github_api_url: str = "https://api.github.com"
+    github_web_url: str = "https://github.com"
+    github_client_id: str | None = None
+    github_client_secret: str | None = field(default=None, repr=False)
     public_url: str = "http://127.0.0.1:8000"
-    slack_signing_secret: str | None = None
+    slack_signing_secret: str | None = field(default=None, repr=False)
     slack_teams: tuple[str, ...] = ()
-    mattermost_token: str | None = None
+    slack_bot_token: str | None = field(default=None, repr=False)
+    slack_api_url: str = "https://slack.com/api"  # slack_sdk wants a trailing "/": add it there
+    mattermost_token: str | None = field(default=None, repr=False)
+    mattermost_url: str | None = None
     api_tokens_file: str | None = None
     # MERGE_HOLD_* -----------------------------------------------------------------------------
     dry_run: bool = False
     queue_name: str = "merge-hold"
     max_body_bytes: int = 25 * 1024 * 1024
     write_rate_per_minute: float = 60.0
-    secret_key: str | None = None
+    secret_key: str | None = field(default=None, repr=False)
     app_slug: str | None = None
     chat_allowed_users: tuple[str, ...] = ()
     data_dir: str = ".merge-hold"
     log_level: str = "INFO"
+    reconcile_seconds: int = 600
+    min_replicas: int = 0
+    metrics_token: str | None = field(default=None, repr=False)
 
     @property
     def has_app_credentials(self) -> bool:
@@ -102,10 +112,16 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "GITHUB_PRIVATE_KEY_PATH": ("github_private_key", _str, "or a path to the PEM file"),
     "GITHUB_WEBHOOK_SECRET": ("github_webhook_secret", _str, "the App's webhook secret (HMAC key)"),
     "GITHUB_API_URL": ("github_api_url", _url, "https://api.github.com, or GHES `https://HOST/api/v3`"),
+    "GITHUB_WEB_URL": ("github_web_url", _url, "https://github.com, or GHES `https://HOST`: OAuth and App set-up"),
+    "GITHUB_CLIENT_ID": ("github_client_id", _str, "the App's OAuth client id (Sign in with GitHub)"),
+    "GITHUB_CLIENT_SECRET": ("github_client_secret", _str, "the App's OAuth client secret"),
     "MERGE_HOLD_PUBLIC_URL": ("public_url", _url, "the dashboard's base URL, for status target_url"),
     "SLACK_SIGNING_SECRET": ("slack_signing_secret", _str, "verifies Slack's v0 request signatures"),
     "MERGE_HOLD_SLACK_TEAMS": ("slack_teams", _csv, "Slack workspace ids served; others are refused"),
+    "SLACK_BOT_TOKEN": ("slack_bot_token", _str, "bot token for chat.postMessage notifications"),
+    "SLACK_API_URL": ("slack_api_url", _url, "Slack's Web API base (a stand-in in tests)"),
     "MATTERMOST_TOKEN": ("mattermost_token", _str, "the Mattermost slash command's token"),
+    "MATTERMOST_URL": ("mattermost_url", _url, "the Mattermost server: replies go only there"),
     "MERGE_HOLD_API_TOKENS_FILE": ("api_tokens_file", _str, "file of hashed API tokens (`merge-hold token`)"),
     "MERGE_HOLD_DRY_RUN": ("dry_run", _bool, "record statuses instead of posting them"),
     "MERGE_HOLD_QUEUE": ("queue_name", _str, "rq queue name"),
@@ -116,6 +132,9 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_CHAT_ALLOWED_USERS": ("chat_allowed_users", _csv, "chat user/group ids allowed to hold"),
     "MERGE_HOLD_DATA_DIR": ("data_dir", _str, "where `merge-hold dev` keeps its embedded Redis data"),
     "MERGE_HOLD_LOG_LEVEL": ("log_level", _str, "logging level"),
+    "MERGE_HOLD_RECONCILE_SECONDS": ("reconcile_seconds", _int, "scheduled reconcile period (0: off)"),
+    "MERGE_HOLD_MIN_REPLICAS": ("min_replicas", _int, "acknowledge a delivery once N replicas have it (WAIT)"),
+    "MERGE_HOLD_METRICS_TOKEN": ("metrics_token", _str, "bearer token that /metrics requires"),
 }
 
 

@@ -71,8 +71,8 @@ def test_a_full_environment(tmp_path: Path) -> None:
 def test_every_merge_hold_variable_is_known() -> None:
     for name in FIELDS:
         if name.startswith("MERGE_HOLD_"):
-            from_env({name: "1" if "RATE" in name or "BYTES" in name else "true"} if "URL" not in name
-                     else {name: "https://x"})
+            numeric = any(w in name for w in ("RATE", "BYTES", "SECONDS", "REPLICAS"))
+            from_env({name: "1" if numeric else "true"} if "URL" not in name else {name: "https://x"})
 
 
 def test_require_names_what_a_command_needs() -> None:
