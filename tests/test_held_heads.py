@@ -20,7 +20,8 @@ REPO = "acme/widgets"
 
 
 def heads(redis: Redis) -> dict[str, dict[str, str]]:
-    return {k.decode(): json.loads(v) for k, v in redis.hgetall(keys.held_heads(REPO)).items()}
+    raw: dict[bytes, bytes] = redis.hgetall(keys.held_heads(REPO))  # type: ignore[assignment]
+    return {k.decode(): json.loads(v) for k, v in raw.items()}
 
 
 def test_held_prs_carry_base_and_head_sha_and_leave_the_index_when_free(redis_client: Redis,
