@@ -10,8 +10,10 @@ A JSON file the user, or the engine that starts agent sessions, writes::
      "on_undetermined": "block-if-any-held",
      "timeout_ms": 800}
 
-- ``verdict_source``: ``redis://`` or ``rediss://`` (a read-only ACL user, see `hook.tools.acl`), or the
-  service's ``http(s)://`` base URL, whose bearer token is read from ``token_file``.
+- ``verdict_source``: ``redis://`` or ``rediss://`` (a read-only ACL user, see `hook.tools.acl`), or
+  ``redis+sentinel://[user:password@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]`` (``rediss+sentinel://``:
+  the primary found through Sentinel, `hook.verdicts.sentinel`), or the service's ``http(s)://`` base
+  URL, whose bearer token is read from ``token_file``.
 - ``on_unknown`` (``block`` | ``allow``, default ``block``): what a detected merge of a PR on a managed
   repo gets when its verdict is missing, stale or unreachable.
 - ``on_undetermined`` (``block`` | ``allow`` | ``block-if-any-held``, default ``block-if-any-held``):
@@ -40,7 +42,7 @@ DEFAULT_TIMEOUT_MS = 800
 MAX_TIMEOUT_MS = 9000
 """Above this the hook's own 10 s timeout would fire first and turn a verdict into a hook error."""
 
-SOURCE_SCHEMES = ("redis://", "rediss://", "http://", "https://")
+SOURCE_SCHEMES = ("redis://", "rediss://", "redis+sentinel://", "rediss+sentinel://", "http://", "https://")
 
 
 class SpecError(Exception):
@@ -128,7 +130,8 @@ def parse_spec(data: object, path: str) -> Spec:
         raise SpecError(f"unsupported spec_version {version!r} (this guard reads {SPEC_VERSION})")
     source = data.get("verdict_source")
     if not isinstance(source, str) or not source.startswith(SOURCE_SCHEMES):
-        raise SpecError("verdict_source must be a redis://, rediss://, http:// or https:// URL")
+        raise SpecError("verdict_source must be a redis://, rediss://, redis+sentinel://, rediss+sentinel://, "
+                        "http:// or https:// URL")
     timeout = data.get("timeout_ms", DEFAULT_TIMEOUT_MS)
     if timeout is None:
         timeout = DEFAULT_TIMEOUT_MS

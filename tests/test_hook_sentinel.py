@@ -16,8 +16,8 @@ import pytest
 import redis
 
 from core import keys
-from hook.resp import RedisError, encode
-from hook.sentinel import SentinelConnection, SentinelURL, parse_sentinel_url
+from hook.verdicts.redis_client import RedisError, encode
+from hook.verdicts.sentinel import SentinelConnection, SentinelURL, parse_sentinel_url
 from merge_hold.redis_server import LocalRedis, free_port, redis_server_binary
 from tests.hook_support import hold, payload, record, run_guard, store, write_spec
 
@@ -38,6 +38,11 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def command(client: redis.Redis, *args: str) -> Any:
+    run: Any = client  # redis-py's execute_command is untyped
+    return run.execute_command(*args)
+
+
 class Sentinel:
     """One `redis-server --sentinel` watching ``primary_port`` under `SERVICE`."""
 
@@ -55,7 +60,7 @@ class Sentinel:
         wait_for(lambda: self.client.ping(), f"sentinel on {self.port}")
 
     def primary(self) -> tuple[str, int] | None:
-        found = self.client.execute_command("SENTINEL", "get-master-addr-by-name", SERVICE)
+        found = command(self.client, "SENTINEL", "get-master-addr-by-name", SERVICE)
         return (found[0].decode(), int(found[1])) if found else None
 
     def stop(self) -> None:
@@ -76,7 +81,7 @@ def topology(tmp_path: Path) -> Iterator[dict[str, Any]]:
     replica = LocalRedis(tmp_path / "replica").start()
     started: list[Any] = [primary, replica]
     try:
-        redis.Redis(port=replica.port).execute_command("REPLICAOF", "127.0.0.1", str(primary.port))
+        command(redis.Redis(port=replica.port), "REPLICAOF", "127.0.0.1", str(primary.port))
         sentinel = Sentinel(tmp_path / "sentinel", primary.port)
         started.append(sentinel)
         yield {"primary": primary, "replica": replica, "sentinel": sentinel}
@@ -155,10 +160,10 @@ def test_a_stale_answer_naming_a_replica_is_skipped_for_the_next_sentinel(topolo
 
 def test_after_a_failover_the_guard_reads_the_promoted_replica(topology: dict[str, Any], tmp_path: Path) -> None:
     sentinel, primary, replica = topology["sentinel"], topology["primary"], topology["replica"]
-    wait_for(lambda: sentinel.client.execute_command("SENTINEL", "replicas", SERVICE), "sentinel to see the replica")
+    wait_for(lambda: command(sentinel.client, "SENTINEL", "replicas", SERVICE), "sentinel to see the replica")
     wait_for(lambda: redis.Redis(port=replica.port).info("replication").get("master_link_status") == "up",
              "the replica to sync")
-    sentinel.client.execute_command("SENTINEL", "failover", SERVICE)
+    command(sentinel.client, "SENTINEL", "failover", SERVICE)
     wait_for(lambda: sentinel.primary() == ("127.0.0.1", replica.port), "the failover")
     wait_for(lambda: redis.Redis(port=replica.port).info("replication")["role"] == "master", "promotion")
     held_pr(replica.port, 6)  # only the new primary has it
@@ -175,7 +180,7 @@ def test_the_guard_blocks_through_sentinel_with_auth_and_a_database(tmp_path: Pa
     sentinel = None
     try:
         admin = redis.Redis(port=primary.port)
-        admin.execute_command("ACL", "SETUSER", "mh-hook", "on", ">s3cr:t@", "~*", "+@all")
+        command(admin, "ACL", "SETUSER", "mh-hook", "on", ">s3cr:t@", "~*", "+@all")
         admin.select(3)
         held_pr_db = redis.Redis(port=primary.port, db=3)
         store(held_pr_db, REPO, 5, record(REPO, 5, [hold("comment", "alice", "DB migration")]))

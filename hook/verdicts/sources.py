@@ -113,10 +113,16 @@ def _held_numbers(raw: object) -> list[int]:
 
 class RedisSource(VerdictSource):
     def __init__(self, url: str, *, timeout_s: float) -> None:
-        from hook.verdicts.redis_client import connect
-
         self.budget_ms = round(timeout_s * 1000)
-        self.connection: Connection = connect(url, timeout_s=timeout_s)
+        self.connection: Connection
+        if url.partition("://")[0].lower() in ("redis+sentinel", "rediss+sentinel"):
+            from hook.verdicts.sentinel import SentinelConnection, parse_sentinel_url
+
+            self.connection = SentinelConnection(parse_sentinel_url(url), timeout_s=timeout_s)
+        else:
+            from hook.verdicts.redis_client import connect
+
+            self.connection = connect(url, timeout_s=timeout_s)
 
     def _run(self, commands: list[list[str | bytes | int]]) -> list[object]:
         from hook.verdicts.redis_client import RedisError, ReplyError

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from hook.resp import Connection, RedisError, RedisURL
+from hook.verdicts.redis_client import Connection, RedisError, RedisURL
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def _address(text: str) -> tuple[str, int]:
 
 
 def parse_sentinel_url(url: str) -> SentinelURL:
-    from hook.resp import _unquote as unquote
+    from hook.verdicts.redis_client import _unquote as unquote
 
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in SCHEMES:
