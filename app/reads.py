@@ -64,7 +64,7 @@ def held_numbers(r: Redis, repo: str) -> list[int]:
 
 
 def held_heads(r: Redis, repo: str) -> dict[str, dict[str, Any]]:
-    """Held PR number -> ``{"base", "head_sha"}`` (`core.keys.held_heads`), for the hook's push rule."""
+    """Held PR number -> ``{"base", "head_sha", "description"}`` (`core.keys.held_heads`), for the hook's push rule."""
     heads: dict[str, dict[str, Any]] = {}
     for number, raw in r.hgetall(keys.held_heads(repo)).items():
         value = _json(raw)

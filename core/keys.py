@@ -36,7 +36,7 @@ def held_prs(repo: str) -> str:
 
 
 def held_heads(repo: str) -> str:
-    """Hash: held PR number -> JSON ``{"base", "head_sha"}``. The hook reads it in one ``HGETALL`` to
+    """Hash: held PR number -> JSON ``{"base", "head_sha", "description"}``. The hook reads it in one ``HGETALL`` to
     judge a ``git push`` onto a base branch (does the pushed commit contain a held PR's head?)."""
     return f"{_repo(repo)}:held-heads"
 

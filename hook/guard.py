@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from hook.decide import Judgement
+    from hook.judgement import Judgement
     from hook.spec import Spec
 
 SHELL_TOOLS = frozenset({"Bash", "PowerShell", "Monitor"})

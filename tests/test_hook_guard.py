@@ -377,7 +377,7 @@ def test_http_source_with_a_wrong_token_is_unknown(world: dict[str, Any], api_ba
     ],
 )
 def test_expiry_rows(expires_at: str | None, expired: bool) -> None:
-    from hook.decide import _expired
+    from hook.judgement import expired as _expired
 
     assert _expired({"expires_at": expires_at}, "2026-01-05T10:00:00Z") is expired
 

@@ -130,7 +130,8 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
         if record["held"]:
             pipe.sadd(keys.held_prs(repo), number)
             pipe.hset(keys.held_heads(repo), str(number),
-                      json.dumps({"base": record["base"], "head_sha": record["head_sha"]}, separators=(",", ":")))
+                      json.dumps({"base": record["base"], "head_sha": record["head_sha"],
+                                  "description": record["description"]}, separators=(",", ":")))
         else:
             pipe.srem(keys.held_prs(repo), number)
             pipe.hdel(keys.held_heads(repo), str(number))

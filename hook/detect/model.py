@@ -12,7 +12,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_MERGE_FIELDS = ("via", "repo", "pr", "branch", "push_target", "undetermined", "detail", "host")
+_MERGE_FIELDS = ("via", "repo", "pr", "branch", "push_target", "undetermined", "detail", "host", "lift",
+                 "commits", "gitdir")
 
 
 class Merge:
@@ -28,6 +29,13 @@ class Merge:
     selector-less ``gh pr merge``, or the branch a ``git push`` lands). ``push_target`` is the base
     branch a ``git push`` (or a ref update) writes to. ``undetermined`` marks a merge whose target
     the text does not reveal (``$PR``, ``$(...)``, a GraphQL node id, xargs from stdin, an alias).
+
+    A tool call that would *lift* a hold is judged like a merge: ``lift`` names how (`LIFTS`).
+    A ``git push`` carries the commits it would write to ``push_target`` (``commits``: commit-ish
+    expressions to evaluate in ``gitdir``, the pushed source first, then whatever this same command
+    merges into it first); the guard blocks it when one of them contains a held PR's head with that base.
+    A ``push_target`` ending in ``*`` is a pattern (``--all``, ``refs/heads/*:refs/heads/*``) whose
+    commit is the ``commits[0]`` pattern with the same stem.
     """
 
     __slots__ = _MERGE_FIELDS
@@ -40,12 +48,16 @@ class Merge:
     undetermined: bool
     detail: str
     host: str | None
+    lift: str | None
+    commits: tuple[str, ...]
+    gitdir: str | None
 
     def __init__(self, via: str, repo: str | None = None, pr: int | None = None, branch: str | None = None,
                  push_target: str | None = None, undetermined: bool = False, detail: str = "",
-                 host: str | None = None) -> None:
-        for name, value in zip(_MERGE_FIELDS, (via, repo, pr, branch, push_target, undetermined, detail, host),
-                               strict=True):
+                 host: str | None = None, lift: str | None = None, commits: tuple[str, ...] = (),
+                 gitdir: str | None = None) -> None:
+        values = (via, repo, pr, branch, push_target, undetermined, detail, host, lift, tuple(commits), gitdir)
+        for name, value in zip(_MERGE_FIELDS, values, strict=True):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -69,7 +81,17 @@ class Merge:
         return Merge(**values)
 
     def to_json(self) -> dict[str, Any]:
-        return {"via": self.via, "repo": self.repo, "pr": self.pr, "branch": self.branch}
+        shown: dict[str, Any] = {"via": self.via, "repo": self.repo, "pr": self.pr, "branch": self.branch}
+        if self.lift:
+            shown["lift"] = self.lift
+        return shown
+
+
+LIFT_LABEL = "label:"
+"""``label:NAME`` removes label NAME (``label:*``: some label the text does not name)."""
+LIFTS = ("comment", "comment?", "review", "approve", "dismiss")
+"""A comment or review whose body lifts a hold (``comment?``: a body the text does not show), an
+approval (it lifts its author's changes-requested hold), a review dismissal."""
 
 
 class Detection:
