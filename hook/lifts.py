@@ -54,7 +54,9 @@ def _lifts(lift: str, record: dict[str, Any], active: list[dict[str, Any]]) -> b
         hold_label = record.get("hold_label")
         if isinstance(hold_label, str) and hold_label:
             labels.add(hold_label.lower())
-        return name == "*" or name in labels
+        if name == "*":  # some label, or all of them: a lift when the hold label is on the PR
+            return any(h.get("source") == "label" for h in active)
+        return name in labels
     if lift == "approve":
         return any(h.get("source") == "review" for h in active)
     return True  # comment, comment?, review, dismiss: on a held PR
@@ -69,8 +71,11 @@ def judge_lift(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judg
             return unknown(merge, spec, answer.problem)
         return Judgement(merge, "allow", "no-pr", f"no PR of {repo} has head branch {merge.branch}")
     number = answer.number
-    problem = answer.problem or (None if answer.record is not None else "no verdict is recorded for it")
-    problem = problem or record_problem(answer.record)
+    if answer.record is None and not answer.problem:
+        # No verdict: an issue (issues and PRs share numbers), or a PR not tracked yet. Nothing is known
+        # to be held, so nothing is known to be lifted; the status check gates the PR either way.
+        return Judgement(merge, "allow", "lift-no-verdict", f"{repo}#{number} has no verdict record", pr=number)
+    problem = answer.problem or record_problem(answer.record)
     if problem:
         return unknown(merge, spec, problem, number)
     record: dict[str, Any] = answer.record  # type: ignore[assignment]  # checked by record_problem

@@ -37,8 +37,8 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
         after = rest[i + 1 :]
         after = after[1:] if after and after[0][0] == "merge" else after  # gh $(…) merge 5
         _opaque(ctx, after, overlay, "gh_alias", "gh subcommand computed at run time")
-    elif top == "pr":
-        _pr(ctx, rest[i + 1 :], overlay)
+    elif top in ("pr", "issue"):
+        _pr(ctx, rest[i + 1 :], overlay, cmd, issue=top == "issue")
     elif top == "api":
         from hook.detect.api import gh_api
 
@@ -70,7 +70,7 @@ def dynamic_command(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, 
         ctx.merges[before:] = [_undetermined(m, "program name computed at run time") for m in ctx.merges[before:]]
 
 
-def _pr(ctx: Ctx, rest: list[Arg], overlay: dict[str, str | None]) -> None:
+def _pr(ctx: Ctx, rest: list[Arg], overlay: dict[str, str | None], cmd: Command, *, issue: bool = False) -> None:
     repo_flag: str | None = None
     i = 0
     while i < len(rest):
@@ -89,7 +89,14 @@ def _pr(ctx: Ctx, rest: list[Arg], overlay: dict[str, str | None]) -> None:
     if i >= len(rest):
         return
     sub = rest[i][0]
-    if DYN in sub:
+    if sub in ("edit", "comment", "review") and not (issue and sub == "review"):
+        from hook.detect.lift import gh_edit_or_comment  # lifting a hold is judged like a merge
+
+        noun = "issue" if issue else "pr"
+        gh_edit_or_comment(ctx, sub, rest[i + 1 :], cmd, overlay, repo_flag, _target, via=f"gh_{noun}_{sub}")
+    elif issue:
+        return
+    elif DYN in sub:
         _opaque(ctx, rest[i + 1 :], overlay, "gh_pr_merge", "gh pr subcommand computed at run time")
     elif sub == "create":
         ctx.created_pr = True
