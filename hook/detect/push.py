@@ -48,6 +48,8 @@ def push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
         dest = _short(upstream) if mode in ("upstream", "tracking") and upstream else current
         refspecs = [f"{current}:{dest}"]
     host, repo = _remote_repo(cwd, remote)
+    if repo is None and DYN not in remote and (cwd is not None or "://" in remote or remote.startswith("/")):
+        return  # a remote that is no GitHub repository (a path, another host, a name git does not know)
     for spec in refspecs:
         merge = _write(ctx, cwd, spec[1:] if spec.startswith("+") else spec, current)
         if merge is not None:
