@@ -136,7 +136,7 @@ def judge(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[
     cwd = payload.get("cwd")
     detection = detect(tool_name, tool_input, cwd=cwd if isinstance(cwd, str) and cwd else os.getcwd(),
                        env=os.environ)
-    merges = list(detection.merges)
+    merges = list(detection.gated)
     if not merges:
         return ALLOW
     # Only now, for a merge: the decision, the lookup and the records.

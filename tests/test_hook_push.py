@@ -46,13 +46,15 @@ def world(redis_client: redis.Redis, redis_url: str, tmp_path: Path) -> dict[str
     free = commit(repo, "free")
     git(repo, "checkout", "-q", "-b", "feature/login", "main")
     held = commit(repo, "login")
-    store(redis_client, REPO, 5, record(REPO, 5, [ALICE], head_ref="feature/login", head_sha=held), head="feature/login")
+    store(redis_client, REPO, 5, record(REPO, 5, [ALICE], head_ref="feature/login", head_sha=held),
+          head="feature/login")
     store(redis_client, REPO, 6, record(REPO, 6, [], head_ref="free-branch", head_sha=free), head="free-branch")
     store(redis_client, REPO, 8, record(REPO, 8, [ALICE], head_ref="far", head_sha="ab" * 20), head="far")
     return {"redis": redis_client, "url": redis_url, "tmp": tmp_path, "repo": repo, "held": held, "free": free}
 
 
-def guard(world: dict[str, Any], command: str, cwd: Path | None = None, **spec: Any) -> subprocess.CompletedProcess[str]:
+def guard(world: dict[str, Any], command: str, cwd: Path | None = None,
+          **spec: Any) -> subprocess.CompletedProcess[str]:
     spec_path = write_spec(world["tmp"], world["url"], **spec)
     return run_guard(spec_path, payload(command, cwd=str(cwd or world["repo"])))
 

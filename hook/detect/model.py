@@ -94,31 +94,51 @@ LIFTS = ("comment", "comment?", "review", "approve", "dismiss")
 approval (it lifts its author's changes-requested hold), a review dismissal."""
 
 
-class Detection:
-    __slots__ = ("merges", "notes")
+def is_merge(merge: Merge) -> bool:
+    """A merge proper: not a lift, and not a ``git push`` of a branch to its own name with nothing merged
+    into it here (such a push is checked against the held heads, but the text shows no merge)."""
+    if merge.lift:
+        return False
+    return merge.via != "git_push" or merge.undetermined or merge.branch is not None
 
+
+class Detection:
+    """``gated``: everything the guard judges (merges, lifts, pushes to check); ``merges``: the merges
+    proper among them (what ``hook explain`` reports and the soundness tests compare)."""
+
+    __slots__ = ("gated", "merges", "notes")
+
+    gated: tuple[Merge, ...]
     merges: tuple[Merge, ...]
     notes: tuple[str, ...]
 
-    def __init__(self, merges: tuple[Merge, ...] = (), notes: tuple[str, ...] = ()) -> None:
-        object.__setattr__(self, "merges", tuple(merges))
+    def __init__(self, gated: tuple[Merge, ...] = (), notes: tuple[str, ...] = ()) -> None:
+        object.__setattr__(self, "gated", tuple(gated))
+        object.__setattr__(self, "merges", tuple(m for m in gated if is_merge(m)))
         object.__setattr__(self, "notes", tuple(notes))
+
+    @property
+    def lifts(self) -> tuple[Merge, ...]:
+        return tuple(m for m in self.gated if m.lift)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Detection is immutable: cannot set {name!r}")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Detection) and (self.merges, self.notes) == (other.merges, other.notes)
+        return isinstance(other, Detection) and (self.gated, self.notes) == (other.gated, other.notes)
 
     def __hash__(self) -> int:
-        return hash((self.merges, self.notes))
+        return hash((self.gated, self.notes))
 
     def __repr__(self) -> str:
-        return f"Detection(merges={self.merges!r}, notes={self.notes!r})"
+        return f"Detection(gated={self.gated!r}, notes={self.notes!r})"
 
     @property
     def undetermined(self) -> bool:
         return any(m.undetermined for m in self.merges)
 
     def to_json(self) -> dict[str, Any]:
-        return {"merges": [m.to_json() for m in self.merges], "undetermined": self.undetermined}
+        shown: dict[str, Any] = {"merges": [m.to_json() for m in self.merges], "undetermined": self.undetermined}
+        if self.lifts:
+            shown["lifts"] = [m.to_json() for m in self.lifts]
+        return shown

@@ -82,6 +82,15 @@ def _short(ref: str) -> str:
     return ref
 
 
+def _branch(ref: str) -> str:
+    """``origin/x`` and ``refs/remotes/origin/x`` -> ``x``: the branch a ref names, for display."""
+    ref = _short(ref)
+    for remote in ("origin/", "upstream/", "github/"):
+        if ref.startswith(remote):
+            return ref[len(remote) :]
+    return ref
+
+
 def _write(ctx: Ctx, cwd: str | None, spec: str, current: str | None) -> Merge | None:
     """The one branch write a refspec makes (None: it writes no branch)."""
     src, colon, dst = spec.partition(":")
@@ -125,7 +134,11 @@ def _write(ctx: Ctx, cwd: str | None, spec: str, current: str | None) -> Merge |
         return Merge(via="git_push", push_target=dest, undetermined=True,
                      detail="merges a branch computed at run time before pushing")
     commits = tuple(dict.fromkeys([source or "HEAD", *story]))
-    landed = name if name and name != dest else next((_short(r) for r in story), None)
+    # the branch whose PR visibly lands (for `hook explain`): the source, or a branch merged in here that
+    # is not the default branch (bringing main into a topic branch lands nothing)
+    defaults = {gitrepo.default_branch(cwd) or "main", "main", "master"}
+    landed = name if name and name != dest else next(
+        (_branch(r) for r in story if _branch(r) not in defaults and _branch(r) != dest), None)
     return Merge(via="git_push", branch=landed, push_target=dest, commits=commits)
 
 
