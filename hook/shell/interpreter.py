@@ -72,7 +72,10 @@ class Shell:
                 self.notes.append(f"tree-sitter: {exc}")
                 from hook.shell.treesitter import parse_bash
 
-                events, complete = parse_bash(text)
+                try:
+                    events, complete = parse_bash(text)
+                except ImportError:  # a launcher that cannot see tree-sitter: doubt, not a crash
+                    events, complete = [], False
                 if not complete:
                     self.unparsed(text, f"unparsed: {exc}")
             self.run(events)
