@@ -66,13 +66,13 @@ def config_path(argv: list[str]) -> str | None:
 
 
 def is_merge_tool(tool_name: str) -> bool:
-    # The settings' `mcp__.*__merge_pull_request`, and the other MCP tools that merge, enable auto-merge
-    # or enqueue a PR (one table, in detection).
+    # The MCP tools that merge, enable auto-merge, enqueue a PR or lift a hold: one table, in detection,
+    # from which the settings' matcher is derived.
     if not tool_name.startswith("mcp__"):
         return False
-    from hook.detect.mcp import is_merge_tool as names_a_merge
+    from hook.detect.mcp import is_gated_tool
 
-    return names_a_merge(tool_name)
+    return is_gated_tool(tool_name)
 
 
 def main(argv: list[str] | None = None) -> int:
