@@ -52,7 +52,7 @@ def test_the_matcher_accepts_exactly_what_the_detector_gates(name: str) -> None:
 
 
 def test_settings_and_plugin_carry_the_derived_matchers(tmp_path: Path) -> None:
-    assert GUARD_MATCHERS == (SHELL_MATCHER, claude_matcher())
+    assert (SHELL_MATCHER, claude_matcher()) == GUARD_MATCHERS
     assert set(SHELL_MATCHER.split("|")) == set(SHELL_TOOLS)
     block = block_for(str(tmp_path / "spec.json"))
     assert [g["matcher"] for g in block["hooks"]["PreToolUse"]] == list(GUARD_MATCHERS)
