@@ -179,6 +179,13 @@ def _record(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dic
     not the decision)."""
     if not spec.record_file:
         return None
+    from hook.detect.model import is_merge
+
+    # Evidence of merges and of what was blocked; an allowed own-name push or a comment on a free PR is
+    # not a merge, and recording every push would fill the audit log with noise.
+    judgements = [j for j in judgements if j.blocks or is_merge(j.merge)]
+    if not judgements:
+        return None
     try:
         from hook import records
 

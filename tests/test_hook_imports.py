@@ -75,6 +75,19 @@ def test_a_merge_with_a_redis_verdict_stays_light(spec: Path, tmp_path: Path) ->
     assert names & NOT_FOR_REDIS_MERGES == set()
 
 
+@pytest.mark.parametrize(("command", "code"), [
+    ("git push -u origin feature", 0),  # an own-name push: the held heads are read, no base is written
+    ("git push origin main", 0),  # onto the base of held #5: git is asked, and #5's head is not there
+    ("gh pr comment 5 -b /unhold", 2),  # a lift on held #5
+])
+def test_pushes_and_lifts_stay_as_light_as_a_merge(spec: Path, tmp_path: Path, command: str, code: int) -> None:
+    cwd = git_checkout(tmp_path / "co", branch="feature")
+    done, names = imported(fast(spec), payload(command, cwd=str(cwd)))
+    assert done == code
+    assert "hook.verdicts.sources" in names  # the path was really taken
+    assert names & (NOT_FOR_REDIS_MERGES | {"subprocess", "threading", "re"}) == set()
+
+
 def test_an_http_lookup_never_loads_requests(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text("t")
