@@ -152,8 +152,6 @@ def judge_pr(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgem
     if not answer.managed:
         return Judgement(merge, "allow", "unmanaged", f"{repo} is not managed by merge-hold", pr=answer.number)
     if answer.number is None:
-        if merge.via == "git_push":
-            return Judgement(merge, "allow", "no-pr", f"no PR of {repo} has head branch {merge.branch}")
         return unknown(merge, spec, answer.problem or f"no PR of {repo} has head branch {merge.branch}")
     number = answer.number
     if answer.problem:
@@ -164,9 +162,6 @@ def judge_pr(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgem
     if problem:
         return unknown(merge, spec, problem, number)
     record: dict[str, Any] = answer.record  # type: ignore[assignment]  # checked by _record_problem
-    if merge.via == "git_push" and record.get("base") != merge.push_target:
-        return Judgement(merge, "allow", "push-not-to-base",
-                         f"pushes to {merge.push_target}, not to {repo}#{number}'s base", pr=number)
     if not record["held"]:
         return Judgement(merge, "allow", "free", f"{repo}#{number} has no holds", pr=number)
     holds = [h for h in record.get("holds", []) if isinstance(h, dict)]
@@ -175,6 +170,6 @@ def judge_pr(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgem
         return Judgement(merge, "allow", "expired", f"every hold on {repo}#{number} has expired", pr=number)
     summary = "; ".join(hold_line(h) for h in active[:3]) or "held"
     return Judgement(merge, "block", "held", f"{repo}#{number} is held: {summary}", pr=number,
-                     message=held_message(f"{repo}#{number}", active, record, push=merge.via == "git_push"))
+                     message=held_message(f"{repo}#{number}", active, record, push=False))
 
 

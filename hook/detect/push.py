@@ -99,7 +99,9 @@ def _write(ctx: Ctx, cwd: str | None, spec: str, current: str | None) -> Merge |
     head = src in ("HEAD", "@")
     if not colon:
         if head:
-            if current is None or DYN in current:
+            if current is None:
+                return None  # a detached HEAD: git refuses a push without a destination
+            if DYN in current:
                 return Merge(via="git_push", undetermined=True, detail="pushes HEAD to a branch not known here")
             dst = current
         elif src.startswith("refs/") and not src.startswith(HEADS):
