@@ -49,7 +49,7 @@ def checkout(tmp_path: Path) -> Path:
         ("gh pr merge ${PR_NUM} --squash --delete-branch", "Bash",
          {"merges": [{"via": "gh_pr_merge", "repo": None, "pr": None, "branch": None}],
           "undetermined": True}),
-        ('gh pr merge "${PR_NUM}" --squash --delete-branch', "Bash",
+        ('gh pr merge "${PR_NUM}" --squash -R acme/widgets', "Bash",
          {"merges": [{"via": "gh_pr_merge", "repo": "acme/widgets", "pr": None, "branch": None}],
           "undetermined": True}),
         ("gh pr create --fill --body-file - <<'EOF'\nAfter CI passes run: gh pr merge 5 --squash\nEOF", "Bash",
@@ -61,7 +61,8 @@ def checkout(tmp_path: Path) -> Path:
          {"merges": [{"via": "mcp", "repo": "o/r", "pr": 9, "branch": None}], "undetermined": False}),
         ("ls -la", "Bash", {"merges": [], "undetermined": False}),
     ],
-    ids=["number", "current-branch", "variable", "quoted-variable", "pr-body-heredoc", "local-merge-push", "mcp", "non-merge"],
+    ids=["number", "current-branch", "variable", "quoted-variable", "pr-body-heredoc", "local-merge-push", "mcp",
+         "non-merge"],
 )
 def test_cli_prints_the_detection(checkout: Path, command: str | dict[str, Any], tool: str,
                                   expected: dict[str, Any]) -> None:

@@ -72,6 +72,7 @@ def parse(args: list[Arg], flagset: FlagSet) -> Parsed:
             out.fail("an argument computed at run time")
             out.certain = False
             out.flags.clear()
+            out.positional.append(DYN)  # or a selector: either way what it selects is unknown
             i += 1
             continue
         if text == "--":
