@@ -156,3 +156,16 @@ def test_the_hook_sees_every_lift_the_server_would_apply(body: str) -> None:
     plainly_not = ("/unholdx", "please /unhold", "/hold", "/hold cancel now", "/unhold bob", "/hold cancellation")
     if (not server_lifts and body.strip().startswith(">")) or body in plainly_not:
         assert not lifts_text(body), body  # and no false alarms on what is plainly not a lift
+
+
+def test_explain_shows_lifts_apart_from_merges(world: dict[str, Any]) -> None:
+    import json
+    import sys
+
+    data = payload("gh pr edit 5 --remove-label do-not-merge/hold && gh pr merge 6", cwd=world["cwd"])
+    done = subprocess.run([sys.executable, "-m", "merge_hold.cli", "hook", "explain"], input=json.dumps(data),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "merges": [{"via": "gh_pr_merge", "repo": REPO, "pr": 6, "branch": None}], "undetermined": False,
+        "lifts": [{"via": "gh_pr_edit", "repo": REPO, "pr": 5, "branch": None, "lift": "label:do-not-merge/hold"}]}

@@ -1,8 +1,9 @@
 """``merge-hold hook explain``: what the guard would see in a tool call, without reading any verdict.
 
 Reads the same PreToolUse JSON as ``hook-guard`` on stdin and prints
-``{"merges": [{"via", "repo", "pr", "branch"}], "undetermined": bool}``; ``--verbose`` adds every
-field of each merge and the detector's notes. Exit 0 on success, 1 on unreadable input, 64 on a bad
+``{"merges": [{"via", "repo", "pr", "branch"}], "undetermined": bool}``, plus ``"lifts"`` (the same
+fields and ``lift``) when the call would lift a hold; ``--verbose`` adds every field of each merge and
+the detector's notes. Exit 0 on success, 1 on unreadable input, 64 on a bad
 option: never 2, which Claude Code reads as "block".
 """
 
