@@ -6,7 +6,7 @@ tool call, the PreToolUse JSON on stdin.
 - a merge whose verdict comes from Redis (held, so the full path: detection, one Redis round trip, the
   record appended, the message written): median <= 2.5 x.
 
-Both with the launcher `hook settings` emits (`hook.settings_block.fast_guard_command`). The console
+Both with the launcher `hook settings` emits (`hook.tools.claude_settings.fast_guard_command`). The console
 script ``merge-hold hook-guard`` is measured too, for information: it is the reason the settings use
 the fast launcher. Redis: ``REDIS_URL`` if set (keys of a throwaway repo are removed afterwards), else a
 throwaway redis-server. ``BENCH_RUNS`` overrides the number of alternating runs (default 60).

@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "explain": ("hook.explain", "print the merges a tool call (stdin) would perform; reads no verdict"),
-    "settings": ("hook.settings_block", "print the Claude Code settings JSON that registers the guard"),
-    "install": ("hook.install", "merge that block into a Claude Code settings file (idempotent)"),
-    "uninstall": ("hook.install", "remove the guard from a Claude Code settings file"),
-    "fold": ("hook.fold", "send this session's records to the server's audit log (SessionEnd)"),
-    "acl": ("hook.acl", "print or apply the Redis ACL user the guard reads verdicts with"),
+    "explain": ("hook.tools.explain", "print the merges a tool call (stdin) would perform; reads no verdict"),
+    "settings": ("hook.tools.claude_settings", "print the Claude Code settings JSON that registers the guard"),
+    "install": ("hook.tools.install", "merge that block into a Claude Code settings file (idempotent)"),
+    "uninstall": ("hook.tools.install", "remove the guard from a Claude Code settings file"),
+    "fold": ("hook.tools.fold", "send this session's records to the server's audit log (SessionEnd)"),
+    "acl": ("hook.tools.acl", "print or apply the Redis ACL user the guard reads verdicts with"),
 }
 
 USAGE = "usage: merge-hold hook SUBCOMMAND [ARGS...]\n\nsubcommands:\n" + "".join(

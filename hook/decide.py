@@ -19,14 +19,14 @@ Pure: facts in (the detected merge, what the verdict source answered, the spec, 
 
 from __future__ import annotations
 
-from hook.sources import PrAnswer, PrQuery, RepoAnswer
 from hook.spec import Spec
+from hook.verdicts.sources import PrAnswer, PrQuery, RepoAnswer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from hook.model import Merge
+    from hook.detect.model import Merge
 
 RECORD_SCHEMA = 1
 """The verdict record shape this guard understands (`core.verdict.RECORD_SCHEMA`, not imported: cost)."""

@@ -70,7 +70,7 @@ def is_merge_tool(tool_name: str) -> bool:
     # or enqueue a PR (one table, in detection).
     if not tool_name.startswith("mcp__"):
         return False
-    from hook.detect_mcp import is_merge_tool as names_a_merge
+    from hook.detect.mcp import is_merge_tool as names_a_merge
 
     return names_a_merge(tool_name)
 
@@ -119,7 +119,7 @@ def run(argv: list[str], stdin: Any) -> int:
         command = tool_input.get("command")
         if not isinstance(command, str):
             return ALLOW
-        from hook.detect import might_merge
+        from hook.detect.prefilter import might_merge
 
         if not might_merge(command):
             return ALLOW
@@ -131,7 +131,7 @@ def run(argv: list[str], stdin: Any) -> int:
 def judge(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[str, Any]) -> int:
     import os
 
-    from hook.detect import detect
+    from hook.detect.toolcall import detect
 
     cwd = payload.get("cwd")
     detection = detect(tool_name, tool_input, cwd=cwd if isinstance(cwd, str) and cwd else os.getcwd(),
@@ -143,8 +143,8 @@ def judge(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[
     import time
 
     from hook.decide import Plan, judge_all
-    from hook.sources import Unreachable, open_source
     from hook.spec import SpecError
+    from hook.verdicts.sources import Unreachable, open_source
 
     plan = Plan(merges, spec)
     answers = None

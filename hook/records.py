@@ -1,6 +1,6 @@
 """The guard's records: one JSON line per judged merge, appended to the spec's ``record_file``.
 
-A record is evidence for the audit log (`hook.fold` sends them as ``hook.gate.fired`` events); it is
+A record is evidence for the audit log (`hook.tools.fold` sends them as ``hook.gate.fired`` events); it is
 never consulted to judge. It carries a SHA-256 digest of the exact command and a copy scrubbed of
 secrets, because agents paste tokens into commands (``GH_TOKEN=ghp_… gh pr merge``, ``curl -H
 "Authorization: Bearer …"``, URLs with a password). Scrubbing is by pattern and errs towards hiding.

@@ -10,7 +10,7 @@ A JSON file the user, or the engine that starts agent sessions, writes::
      "on_undetermined": "block-if-any-held",
      "timeout_ms": 800}
 
-- ``verdict_source``: ``redis://`` or ``rediss://`` (a read-only ACL user, see `hook.acl`), or the
+- ``verdict_source``: ``redis://`` or ``rediss://`` (a read-only ACL user, see `hook.tools.acl`), or the
   service's ``http(s)://`` base URL, whose bearer token is read from ``token_file``.
 - ``on_unknown`` (``block`` | ``allow``, default ``block``): what a detected merge of a PR on a managed
   repo gets when its verdict is missing, stale or unreachable.

@@ -14,7 +14,7 @@ from typing import Any
 from core import keys
 from core.holds import Hold, Source
 from core.verdict import Verdict, verdict_record
-from hook.settings_block import fast_guard_command
+from hook.tools.claude_settings import fast_guard_command
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime.now(UTC).replace(microsecond=0)

@@ -18,7 +18,7 @@ from werkzeug.serving import make_server
 
 from app import create_app
 from app.tokens import create
-from hook.acl import apply
+from hook.tools.acl import apply
 from tests.e2e_support import Service, held_widgets
 from tests.emulator import GitHubEmulator
 from tests.hook_support import git_checkout, payload, run_guard, write_spec

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hook.gitrepo import (
+from hook.detect.gitrepo import (
     current_branch,
     default_branch,
     parse_remote_url,

@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from core import keys
-from hook.acl import READ_PATTERNS, main, redis_major_version
+from hook.tools.acl import READ_PATTERNS, main, redis_major_version
 from merge_hold.redis_server import LocalRedis
 from tests.hook_support import hold, record, store
 
@@ -130,7 +130,7 @@ def test_the_hook_user_can_do_nothing_else(hook_user: tuple[redis.Redis, redis.R
         "publish": lambda: hook.publish("mh", "x"),
         "rename a verdict": lambda: hook.rename(keys.verdict(REPO, 5), "mh:hook-events"),
     }
-    if major >= 7:  # only key selectors can tell XADD's key from the read patterns (see hook/acl.py)
+    if major >= 7:  # only key selectors can tell XADD's key from the read patterns (see hook/tools/acl.py)
         denied["append to a verdict key"] = lambda: hook.xadd(keys.verdict(REPO, 99), {"a": "b"})
     allowed = [name for name, call in denied.items() if not _denied(call)]
     assert allowed == []

@@ -1,6 +1,6 @@
 """Merge detection: every row of the command corpus, then constructed adversarial rows per construct.
 
-Each row goes through `hook.explain.explain` (the PreToolUse JSON the guard reads). Working
+Each row goes through `hook.tools.explain.explain` (the PreToolUse JSON the guard reads). Working
 directories are real git checkouts on disk (``.git/config`` remote + ``HEAD``), never mocks.
 """
 
@@ -17,9 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hook.detect import detect, might_merge
-from hook.explain import explain
-from hook.model import Detection
+from hook.detect.model import Detection
+from hook.detect.prefilter import might_merge
+from hook.detect.toolcall import detect
+from hook.tools.explain import explain
 from tests.conftest import FIXTURES
 
 CORPUS = [json.loads(line) for line in (FIXTURES / "commands" / "merge_commands.jsonl").read_text().splitlines()]
@@ -311,7 +312,8 @@ def test_common_path_imports_no_parser_and_no_heavy_module(work: Path) -> None:
     """The start-up budget (design §7): a merge read on the fast path loads only hook modules."""
     probe = (
         "import sys; before = set(sys.modules)\n"
-        "from hook.detect import detect, might_merge\n"
+        "from hook.detect.prefilter import might_merge\n"
+        "from hook.detect.toolcall import detect\n"
         "assert not might_merge('ls -la')\n"
         f"d = detect('Bash', {{'command': 'gh pr merge 5 && git push origin a:main'}}, "
         f"cwd={str(work / 'app')!r}, env={{}})\n"

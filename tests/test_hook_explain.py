@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hook import explain
+from hook.tools import explain
 
 CLI = Path(sys.executable).parent / "merge-hold"
 

@@ -14,7 +14,7 @@ import redis
 
 from core import keys
 from hook import records
-from hook.fold import FOLD_CAP, fold
+from hook.tools.fold import FOLD_CAP, fold
 from merge_hold.redis_server import free_port
 from tests.hook_support import write_spec
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import redis
 
-from hook.settings_block import block_for
+from hook.tools.claude_settings import block_for
 from merge_hold.redis_server import free_port
 from tests.hook_support import NOW, git_checkout, hold, payload, record, run_guard, store, write_spec
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from hook.install import main as install_main
-from hook.install import settings_path, uninstall_main, with_block, without_ours
-from hook.settings_block import block_for, fast_guard_command, is_ours, settings_block
+from hook.tools.claude_settings import block_for, fast_guard_command, is_ours, settings_block
+from hook.tools.install import main as install_main
+from hook.tools.install import settings_path, uninstall_main, with_block, without_ours
 
 SPEC = "/home/a b/it's/spec.json"  # a space and a quote: the command must stay one shell word
 
@@ -173,7 +173,7 @@ def test_settings_cli_prints_the_block(tmp_path: Path) -> None:
 
 
 def test_plugin_registers_the_same_guard() -> None:
-    from hook.settings_block import GUARD_MATCHERS, GUARD_TIMEOUT_S
+    from hook.tools.claude_settings import GUARD_MATCHERS, GUARD_TIMEOUT_S
 
     plugin = Path(__file__).resolve().parent.parent / "hook" / "plugin"
     manifest = json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())

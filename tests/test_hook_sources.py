@@ -17,9 +17,9 @@ import pytest
 import redis
 
 from core import keys
-from hook.resp import Connection, RedisError, ReplyError, connect, parse_redis_url
-from hook.sources import HttpSource, PrQuery, RedisSource, Unreachable, open_source
 from hook.spec import Spec, SpecError
+from hook.verdicts.redis_client import Connection, RedisError, ReplyError, connect, parse_redis_url
+from hook.verdicts.sources import HttpSource, PrQuery, RedisSource, Unreachable, open_source
 from merge_hold.redis_server import free_port
 from tests.hook_support import CountingRelay, hold, record, store
 

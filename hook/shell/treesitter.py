@@ -1,4 +1,4 @@
-"""The slow path: tree-sitter-bash for what hook/shell.py does not model (``case``, function
+"""The slow path: tree-sitter-bash for what hook/shell/parser.py does not model (``case``, function
 definitions, ``coproc``, unbalanced or foreign text). Imported only then: loading tree-sitter costs
 about twice the interpreter's start-up (design §7).
 
@@ -10,8 +10,8 @@ with errors as incomplete and flags merge-looking text undetermined rather than 
 
 from __future__ import annotations
 
-from hook.detect_words import Part, Unsupported, Word
-from hook.shell import Command, Event, Redirect, read_word
+from hook.shell.parser import read_word
+from hook.shell.syntax import Command, Event, Part, Redirect, Unsupported, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

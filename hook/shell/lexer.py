@@ -1,18 +1,19 @@
-"""The word half of hook/shell.py: quoting, escapes and expansions inside one shell word.
+"""The word half of hook/shell/parser.py: quoting, escapes and expansions inside one shell word.
 
 A word becomes a list of `Part`s: literal text, a variable, a command substitution (whose commands
 are emitted as events, since they run) or a dynamic piece nobody can know before run time. Quote
-removal happens here, so ``g''h``, ``"gh"`` and ``\\gh`` all read ``gh``. Imports nothing (start-up
-budget, design §7).
+removal happens here, so ``g''h``, ``"gh"`` and ``\\gh`` all read ``gh``. Imports only the syntax
+types (start-up budget, design §7).
 """
 
 from __future__ import annotations
 
+from hook.shell.syntax import DYN, Part, Unsupported, Word
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hook.shell import Event
+    from hook.shell.syntax import Event
 
-DYN = "\x00"  # stands for text only the running shell knows; a shell string cannot contain NUL
 NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 NAME_CHARS = NAME_START | frozenset("0123456789")
 _ANSI_C = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f",
@@ -20,33 +21,6 @@ _ANSI_C = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "
 _PS_ESC = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v", "0": ""}
 _WORD_SPECIAL = frozenset("'\"$`\\~@" + DYN)
 _HEX = frozenset("0123456789abcdefABCDEF")
-
-
-class Unsupported(Exception):
-    """The text uses syntax this reader does not model; ask tree-sitter."""
-
-
-class Part:
-    """A piece of a word: ``l`` literal, ``v`` variable (text = name), ``s`` command substitution
-    (``inner`` = its events), ``d`` dynamic (unknown at parse time)."""
-
-    __slots__ = ("inner", "kind", "quoted", "text")
-
-    def __init__(self, kind: str, text: str, quoted: bool, inner: list[Event] | None = None) -> None:
-        self.kind, self.text, self.quoted, self.inner = kind, text, quoted, inner
-
-
-class Word:
-    __slots__ = ("parts", "raw")
-
-    def __init__(self, parts: list[Part], raw: str) -> None:
-        self.parts, self.raw = parts, raw
-
-    def literal(self) -> str | None:
-        """The word's text when it has no expansion at all."""
-        if all(p.kind == "l" for p in self.parts):
-            return "".join(p.text for p in self.parts)
-        return None
 
 
 class WordLexer:

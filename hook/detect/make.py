@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 
-from hook.model import Merge
-from hook.shell import DYN
+from hook.detect.model import Merge
+from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hook.detect_run import Arg, Ctx
-    from hook.shell import Command
+    from hook.detect.context import Ctx
+    from hook.shell.interpreter import Arg
+    from hook.shell.syntax import Command
 
 _MERGEISH = ("merge", "ship", "land")
 _MAKE_VALUE = frozenset({"-C", "-f", "-I", "-o", "-W", "-j", "-l", "--directory", "--file", "--makefile",

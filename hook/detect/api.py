@@ -9,13 +9,14 @@ GraphQL: the mutations ``mergePullRequest``, ``enablePullRequestAutoMerge``, ``e
 
 from __future__ import annotations
 
-from hook.model import Merge
-from hook.shell import DYN, Command
+from hook.detect.model import Merge
+from hook.shell.syntax import DYN, Command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hook.detect_run import Arg, Ctx
-    from hook.shell import Word
+    from hook.detect.context import Ctx
+    from hook.shell.interpreter import Arg
+    from hook.shell.syntax import Word
 
 MERGE_MUTATIONS = ("mergePullRequest", "enablePullRequestAutoMerge", "enqueuePullRequest", "mergeBranch",
                    "updateRef", "updateRefs")
@@ -63,9 +64,7 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
         query = _graphql_text(ctx, cmd, fields.get("query"), input_file)
         graphql(ctx, "gh_api_graphql", method, query, _host(hostname))
         return
-    from hook.detect_gh import target_repo
-
-    host, repo, _ = target_repo(ctx, overlay, None)
+    host, repo, _ = ctx.gh_repo(overlay, None)
     owner, name = repo.split("/", 1) if repo else (DYN, DYN)
     path = endpoint.replace("{owner}", owner).replace(":owner", owner).replace("{repo}", name)
     path = path.replace(":repo", name).replace("{branch}", ctx.branch() or DYN)
@@ -78,7 +77,7 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 
 
 def _host(hostname: str | None) -> str | None:
-    from hook.gitrepo import normalize_host
+    from hook.detect.gitrepo import normalize_host
 
     return normalize_host(hostname.lower()) if hostname and DYN not in hostname else None
 
@@ -87,14 +86,10 @@ def _graphql_text(ctx: Ctx, cmd: Command, query: Arg | None, input_file: str | N
     if query is not None:
         text = query[0]
         if text.startswith("@"):
-            from hook.detect_script import stdin_text
-
-            return stdin_text(ctx, cmd) if text == "@-" else ctx.read_file(text[1:])
+            return ctx.stdin_text(cmd) if text == "@-" else ctx.read_file(text[1:])
         return text
     if input_file is not None:
-        from hook.detect_script import stdin_text
-
-        return stdin_text(ctx, cmd) if input_file == "-" else ctx.read_file(input_file)
+        return ctx.stdin_text(cmd) if input_file == "-" else ctx.read_file(input_file)
     return None
 
 
@@ -133,7 +128,7 @@ def split_url(text: str) -> tuple[str | None, list[str]]:
 
     GitHub Enterprise serves REST under ``/api/v3`` and GraphQL at ``/api/graphql``; the host is
     returned for those (``None`` for github.com and for a bare endpoint)."""
-    from hook.gitrepo import normalize_host
+    from hook.detect.gitrepo import normalize_host
 
     host: str | None = None
     _, sep, rest_ = text.partition("://")

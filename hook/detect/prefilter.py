@@ -1,18 +1,10 @@
-"""Merge detection for the agent guard: which pull-request merges would a tool call perform?
-
-`might_merge` runs on every Bash call, so it is plain ``str`` work and this module imports nothing at
-load time; `detect` loads the readers (hook/shell.py and the ``detect_*`` modules) only for text
-that passed it, and tree-sitter only for syntax the fast reader does not model (design §7).
+"""The cheap first look: can this text merge at all? `might_merge` runs on every Bash call, so it is
+plain ``str`` work and this module imports nothing at load time; hook/detect/toolcall.py loads the
+shell readers only for text that passed it, and tree-sitter only for syntax the fast reader does not
+model (design §7).
 """
 
 from __future__ import annotations
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
-
-    from hook.model import Detection
 
 # Words without which no merge can happen: merge commands and endpoints (``merge``, ``enqueue``),
 # pushes and ref moves, GraphQL, merge-sounding task names, HTTP clients (a merge URL may sit in a
@@ -59,24 +51,3 @@ def _gh_alias(text: str) -> bool:
         at = text.find("gh", at + 2)
     return False
 
-
-def detect(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | None, env: Mapping[str, str]) -> Detection:
-    """Every merge the tool call would perform. Never raises: text it cannot read but that looks
-    like a merge comes back as an undetermined merge."""
-    from hook.model import Detection, Merge
-
-    if tool_name.startswith("mcp__"):
-        from hook.detect_mcp import detect_mcp
-
-        return Detection(tuple(detect_mcp(tool_name, tool_input)))
-    command = tool_input.get("command")
-    if not isinstance(command, str) or not might_merge(command):
-        return Detection()
-    from hook.detect_run import Ctx
-
-    ctx = Ctx(cwd, env, powershell=tool_name == "PowerShell")
-    try:
-        ctx.run_text(command)
-    except Exception as exc:  # a reader bug must not hide a merge: fail towards "maybe"
-        ctx.add(Merge(via="unparsed", undetermined=True, detail=f"detector error: {type(exc).__name__}"))
-    return Detection(tuple(ctx.merges), tuple(ctx.notes))

@@ -5,15 +5,16 @@ and friends to their detectors. Commands that only print text (``echo``, ``grep`
 
 from __future__ import annotations
 
-from hook.model import Merge
-from hook.shell import DYN
+from hook.detect.model import Merge
+from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from hook.detect_run import Arg, Ctx
-    from hook.shell import Command
+    from hook.detect.context import Ctx
+    from hook.shell.interpreter import Arg
+    from hook.shell.syntax import Command
 
 # name -> (short options taking a value, long options taking a value, operands before the command)
 _WRAPPERS: dict[str, tuple[str, tuple[str, ...], int]] = {
@@ -52,17 +53,17 @@ _EXPORTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 # name -> "module:function" of its detector, imported on first use: a `git push` loads no HTTP or gh
 # reader (start-up budget, design §7)
 _DETECTORS = {
-    "gh": "detect_gh:gh", "hub": "detect_gh:hub", "git": "detect_git:git", "curl": "detect_http:curl",
-    "wget": "detect_http:wget", "http": "detect_http:httpie", "https": "detect_http:httpie",
-    "xh": "detect_http:httpie", "xhs": "detect_http:httpie", "invoke-restmethod": "detect_http:invoke_rest",
-    "irm": "detect_http:invoke_rest", "invoke-webrequest": "detect_http:invoke_rest",
-    "iwr": "detect_http:invoke_rest", "make": "detect_make:make", "gmake": "detect_make:make",
-    **dict.fromkeys(("just", "task", "npm", "yarn", "pnpm", "bun", "rake", "mage"), "detect_make:runner"),
-    **dict.fromkeys(("echo", "printf", "cat", "tee"), "detect_script:writes"),
-    **dict.fromkeys(("node", "nodejs", "ruby", "perl", "php", "osascript", "deno"), "detect_script:interpreter"),
+    "gh": "gh:gh", "hub": "gh:hub", "git": "git:git", "curl": "http:curl",
+    "wget": "http:wget", "http": "http:httpie", "https": "http:httpie",
+    "xh": "http:httpie", "xhs": "http:httpie", "invoke-restmethod": "http:invoke_rest",
+    "irm": "http:invoke_rest", "invoke-webrequest": "http:invoke_rest",
+    "iwr": "http:invoke_rest", "make": "make:make", "gmake": "make:make",
+    **dict.fromkeys(("just", "task", "npm", "yarn", "pnpm", "bun", "rake", "mage"), "make:runner"),
+    **dict.fromkeys(("echo", "printf", "cat", "tee"), "script:writes"),
+    **dict.fromkeys(("node", "nodejs", "ruby", "perl", "php", "osascript", "deno"), "script:interpreter"),
     **dict.fromkeys(("codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"),
-                    "detect_script:agent"),
-    **dict.fromkeys(("start-process", "saps", "start"), "detect_script:start_process"),
+                    "script:agent"),
+    **dict.fromkeys(("start-process", "saps", "start"), "script:start_process"),
 }
 _MAX_UNWRAP = 16
 
@@ -73,7 +74,7 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
             return
         name = command_name(args[0][0])
         if DYN in name:
-            _detector("detect_gh:dynamic_command")(ctx, args, cmd, overlay)
+            _detector("gh:dynamic_command")(ctx, args, cmd, overlay)
             return
         unwrapped = _unwrap(ctx, name, args, cmd, overlay)
         if unwrapped is None:
@@ -99,16 +100,16 @@ def _route(name: str) -> str | None:
     if name in _DETECTORS:
         return _DETECTORS[name]
     if name.startswith(("python", "pypy")):
-        return "detect_script:interpreter"
+        return "script:interpreter"
     if "claude" in name:
-        return "detect_script:agent"
+        return "script:agent"
     return None
 
 
 def _detector(spec: str) -> Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]:
     module, _, function = spec.partition(":")
     found: Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None] = getattr(
-        __import__(f"hook.{module}", fromlist=[function]), function)
+        __import__(f"hook.detect.{module}", fromlist=[function]), function)
     return found
 
 
@@ -275,10 +276,10 @@ def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
 
 
 def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
-    from hook import detect_script
-
     if name in _PWSH:
-        detect_script.powershell(ctx, args, cmd)
+        from hook.detect.script import powershell
+
+        powershell(ctx, args, cmd)
         return
     if name == "cmd":
         flags = [i for i, a in enumerate(args) if a[0].lower() in ("/c", "/k", "/s/c")]
@@ -306,7 +307,7 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
         i += 1
     if i < len(args) and args[i - 1][0] != "-s":
         return
-    text = detect_script.stdin_text(ctx, cmd)
+    text = ctx.stdin_text(cmd)
     if text is None and ctx.decoder_seen and (cmd.piped or cmd.redirects):
         text = DYN  # `... | base64 -d | sh`: the script is hidden on purpose
     if text is not None:
@@ -339,11 +340,9 @@ def _source(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | No
     """``source FILE`` / ``. <(…)``: a file written earlier here, or a substitution's known output."""
     if len(args) < 2:
         return
-    from hook.detect_script import substitution_output
-
     text, word = args[1]
     inner = next((p.inner for p in (word.parts if word else []) if p.inner is not None), None)
-    shown = substitution_output(ctx, inner) if inner is not None else ctx.files.get(ctx.path(text))
+    shown = ctx.substitution_output(inner) if inner is not None else ctx.files.get(ctx.path(text))
     if shown is None and DYN in text and ctx.decoder_seen:
         shown = DYN
     if shown is not None:

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import os
 
-from hook import gitrepo
-from hook.detect import GH_BUILTINS
-from hook.model import Merge
-from hook.shell import DYN
+from hook.detect import gitrepo
+from hook.detect.model import Merge
+from hook.detect.prefilter import GH_BUILTINS
+from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from hook.detect_run import Arg, Ctx
-    from hook.shell import Command
+    from hook.detect.context import Ctx
+    from hook.shell.interpreter import Arg
+    from hook.shell.syntax import Command
 
 _MERGE_VALUE_SHORT = "AbFtR"
 _MERGE_VALUE_LONG = frozenset({"--author-email", "--body", "--body-file", "--subject", "--match-head-commit",
@@ -39,7 +40,7 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
     elif top == "pr":
         _pr(ctx, rest[i + 1 :], overlay)
     elif top == "api":
-        from hook.detect_api import gh_api
+        from hook.detect.api import gh_api
 
         gh_api(ctx, rest[i + 1 :], cmd, overlay)
     elif top == "alias" and len(rest) > i + 3 and rest[i + 1][0] == "set":
@@ -53,7 +54,7 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
 def hub(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """hub: only ``hub api`` reaches GitHub's merge endpoints (``hub merge`` merges locally)."""
     if len(args) > 1 and args[1][0] == "api":
-        from hook.detect_api import gh_api
+        from hook.detect.api import gh_api
 
         gh_api(ctx, args[2:], cmd, overlay)
 
@@ -133,7 +134,7 @@ def pr_merge(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None], repo_fla
 
 def _target(ctx: Ctx, selector: str | None, overlay: Mapping[str, str | None], repo_flag: str | None,
             via: str, opaque: bool) -> Merge:
-    host, repo, unknown = target_repo(ctx, overlay, repo_flag)
+    host, repo, unknown = ctx.gh_repo(overlay, repo_flag)
     why = "alias or extension: its effect is not in the text" if opaque else ""
     if selector is None:
         branch = ctx.branch()
@@ -154,17 +155,6 @@ def _target(ctx: Ctx, selector: str | None, overlay: Mapping[str, str | None], r
     owner, _, branch = selector.rpartition(":")
     return Merge(via=via, repo=repo, host=host, branch=branch, undetermined=unknown or opaque,
                  detail=why or (f"head owner {owner}" if owner else ""))
-
-
-def target_repo(ctx: Ctx, overlay: Mapping[str, str | None], repo_flag: str | None,
-                ) -> tuple[str | None, str | None, bool]:
-    """``(host, owner/name, unknown)`` as gh picks it: ``-R``, then ``GH_REPO``, then the git remote."""
-    given = repo_flag if repo_flag is not None else ctx.getenv("GH_REPO", overlay)
-    if given:
-        parsed = None if DYN in given else gitrepo.parse_repo_arg(given)
-        return (parsed[0], parsed[1], False) if parsed else (None, None, True)
-    found = ctx.repo()
-    return (found[0], found[1], False) if found else (None, None, True)
 
 
 def parse_pr_url(text: str) -> tuple[str | None, str, int] | None:

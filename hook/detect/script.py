@@ -5,13 +5,13 @@ Commands that only print or search text (``echo``, ``grep``, ``git commit -m``) 
 
 from __future__ import annotations
 
-from hook.model import Merge
-from hook.shell import DYN, Command
+from hook.detect.model import Merge
+from hook.shell.syntax import Command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hook.detect_run import Arg, Ctx
-    from hook.shell import Event
+    from hook.detect.context import Ctx
+    from hook.shell.interpreter import Arg
 
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"),
                "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",), "osascript": ("-e",), "deno": ("eval",)}
@@ -44,82 +44,9 @@ def agent(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None
         ctx.add(Merge(via="agent", undetermined=True, detail=f"{name}: a nested agent asked to merge"))
 
 
-def stdin_text(ctx: Ctx, cmd: Command) -> str | None:
-    """What the command reads on stdin, when the text shows it (heredoc, here-string, a pipe from
-    echo/printf/cat, a file written earlier); None when unknown."""
-    for red in cmd.redirects:
-        if red.op in ("<<", "<<-") and red.body is not None:
-            return ctx.expand_one(red.body)
-        if red.op == "<<<" and red.target is not None:
-            return ctx.expand_one(red.target) + "\n"
-        if red.op == "<" and red.target is not None:
-            return ctx.read_file(ctx.expand_one(red.target))
-    if cmd.piped and cmd.pipe_src is not None:
-        return output_of(ctx, cmd.pipe_src)
-    return None
-
-
-def output_of(ctx: Ctx, cmd: Command) -> str | None:
-    """What echo, printf or cat prints; None for any other program."""
-    args = [text for text, _ in ctx.expand(cmd.words)]
-    if not args:
-        return None
-    name = args[0].rsplit("/", 1)[-1]
-    if name == "echo":
-        words = args[1:]
-        while words and words[0] in ("-n", "-e", "-E", "-ne", "-en"):
-            words = words[1:]
-        return " ".join(words) + "\n"
-    if name == "printf" and len(args) > 1:
-        fmt = args[1].replace("\\n", "\n").replace("\\t", "\t")
-        return " ".join(args[2:]) + "\n" if "%" in fmt else fmt
-    if name == "cat":
-        files = [a for a in args[1:] if not a.startswith("-")]
-        if not files:
-            return stdin_text(ctx, cmd)
-        texts = [ctx.read_file(f) for f in files]
-        return None if any(t is None for t in texts) else "".join(t or "" for t in texts)
-    if name in ("base64", "rev", "xxd"):
-        source = stdin_text(ctx, cmd)
-        decoded = _decode(name, args[1:], source) if source is not None and DYN not in source else None
-        if decoded is not None:
-            ctx.decoded.add(decoded)
-        return decoded
-    return None
-
-
-def substitution_output(ctx: Ctx, inner: list[Event]) -> str | None:
-    """What ``$(echo … | base64 -d)`` prints, when it is a pipeline of printing and decoding commands."""
-    commands = [e for e in inner if isinstance(e, Command)]
-    if not commands or any(not c.piped or c.pipe_src is not commands[k] for k, c in enumerate(commands[1:])):
-        return None
-    text = output_of(ctx, commands[-1])
-    return None if text is None else text.rstrip("\n")
-
-
-def _decode(name: str, flags: list[str], text: str) -> str | None:
-    """Undo base64 -d, rev and xxd -r -p on known text: obfuscation seen through."""
-    import binascii
-
-    try:
-        if name == "base64" and any(f in ("-d", "--decode", "-D", "-di", "-id") for f in flags):
-            import base64
-
-            raw = base64.b64decode("".join(text.split()))
-        elif name == "xxd" and "-r" in flags and "-p" in flags:
-            raw = binascii.unhexlify("".join(text.split()))
-        elif name == "rev":
-            return "\n".join(line[::-1] for line in text.split("\n"))
-        else:
-            return None
-        return raw.decode("utf-8")
-    except (binascii.Error, ValueError):
-        return None
-
-
 def _record_writes(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
     """``cat > q.json <<EOF``, ``echo ... > f``, ``... | tee f``: later commands may read ``f``."""
-    text = stdin_text(ctx, cmd) if name == "tee" else output_of(ctx, cmd)
+    text = ctx.stdin_text(cmd) if name == "tee" else ctx.output_of(cmd)
     targets = [ctx.expand_one(r.target) for r in cmd.redirects if r.op in _WRITES and r.target is not None]
     if name == "tee":
         targets += [a[0] for a in args[1:] if not a[0].startswith("-")]
@@ -141,7 +68,7 @@ def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
             if text != "-":
                 return  # a script file: opaque, like any program
             break
-    source = stdin_text(ctx, cmd)
+    source = ctx.stdin_text(cmd)
     if source is not None:
         code(ctx, source)
 
@@ -149,7 +76,7 @@ def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
 def code(ctx: Ctx, text: str) -> None:
     """Heuristics over program text: shell commands in string literals (``os.system("gh pr merge
     5")``), argv lists (``["gh", "pr", "merge", "5"]``), REST merge URLs with PUT, merge mutations."""
-    from hook.detect import might_merge
+    from hook.detect.prefilter import might_merge
 
     if not might_merge(text):
         return
@@ -160,15 +87,15 @@ def code(ctx: Ctx, text: str) -> None:
         elif len(group) > 1 and group[0].rsplit("/", 1)[-1] in _PROGRAMS:
             ctx.run_text(" ".join(_quote(word) for word in group), powershell=False)
     lowered = text.lower()
-    from hook import detect_api
+    from hook.detect import api
 
     for group in literals:
         for literal in group:
             if "/pulls/" in literal and "/merge" in literal and "put" in lowered:
-                host, segments = detect_api.split_url(literal)
-                detect_api.rest(ctx, "script", "PUT", host, segments, None)
-    if detect_api.merge_mutations(text):
-        detect_api.graphql(ctx, "script", "POST", text)
+                host, segments = api.split_url(literal)
+                api.rest(ctx, "script", "PUT", host, segments, None)
+    if api.merge_mutations(text):
+        api.graphql(ctx, "script", "POST", text)
 
 
 def string_literals(text: str) -> list[list[str]]:
@@ -220,7 +147,7 @@ def powershell(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
             return
         valued = ("-executionpolicy", "-windowstyle", "-workingdirectory", "-outputformat", "-inputformat")
         i += 2 if any(v.startswith(low) for v in valued) and len(low) > 2 else 1
-    source = stdin_text(ctx, cmd)
+    source = ctx.stdin_text(cmd)
     if source is not None:
         ctx.run_text(source, powershell=True)
 
@@ -239,8 +166,6 @@ def _encoded(ctx: Ctx, value: str) -> None:
 
 def start_process(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """``Start-Process gh -ArgumentList 'pr','merge','5'``."""
-    from hook.detect_dispatch import dispatch
-
     program, rest, i = None, [], 1
     while i < len(args):
         low = args[i][0].lower()
@@ -256,7 +181,7 @@ def start_process(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, st
             rest.extend(args[i][0].replace(",", " ").split())
         i += 1
     if program is not None:
-        dispatch(ctx, [(program, None), *((word, None) for word in rest)], cmd, overlay)
+        ctx.simple_command([(program, None), *((word, None) for word in rest)], cmd, overlay)
 
 
 def _quote(word: str) -> str:

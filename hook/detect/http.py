@@ -5,14 +5,15 @@ Invoke-RestMethod. The method follows each tool's rules (curl: ``-X`` > ``-T`` P
 
 from __future__ import annotations
 
-from hook import detect_api
-from hook.model import Merge
-from hook.shell import DYN
+from hook.detect import api
+from hook.detect.model import Merge
+from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hook.detect_run import Arg, Ctx
-    from hook.shell import Command
+    from hook.detect.context import Ctx
+    from hook.shell.interpreter import Arg
+    from hook.shell.syntax import Command
 
 _CURL_VALUE_SHORT = "AbcCdDeEFHKmoPQrtTuUwxXyYz"
 _CURL_VALUE_LONG = frozenset({
@@ -153,9 +154,7 @@ def _curl_shorts(args: list[Arg], i: int) -> tuple[list[tuple[str, str]], int]:
 
 def _read_body(ctx: Ctx, cmd: Command, name: str) -> str | None:
     if name == "-":
-        from hook.detect_script import stdin_text
-
-        return stdin_text(ctx, cmd)
+        return ctx.stdin_text(cmd)
     return ctx.read_file(name)
 
 
@@ -163,12 +162,12 @@ def _requests(ctx: Ctx, via: str, method: str, urls: list[str], body: str | None
     for url in urls:
         if not url or url.startswith("-"):
             continue
-        host, segments = detect_api.split_url(url)
+        host, segments = api.split_url(url)
         visible = [s for s in segments if DYN not in s]
         if segments and segments[-1] == "graphql":
-            detect_api.graphql(ctx, via, method, body, host)
+            api.graphql(ctx, via, method, body, host)
         elif visible or "://" in url:
-            detect_api.rest(ctx, via, method, host, segments, _json_fields(body))
+            api.rest(ctx, via, method, host, segments, _json_fields(body))
         elif method in ("POST", "PUT", "PATCH") or DYN in method:
             _opaque(ctx, via, body, args)
 
@@ -177,7 +176,7 @@ def _opaque(ctx: Ctx, via: str, body: str | None, args: list[Arg]) -> None:
     """A write to a URL computed at run time: with a GitHub credential or media type in sight and a
     body we cannot read (or one holding a merge mutation), it may be a merge."""
     githubish = any("github" in a[0].lower() for a in args)
-    if githubish and (body is None or DYN in body or detect_api.merge_mutations(body)):
+    if githubish and (body is None or DYN in body or api.merge_mutations(body)):
         ctx.add(Merge(via=via, undetermined=True, detail="write to a computed URL with an unseen body"))
 
 

@@ -1,15 +1,16 @@
-"""Walks parsed shell commands in order, keeping what a shell would know: variables, exports, the
-working directory, checked-out branches, files written earlier in the same command. Each command's
-words are expanded here (unknown pieces become `DYN`) before hook/detect_dispatch.py reads them.
+"""The shell-state interpreter: walks parsed shell commands in order, keeping what a shell would
+know: variables, exports, the working directory, files written earlier in the same command, what a
+command prints or reads on stdin when the text shows it. Each command's words are expanded here
+(unknown pieces become `DYN`) and handed to `Shell.simple_command`, which the detection context
+(hook/detect/context.py) implements; this package knows nothing about merges.
 """
 
 from __future__ import annotations
 
 import os
 
-from hook import detect_dispatch, gitrepo
-from hook.model import Merge
-from hook.shell import DYN, Command, Event, Unsupported, Word, parse
+from hook.shell.parser import parse
+from hook.shell.syntax import DYN, Command, Event, Unsupported, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,16 +19,11 @@ if TYPE_CHECKING:
 Arg = tuple[str, Word | None]  # expanded text (DYN marks unknown pieces), the word it came from
 MAX_DEPTH = 6  # bash -c "eval '...'" nesting; deeper text is judged unparsed
 _MAX_FILE_BYTES = 1 << 20
-_CURRENT_BRANCH_COMMANDS = (
-    ("git", "branch", "--show-current"),
-    ("git", "rev-parse", "--abbrev-ref", "HEAD"),
-    ("git", "symbolic-ref", "--short", "HEAD"),
-    ("git", "symbolic-ref", "--short", "-q", "HEAD"),
-)
 
 
-class Ctx:
-    """Shell state while the commands of one tool call run, plus the merges found so far."""
+class Shell:
+    """Shell state while the commands of one tool call run. Subclasses say what a simple command
+    does (`simple_command`) and what text that cannot be read means (`unparsed`)."""
 
     def __init__(self, cwd: str | None, env: Mapping[str, str], powershell: bool) -> None:
         self.env = env
@@ -35,19 +31,31 @@ class Ctx:
         self.ps = powershell
         self.vars: dict[str, str | None] = {}
         self.exported: set[str] = set()
-        self.branches: dict[str | None, str | None] = {}  # cwd -> branch checked out by this command
-        self.merged: dict[str, list[str]] = {}  # local branch -> branches merged into it here
         self.files: dict[str, str] = {}  # path -> text written earlier in this command
-        self.gh_aliases: dict[str, str] = {}
-        self.merges: list[Merge] = []
         self.notes: list[str] = []
         self.depth = 0
         self.decoder_seen = False  # base64 -d & co. ran: text handed to a shell may be hidden
         self.decoded: set[str] = set()  # texts a decoder produced here (seen through, still suspect)
-        self.created_pr = False  # `gh pr create` ran: a later selector-less merge targets a new PR
-        self._scopes: list[tuple[dict[str, str | None], set[str], str | None, dict[str | None, str | None]]] = []
-        self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
-        self._branch_cache: dict[str | None, str | None] = {}
+        self._scopes: list[tuple[dict[str, str | None], set[str], str | None, object]] = []
+
+    # --- what subclasses decide ----------------------------------------------------------------
+    def simple_command(self, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+        """Run one expanded command line (``overlay``: its prefix assignments)."""
+
+    def unparsed(self, text: str, why: str) -> None:
+        """Text this reader cannot model."""
+        self.notes.append(why)
+
+    def substitution(self, inner: list[Event]) -> str | None:
+        """What ``$(…)`` prints, when the text shows it; None when unknown."""
+        return self.substitution_output(inner)
+
+    def save_scope(self) -> object:
+        """Extra state a subshell restores on exit."""
+        return None
+
+    def restore_scope(self, saved: object) -> None:
+        """Undo what a subshell changed in the extra state `save_scope` returned."""
 
     # --- running -------------------------------------------------------------------------------
     def run_text(self, text: str, *, powershell: bool | None = None) -> None:
@@ -62,7 +70,7 @@ class Ctx:
                 events = parse(text, powershell=ps)
             except Unsupported as exc:
                 self.notes.append(f"tree-sitter: {exc}")
-                from hook.detect_treesitter import parse_bash
+                from hook.shell.treesitter import parse_bash
 
                 events, complete = parse_bash(text)
                 if not complete:
@@ -74,10 +82,11 @@ class Ctx:
     def run(self, events: list[Event]) -> None:
         for event in events:
             if event == "(":
-                self._scopes.append((dict(self.vars), set(self.exported), self.cwd, dict(self.branches)))
+                self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.save_scope()))
             elif event == ")":
                 if self._scopes:
-                    self.vars, self.exported, self.cwd, self.branches = self._scopes.pop()
+                    self.vars, self.exported, self.cwd, extra = self._scopes.pop()
+                    self.restore_scope(extra)
             elif isinstance(event, Command):
                 self.command(event)
 
@@ -94,13 +103,7 @@ class Ctx:
             return
         args = self.expand(cmd.words)
         if args:
-            detect_dispatch.dispatch(self, args, cmd, overlay)
-
-    def unparsed(self, text: str, why: str) -> None:
-        from hook.detect import might_merge
-
-        if might_merge(text):
-            self.add(Merge(via="unparsed", undetermined=True, detail=why))
+            self.simple_command(args, cmd, overlay)
 
     # --- state ---------------------------------------------------------------------------------
     def setvar(self, name: str, value: str | None) -> None:
@@ -147,25 +150,56 @@ class Ctx:
         except OSError:
             return None
 
-    def repo(self, cwd: str | None = None) -> tuple[str | None, str] | None:
-        """``(host, owner/name)`` of the git remote of ``cwd`` (default: the current directory)."""
-        where = cwd if cwd is not None else self.cwd
-        if where not in self._repo_cache:
-            self._repo_cache[where] = gitrepo.resolve_remote(where, {})
-        return self._repo_cache[where]
+    # --- what commands print and read ----------------------------------------------------------
+    def stdin_text(self, cmd: Command) -> str | None:
+        """What the command reads on stdin, when the text shows it (heredoc, here-string, a pipe from
+        echo/printf/cat, a file written earlier); None when unknown."""
+        for red in cmd.redirects:
+            if red.op in ("<<", "<<-") and red.body is not None:
+                return self.expand_one(red.body)
+            if red.op == "<<<" and red.target is not None:
+                return self.expand_one(red.target) + "\n"
+            if red.op == "<" and red.target is not None:
+                return self.read_file(self.expand_one(red.target))
+        if cmd.piped and cmd.pipe_src is not None:
+            return self.output_of(cmd.pipe_src)
+        return None
 
-    def branch(self, cwd: str | None = None) -> str | None:
-        """The branch checked out in ``cwd`` (DYN inside when a ``git checkout $X`` ran)."""
-        where = cwd if cwd is not None else self.cwd
-        if where in self.branches:
-            return self.branches[where]
-        if where not in self._branch_cache:
-            self._branch_cache[where] = gitrepo.current_branch(where)
-        return self._branch_cache[where]
+    def output_of(self, cmd: Command) -> str | None:
+        """What echo, printf or cat prints; None for any other program."""
+        args = [text for text, _ in self.expand(cmd.words)]
+        if not args:
+            return None
+        name = args[0].rsplit("/", 1)[-1]
+        if name == "echo":
+            words = args[1:]
+            while words and words[0] in ("-n", "-e", "-E", "-ne", "-en"):
+                words = words[1:]
+            return " ".join(words) + "\n"
+        if name == "printf" and len(args) > 1:
+            fmt = args[1].replace("\\n", "\n").replace("\\t", "\t")
+            return " ".join(args[2:]) + "\n" if "%" in fmt else fmt
+        if name == "cat":
+            files = [a for a in args[1:] if not a.startswith("-")]
+            if not files:
+                return self.stdin_text(cmd)
+            texts = [self.read_file(f) for f in files]
+            return None if any(t is None for t in texts) else "".join(t or "" for t in texts)
+        if name in ("base64", "rev", "xxd"):
+            source = self.stdin_text(cmd)
+            decoded = _decode(name, args[1:], source) if source is not None and DYN not in source else None
+            if decoded is not None:
+                self.decoded.add(decoded)
+            return decoded
+        return None
 
-    def add(self, merge: Merge) -> None:
-        if merge not in self.merges:
-            self.merges.append(merge)
+    def substitution_output(self, inner: list[Event]) -> str | None:
+        """What ``$(echo … | base64 -d)`` prints, when it is a pipeline of printing and decoding commands."""
+        commands = [e for e in inner if isinstance(e, Command)]
+        if not commands or any(not c.piped or c.pipe_src is not commands[k] for k, c in enumerate(commands[1:])):
+            return None
+        text = self.output_of(commands[-1])
+        return None if text is None else text.rstrip("\n")
 
     # --- expansion -----------------------------------------------------------------------------
     def expand(self, words: list[Word]) -> list[Arg]:
@@ -188,12 +222,8 @@ class Ctx:
                 continue
             if part.kind == "v":
                 value = self._var(part.text)
-            elif part.kind == "s" and part.inner is not None and self._is_current_branch(part.inner):
-                value = self.branch() or DYN
             elif part.kind == "s" and part.inner is not None:
-                from hook.detect_script import substitution_output
-
-                output = substitution_output(self, part.inner)
+                output = self.substitution(part.inner)
                 value = DYN if output is None else output
             else:
                 value = DYN
@@ -227,10 +257,22 @@ class Ctx:
             return self.cwd
         return DYN
 
-    @staticmethod
-    def _is_current_branch(inner: list[Event]) -> bool:
-        commands = [e for e in inner if isinstance(e, Command)]
-        if len(commands) != 1:
-            return False
-        words = tuple(w.literal() for w in commands[0].words)
-        return words in _CURRENT_BRANCH_COMMANDS
+
+def _decode(name: str, flags: list[str], text: str) -> str | None:
+    """Undo base64 -d, rev and xxd -r -p on known text: obfuscation seen through."""
+    import binascii
+
+    try:
+        if name == "base64" and any(f in ("-d", "--decode", "-D", "-di", "-id") for f in flags):
+            import base64
+
+            raw = base64.b64decode("".join(text.split()))
+        elif name == "xxd" and "-r" in flags and "-p" in flags:
+            raw = binascii.unhexlify("".join(text.split()))
+        elif name == "rev":
+            return "\n".join(line[::-1] for line in text.split("\n"))
+        else:
+            return None
+        return raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None

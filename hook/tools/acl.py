@@ -64,7 +64,7 @@ def redis_major_version(info: bytes) -> int:
 
 def apply(admin_url: str, user: str, password: str, *, timeout_s: float = 10.0) -> int:
     """Create or replace the user on the server at ``admin_url``; returns the server's major version."""
-    from hook.resp import RedisError, ReplyError, connect
+    from hook.verdicts.redis_client import RedisError, ReplyError, connect
 
     with connect(admin_url, timeout_s=timeout_s) as conn:
         info = conn.call("INFO", "server")
@@ -104,13 +104,13 @@ def main(argv: list[str]) -> int:
     if not args.apply:
         print(shlex.join(setuser_args(args.user, password, selectors=args.redis_version >= 7)))
         return 0
-    from hook.resp import RedisError
+    from hook.verdicts.redis_client import RedisError
 
     try:
         major = apply(args.apply, args.user, password)
     except (OSError, RedisError, ValueError) as exc:
         print(f"merge-hold: could not apply the ACL: {exc}", file=sys.stderr)
         return 1
-    form = "key selectors" if major >= 7 else "Redis 6 equivalent, no key selectors (see `hook/acl.py`)"
+    form = "key selectors" if major >= 7 else "Redis 6 equivalent, no key selectors (see `hook/tools/acl.py`)"
     print(f"merge-hold: ACL user {args.user} set on Redis {major} ({form})")
     return 0

@@ -4,7 +4,7 @@ Why hand-written, not tree-sitter or shlex: the guard runs on every agent Bash c
 budget (design §7) is 1.3x a bare interpreter, while ``import tree_sitter, tree_sitter_bash`` alone
 costs about 2x; shlex sees no operators, substitutions or heredocs. This module imports nothing.
 What it does not model (``case``, function definitions, ``coproc``, unbalanced text, fish syntax)
-raises `Unsupported`, and the caller asks tree-sitter instead (hook/detect_treesitter.py).
+raises `Unsupported`, and the caller asks tree-sitter instead (hook/shell/treesitter.py).
 
 `parse` returns a flat list of events in execution order: `Command`s, and the strings ``"("`` and
 ``")"`` around whatever runs in a subshell (``( ... )``, command substitutions), so that a ``cd`` or
@@ -14,9 +14,10 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 
 from __future__ import annotations
 
-from hook.detect_words import DYN, NAME_CHARS, NAME_START, Part, Unsupported, Word, WordLexer
+from hook.shell.lexer import NAME_CHARS, NAME_START, WordLexer
+from hook.shell.syntax import Command, Event, Part, Redirect, Unsupported, Word
 
-__all__ = ["DYN", "Command", "Event", "Part", "Redirect", "Unsupported", "Word", "parse", "read_word"]
+__all__ = ["parse", "read_word"]
 
 _META = frozenset(" \t\n;&|()<>")
 _PS_META = frozenset(" \t\n;&|(){}<>")
@@ -24,26 +25,6 @@ _BLANK = frozenset(" \t\r")
 _TRANSPARENT = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"})
 _UNSUPPORTED = frozenset({"case", "function", "coproc", "select", "esac"})
 _REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">", "&>>", "&>")
-
-
-class Redirect:
-    __slots__ = ("body", "op", "quoted", "target")
-
-    def __init__(self, op: str, target: Word | None, quoted: bool = False) -> None:
-        self.op, self.target, self.quoted = op, target, quoted
-        self.body: Word | None = None  # a heredoc's body, once read
-
-
-class Command:
-    __slots__ = ("assigns", "pipe_src", "piped", "redirects", "words")
-
-    def __init__(self, words: list[Word], assigns: list[tuple[str, Word]], redirects: list[Redirect]) -> None:
-        self.words, self.assigns, self.redirects = words, assigns, redirects
-        self.piped = False  # stdin comes from a pipe
-        self.pipe_src: Command | None = None  # the simple command writing that pipe, when known
-
-
-Event = Command | str
 
 
 def parse(text: str, *, powershell: bool = False) -> list[Event]:

@@ -62,8 +62,8 @@ def collect(paths: list[str]) -> tuple[list[dict[str, object]], int, int]:
 
 
 def fold(spec_path: str) -> tuple[int, str]:
-    from hook.sources import Unreachable, open_source
     from hook.spec import SpecError, load_spec
+    from hook.verdicts.sources import Unreachable, open_source
 
     try:
         spec = load_spec(spec_path)

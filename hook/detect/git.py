@@ -10,14 +10,15 @@ own name (``git push origin feature``) is not a merge.
 
 from __future__ import annotations
 
-from hook import gitrepo
-from hook.model import Merge
-from hook.shell import DYN
+from hook.detect import gitrepo
+from hook.detect.model import Merge
+from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hook.detect_run import Arg, Ctx
-    from hook.shell import Command
+    from hook.detect.context import Ctx
+    from hook.shell.interpreter import Arg
+    from hook.shell.syntax import Command
 
 _GLOBAL_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
 _PUSH_VALUE = frozenset({"-o", "--push-option", "--receive-pack", "--exec", "--repo"})

@@ -6,7 +6,7 @@ recognised by the tool's last name segment.
 
 from __future__ import annotations
 
-from hook.model import Merge
+from hook.detect.model import Merge
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from hook.model import Detection
+    from hook.detect.model import Detection
 
 USAGE = """usage: merge-hold hook explain [--verbose] < TOOL_CALL_JSON
 
@@ -68,7 +68,7 @@ def explain(raw: str, env: Mapping[str, str]) -> Detection:
     if not isinstance(tool_input, dict):
         raise InputError("tool_input is not an object")
     cwd = payload.get("cwd")
-    from hook.detect import detect
+    from hook.detect.toolcall import detect
 
     return detect(tool_name, tool_input, cwd=cwd if isinstance(cwd, str) and cwd else None, env=env)
 

@@ -1,6 +1,6 @@
 """`merge-hold hook install|uninstall --config SPEC [--scope user|project|local]`.
 
-Merges the guard's settings block (`hook.settings_block`) into Claude Code's settings file for the
+Merges the guard's settings block (`hook.tools.claude_settings`) into Claude Code's settings file for the
 scope, idempotently: our previous entries are removed first (recognised by their command line, see
 `is_ours`), everything else — other hooks, other matcher groups, other keys — is kept as it was, and a
 file that would not change is not written. Writes are atomic (a temporary file in the same directory,
@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hook.settings_block import block_for, is_ours
+from hook.tools.claude_settings import block_for, is_ours
 
 SCOPES = {
     "user": "~/.claude/settings.json",

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from hook.resp import Connection
+    from hook.verdicts.redis_client import Connection
 
 
 HOOK_EVENTS_MAXLEN = 100_000
@@ -113,13 +113,13 @@ def _held_numbers(raw: object) -> list[int]:
 
 class RedisSource(VerdictSource):
     def __init__(self, url: str, *, timeout_s: float) -> None:
-        from hook.resp import connect
+        from hook.verdicts.redis_client import connect
 
         self.budget_ms = round(timeout_s * 1000)
         self.connection: Connection = connect(url, timeout_s=timeout_s)
 
     def _run(self, commands: list[list[str | bytes | int]]) -> list[object]:
-        from hook.resp import RedisError, ReplyError
+        from hook.verdicts.redis_client import RedisError, ReplyError
 
         try:
             replies = self.connection.pipeline(commands)
@@ -319,7 +319,7 @@ def open_source(spec: Spec, *, timeout_s: float | None = None) -> VerdictSource:
     budget = spec.timeout_ms / 1000 if timeout_s is None else timeout_s
     if spec.is_http:
         return HttpSource(spec.verdict_source, read_token(spec.token_file or ""), timeout_s=budget)
-    from hook.resp import RedisError
+    from hook.verdicts.redis_client import RedisError
 
     try:
         return RedisSource(spec.verdict_source, timeout_s=budget)

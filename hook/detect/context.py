@@ -1,0 +1,100 @@
+"""The detection context: the shell interpreter (hook/shell/interpreter.py) plus what merge detection
+keeps while one tool call runs: the merges found, checked-out branches, gh aliases, the repository
+of each directory. Each expanded command goes to the dispatcher it is given (hook/detect/dispatch.py),
+so the detectors below it can take a `Ctx` without importing the dispatcher back.
+"""
+
+from __future__ import annotations
+
+from hook.detect import gitrepo
+from hook.detect.model import Merge
+from hook.detect.prefilter import might_merge
+from hook.shell.interpreter import Arg, Shell
+from hook.shell.syntax import DYN, Command, Event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    Dispatch = Callable[["Ctx", list[Arg], Command, dict[str, str | None]], None]
+
+_CURRENT_BRANCH_COMMANDS = (
+    ("git", "branch", "--show-current"),
+    ("git", "rev-parse", "--abbrev-ref", "HEAD"),
+    ("git", "symbolic-ref", "--short", "HEAD"),
+    ("git", "symbolic-ref", "--short", "-q", "HEAD"),
+)
+
+
+class Ctx(Shell):
+    """Shell state while the commands of one tool call run, plus the merges found so far."""
+
+    def __init__(self, cwd: str | None, env: Mapping[str, str], powershell: bool, dispatch: Dispatch) -> None:
+        super().__init__(cwd, env, powershell)
+        self.dispatch = dispatch
+        self.branches: dict[str | None, str | None] = {}  # cwd -> branch checked out by this command
+        self.merged: dict[str, list[str]] = {}  # local branch -> branches merged into it here
+        self.gh_aliases: dict[str, str] = {}
+        self.merges: list[Merge] = []
+        self.created_pr = False  # `gh pr create` ran: a later selector-less merge targets a new PR
+        self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
+        self._branch_cache: dict[str | None, str | None] = {}
+
+    # --- the interpreter's hooks ---------------------------------------------------------------
+    def simple_command(self, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+        self.dispatch(self, args, cmd, overlay)
+
+    def unparsed(self, text: str, why: str) -> None:
+        if might_merge(text):
+            self.add(Merge(via="unparsed", undetermined=True, detail=why))
+
+    def substitution(self, inner: list[Event]) -> str | None:
+        if _is_current_branch(inner):
+            return self.branch() or DYN
+        return self.substitution_output(inner)
+
+    def save_scope(self) -> object:
+        return dict(self.branches)
+
+    def restore_scope(self, saved: object) -> None:
+        if isinstance(saved, dict):
+            self.branches = saved
+
+    # --- what detectors ask --------------------------------------------------------------------
+    def repo(self, cwd: str | None = None) -> tuple[str | None, str] | None:
+        """``(host, owner/name)`` of the git remote of ``cwd`` (default: the current directory)."""
+        where = cwd if cwd is not None else self.cwd
+        if where not in self._repo_cache:
+            self._repo_cache[where] = gitrepo.resolve_remote(where, {})
+        return self._repo_cache[where]
+
+    def branch(self, cwd: str | None = None) -> str | None:
+        """The branch checked out in ``cwd`` (DYN inside when a ``git checkout $X`` ran)."""
+        where = cwd if cwd is not None else self.cwd
+        if where in self.branches:
+            return self.branches[where]
+        if where not in self._branch_cache:
+            self._branch_cache[where] = gitrepo.current_branch(where)
+        return self._branch_cache[where]
+
+    def gh_repo(self, overlay: Mapping[str, str | None], repo_flag: str | None,
+                ) -> tuple[str | None, str | None, bool]:
+        """``(host, owner/name, unknown)`` as gh picks it: ``-R``, then ``GH_REPO``, then the git remote."""
+        given = repo_flag if repo_flag is not None else self.getenv("GH_REPO", overlay)
+        if given:
+            parsed = None if DYN in given else gitrepo.parse_repo_arg(given)
+            return (parsed[0], parsed[1], False) if parsed else (None, None, True)
+        found = self.repo()
+        return (found[0], found[1], False) if found else (None, None, True)
+
+    def add(self, merge: Merge) -> None:
+        if merge not in self.merges:
+            self.merges.append(merge)
+
+
+def _is_current_branch(inner: list[Event]) -> bool:
+    commands = [e for e in inner if isinstance(e, Command)]
+    if len(commands) != 1:
+        return False
+    words = tuple(w.literal() for w in commands[0].words)
+    return words in _CURRENT_BRANCH_COMMANDS

@@ -1,0 +1,54 @@
+"""What the shell readers produce: words made of parts, simple commands with their redirects, and the
+event list a reader returns. Shared by the lexer, both parsers and the interpreter; imports nothing.
+"""
+
+from __future__ import annotations
+
+DYN = "\x00"  # stands for text only the running shell knows; a shell string cannot contain NUL
+
+
+class Unsupported(Exception):
+    """The text uses syntax this reader does not model; ask tree-sitter."""
+
+
+class Part:
+    """A piece of a word: ``l`` literal, ``v`` variable (text = name), ``s`` command substitution
+    (``inner`` = its events), ``d`` dynamic (unknown at parse time)."""
+
+    __slots__ = ("inner", "kind", "quoted", "text")
+
+    def __init__(self, kind: str, text: str, quoted: bool, inner: list[Event] | None = None) -> None:
+        self.kind, self.text, self.quoted, self.inner = kind, text, quoted, inner
+
+
+class Word:
+    __slots__ = ("parts", "raw")
+
+    def __init__(self, parts: list[Part], raw: str) -> None:
+        self.parts, self.raw = parts, raw
+
+    def literal(self) -> str | None:
+        """The word's text when it has no expansion at all."""
+        if all(p.kind == "l" for p in self.parts):
+            return "".join(p.text for p in self.parts)
+        return None
+
+
+class Redirect:
+    __slots__ = ("body", "op", "quoted", "target")
+
+    def __init__(self, op: str, target: Word | None, quoted: bool = False) -> None:
+        self.op, self.target, self.quoted = op, target, quoted
+        self.body: Word | None = None  # a heredoc's body, once read
+
+
+class Command:
+    __slots__ = ("assigns", "pipe_src", "piped", "redirects", "words")
+
+    def __init__(self, words: list[Word], assigns: list[tuple[str, Word]], redirects: list[Redirect]) -> None:
+        self.words, self.assigns, self.redirects = words, assigns, redirects
+        self.piped = False  # stdin comes from a pipe
+        self.pipe_src: Command | None = None  # the simple command writing that pipe, when known
+
+
+Event = Command | str
