@@ -8,8 +8,11 @@ Each module is the whole contract with its agent, as that agent documents it (so
 - ``allow()``, ``deny(reason)``, ``trouble(notice)``: the answer as ``(exit status, stdout, stderr)``,
   in the form that makes the agent proceed, refuse with the reason shown to the model, or proceed
   while telling the user the guard had a problem (the guard fails open on its own errors);
-- ``SCOPES`` (scope -> configuration file) and ``hooks(guard, fold)``: what `hook.agents.installer`
-  merges into that file; ``NEW_FILE`` (optional) is the skeleton of a file that does not exist yet.
+- ``SCOPES`` (scope -> configuration file; a tuple: the first that exists, else the last) and either
+  ``hooks(guard, fold, matchers)`` (event -> entries that `hook.tools.agent_files` merges into that
+  file; ``matchers`` are Claude Code's, for agents that name tools as it does) or ``file_text(guard)``
+  (a whole file that is ours: a script or a plugin) with ``FILE_MODE``; ``NEW_FILE`` (optional) is the
+  skeleton of a configuration file that does not exist yet.
 
 Adding an agent is one module here, one name in `NAMES` and one row in tests/test_hook_agents.py.
 Nothing is imported at load time: the guard loads only the module its ``--agent`` names.

@@ -17,14 +17,19 @@ if TYPE_CHECKING:
 SHELL = "Bash"
 MCP_PREFIX = "mcp__"
 
-Answer = tuple  # (exit status, stdout text, stderr text): what the guard hands back to the agent
+Answer = tuple[int, str, str]
+"""(exit status, stdout text, stderr text): what the guard hands back to the agent."""
+
+
+class NotAToolCall(ValueError):
+    """The hook input is not the named agent's shape at all (the guard reports it and allows)."""
 
 
 class ToolCall:
     """A tool call in the guard's vocabulary. ``tool_name`` is ``Bash``/``PowerShell`` (``tool_input``
     holds ``command``) or ``mcp__<server>__<tool>`` (``tool_input`` holds the tool's arguments)."""
 
-    __slots__ = ("tool_name", "tool_input", "cwd", "session_id", "tool_use_id")
+    __slots__ = ("cwd", "session_id", "tool_input", "tool_name", "tool_use_id")
 
     def __init__(self, tool_name: str, tool_input: dict[str, Any], *, cwd: str | None = None,
                  session_id: str | None = None, tool_use_id: str | None = None) -> None:
@@ -78,7 +83,7 @@ def split_mcp_name(name: str, sep: str) -> tuple[str, str]:
     """``server<sep>tool`` where either part may contain ``sep`` (Gemini's ``mcp_github_merge_pull_request``,
     Copilot's ``github-mcp-merge_pull_request``): a tail the detector knows as a merge tool wins, so a merge
     is never misread as another tool; otherwise the first separator splits."""
-    from hook.detect_mcp import is_merge_tool
+    from hook.detect.mcp import is_merge_tool
 
     parts = name.split(sep)
     for at in range(1, len(parts)):
@@ -153,3 +158,4 @@ def notice_exit_0(notice: str) -> Answer:
 
 
 ALLOW: Answer = (0, "", "")
+"""Proceed, silently: every agent that takes no JSON answer reads exit 0 with no output so."""

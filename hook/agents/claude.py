@@ -9,7 +9,7 @@ Managed settings (``/etc/claude-code/managed-settings.json`` on Linux) cannot be
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, MCP_PREFIX, Answer, ToolCall, notice_exit_1, stderr_deny, text
+from hook.agents.call import ALLOW, MCP_PREFIX, Answer, NotAToolCall, ToolCall, notice_exit_1, stderr_deny, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 NAME = "claude"
 SHELL_TOOLS = ("Bash", "PowerShell", "Monitor")
+TIMEOUT_S = 10
+"""Claude Code kills the hook after this (`hook.tools.claude_settings.GUARD_TIMEOUT_S`, pinned by a test)."""
 SCOPES = {
     "user": "~/.claude/settings.json",
     "project": ".claude/settings.json",
@@ -28,7 +30,7 @@ SCOPES = {
 def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
     if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
-        return None
+        raise NotAToolCall("the hook input has no tool_name/tool_input")
     if tool_name not in SHELL_TOOLS and not tool_name.startswith(MCP_PREFIX):
         return None
     return ToolCall(tool_name, tool_input, cwd=text(payload.get("cwd")), session_id=text(payload.get("session_id")),
@@ -47,9 +49,7 @@ def trouble(notice: str) -> Answer:
     return notice_exit_1(notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
-    from hook.settings_block import GUARD_MATCHERS, GUARD_TIMEOUT_S
-
-    handler = {"type": "command", "command": guard, "timeout": GUARD_TIMEOUT_S}
-    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in GUARD_MATCHERS],
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
+    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers],
             "SessionEnd": [{"hooks": [{"type": "command", "command": fold}]}]}

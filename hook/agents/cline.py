@@ -35,7 +35,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     tool, params = pre.get("toolName", pre.get("tool")), pre.get("parameters")
     if not isinstance(params, dict):
         return None
-    ids = {"cwd": first_root(payload.get("workspaceRoots")), "session_id": payload.get("taskId")}
+    ids: dict[str, Any] = {"cwd": first_root(payload.get("workspaceRoots")), "session_id": payload.get("taskId")}
     if tool == "execute_command":
         return shell(params.get("command"), **ids)
     if tool == "use_mcp_tool":

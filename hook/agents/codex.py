@@ -50,8 +50,6 @@ def trouble(notice: str) -> Answer:
     return notice_exit_0(notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
-    from hook.settings_block import GUARD_MATCHERS
-
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
-    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in GUARD_MATCHERS]}
+    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers]}

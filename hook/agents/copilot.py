@@ -41,7 +41,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     if not isinstance(tool_name, str):
         return claude_tool_call(payload)  # the PascalCase dialect
     args = obj(payload.get("toolArgs"))
-    ids = {"cwd": payload.get("cwd"), "session_id": payload.get("sessionId"),
+    ids: dict[str, Any] = {"cwd": payload.get("cwd"), "session_id": payload.get("sessionId"),
            "tool_use_id": payload.get("toolCallId")}
     if tool_name in SHELLS:
         return shell(args.get("command"), powershell=SHELLS[tool_name], **ids)
@@ -64,5 +64,5 @@ def trouble(notice: str) -> Answer:
     return notice_exit_0(notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     return {"preToolUse": [{"type": "command", "bash": guard, "timeoutSec": TIMEOUT_S}]}

@@ -33,7 +33,7 @@ _ALLOW = '{"permission":"allow"}\n'
 def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     event = payload.get("hook_event_name")
     cwd = text(payload.get("cwd")) or first_root(payload.get("workspace_roots"))
-    ids = {"session_id": payload.get("conversation_id"),
+    ids: dict[str, Any] = {"session_id": payload.get("conversation_id"),
            "tool_use_id": payload.get("tool_use_id", payload.get("generation_id"))}
     if event == "beforeShellExecution":
         return shell(payload.get("command"), cwd=cwd, **ids)
@@ -66,6 +66,6 @@ def trouble(notice: str) -> Answer:
     return (0, _ALLOW, notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     handler = {"command": guard, "timeout": TIMEOUT_S}
     return {"beforeShellExecution": [dict(handler)], "beforeMCPExecution": [dict(handler)]}

@@ -32,7 +32,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     tool_name, tool_input = payload.get("tool_name", payload.get("toolName")), payload.get("tool_input")
     if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         return None
-    ids = {"cwd": payload.get("cwd"), "session_id": payload.get("session_id", payload.get("sessionId")),
+    ids: dict[str, Any] = {"cwd": payload.get("cwd"), "session_id": payload.get("session_id", payload.get("sessionId")),
            "tool_use_id": payload.get("tool_use_id", payload.get("toolUseId"))}
     if tool_name in SHELL_TOOLS:
         return shell(tool_input.get("command"), **ids)
@@ -54,9 +54,7 @@ def trouble(notice: str) -> Answer:
     return notice_exit_1(notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
-    from hook.settings_block import GUARD_MATCHERS
-
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
-    matchers = ("|".join(SHELL_TOOLS), *GUARD_MATCHERS[1:])
+    matchers = ("|".join(SHELL_TOOLS), *matchers[1:])
     return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers]}

@@ -16,8 +16,7 @@ hooks are skipped; a user can still list ``merge-hold`` in ``hooksConfig.disable
 
 from __future__ import annotations
 
-from hook.agents.call import (ALLOW, Answer, ToolCall, mcp, notice_exit_1, shell, split_mcp_name, stderr_deny,
-                              text)
+from hook.agents.call import ALLOW, Answer, ToolCall, mcp, notice_exit_1, shell, split_mcp_name, stderr_deny, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ def read_gemini_shape(payload: dict[str, Any], shell_tool: str) -> ToolCall | No
     tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
     if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         return None
-    ids = {"session_id": payload.get("session_id"), "tool_use_id": payload.get("tool_use_id")}
+    ids: dict[str, Any] = {"session_id": payload.get("session_id"), "tool_use_id": payload.get("tool_use_id")}
     cwd = text(payload.get("cwd"))
     if tool_name == shell_tool:
         directory = text(tool_input.get("dir_path"))
@@ -75,6 +74,6 @@ def trouble(notice: str) -> Answer:
     return notice_exit_1(notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     handler = {"type": "command", "command": guard, "name": HOOK_NAME, "timeout": TIMEOUT_MS}
     return {"BeforeTool": [{"matcher": f"{SHELL_TOOL}|mcp_.*", "hooks": [handler]}]}

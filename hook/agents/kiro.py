@@ -28,7 +28,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
     if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
         return None
-    ids = {"cwd": text(payload.get("cwd")), "session_id": payload.get("session_id")}
+    ids: dict[str, Any] = {"cwd": text(payload.get("cwd")), "session_id": payload.get("session_id")}
     if tool_name in SHELL_TOOLS:
         return shell(tool_input.get("command"), **ids)
     if tool_name.startswith("@") and "/" in tool_name:
@@ -49,5 +49,5 @@ def trouble(notice: str) -> Answer:
     return notice_exit_1(notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     return {"preToolUse": [{"matcher": "*", "command": guard, "timeout_ms": TIMEOUT_MS}]}

@@ -60,7 +60,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     tool, args = payload.get("tool"), payload.get("args")
     if not isinstance(tool, str) or not isinstance(args, dict):
         return None
-    ids = {"session_id": payload.get("sessionID"), "tool_use_id": payload.get("callID")}
+    ids: dict[str, Any] = {"session_id": payload.get("sessionID"), "tool_use_id": payload.get("callID")}
     cwd = text(payload.get("cwd"))
     if tool == "bash":
         workdir = text(args.get("workdir"))

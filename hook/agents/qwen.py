@@ -38,6 +38,6 @@ def trouble(notice: str) -> Answer:
     return notice_exit_1(notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     handler = {"type": "command", "command": guard, "timeout": TIMEOUT_MS}
     return {"PreToolUse": [{"matcher": f"{SHELL_TOOL}|mcp_.*", "hooks": [handler]}]}

@@ -29,7 +29,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     action, info = payload.get("agent_action_name"), payload.get("tool_info")
     if not isinstance(info, dict):
         return None
-    ids = {"session_id": payload.get("trajectory_id"), "tool_use_id": payload.get("execution_id")}
+    ids: dict[str, Any] = {"session_id": payload.get("trajectory_id"), "tool_use_id": payload.get("execution_id")}
     if action == "pre_run_command":
         return shell(info.get("command_line"), cwd=info.get("cwd"), **ids)
     if action == "pre_mcp_tool_use":
@@ -49,6 +49,6 @@ def trouble(notice: str) -> Answer:
     return notice_exit_1(notice)
 
 
-def hooks(guard: str, fold: str) -> dict[str, list[dict[str, Any]]]:
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     handler = {"command": guard, "show_output": True}
     return {"pre_run_command": [dict(handler)], "pre_mcp_tool_use": [dict(handler)]}
