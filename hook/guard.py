@@ -59,6 +59,10 @@ def config_path(argv: list[str]) -> str | None:
             path = rest.pop(0)
         elif arg.startswith("--config="):
             path = arg.partition("=")[2]
+        elif arg == "--agent" and rest:
+            rest.pop(0)  # read by `agent_name`
+        elif arg.startswith("--agent="):
+            pass
         else:
             raise _GuardError(f"unexpected argument {arg!r}; {USAGE.strip()}")
     if not path:
