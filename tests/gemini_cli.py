@@ -53,7 +53,8 @@ def _argv(cli: str) -> list[str]:
 def version_of(cli: str) -> str:
     try:
         done = subprocess.run([*_argv(cli), "--version"], capture_output=True, text=True, timeout=60,
-                              stdin=subprocess.DEVNULL, check=False, env={**os.environ, "GEMINI_CLI_NO_RELAUNCH": "true"})
+                              stdin=subprocess.DEVNULL, check=False,
+                              env={**os.environ, "GEMINI_CLI_NO_RELAUNCH": "true"})
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise Unavailable(f"{cli} --version failed: {exc}") from None
     words = done.stdout.split()
