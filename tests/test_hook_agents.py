@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +210,12 @@ def test_the_guard_loads_only_the_named_agent(spec: Path, agent: Agent) -> None:
     loaded = {n.rsplit(".", 1)[1] for n in names if n.startswith("hook.agents.")}
     assert loaded == {"call", agent.name} | ALSO_LOADS.get(agent.name, set())
     assert names & NOT_FOR_NON_MERGES == set()
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=[a.name for a in AGENTS])
+def test_explain_reads_each_agents_input(agent: Agent) -> None:
+    stdin = json.dumps(next(iter(agent.shell.values()))(HELD, "/tmp"))
+    done = subprocess.run([sys.executable, "-m", "merge_hold.cli", "hook", "explain", "--agent", agent.name],
+                          input=stdin, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["merges"] == [{"via": "gh_pr_merge", "repo": REPO, "pr": 5, "branch": None}]
