@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 import redis
 
+from tests.claude_cli import Unavailable
 from tests.e2e_support import Service, held_widgets
 from tests.emulator import GitHubEmulator
-from tests.gemini_cli import SETTINGS, Unavailable, find_cli, run_prompt
+from tests.gemini_cli import SETTINGS, find_cli, run_prompt
 from tests.gemini_stub import FINAL_TEXT, GeminiStub, response_text
 from tests.hook_support import write_spec
 
