@@ -1,7 +1,7 @@
 """The coding agents the guard serves (design §6, "Other agents"): one module per agent.
 
-Each module is the whole contract with its agent, as that agent documents it (sources in
-`/work/shared/agents.md` and docs/hook.md):
+Each module is the whole contract with its agent, as that agent documents it (its docstring says
+where from; the table is in docs/hook.md):
 
 - ``tool_call(payload) -> ToolCall | None``: the agent's hook stdin as one tool call in the guard's
   vocabulary (`hook.agents.call`), or None for a call with nothing to judge (it is allowed);
@@ -14,7 +14,8 @@ Each module is the whole contract with its agent, as that agent documents it (so
   (a whole file that is ours: a script or a plugin) with ``FILE_MODE``; ``NEW_FILE`` (optional) is the
   skeleton of a configuration file that does not exist yet.
 
-Adding an agent is one module here, one name in `NAMES` and one row in tests/test_hook_agents.py.
+Adding an agent is one module here, one name in `NAMES`, one row in tests/agent_shapes.py (its input
+shapes and how it reads answers) and its files in tests/test_hook_agents_install.py.
 Nothing is imported at load time: the guard loads only the module its ``--agent`` names.
 """
 
