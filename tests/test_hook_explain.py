@@ -44,7 +44,12 @@ def checkout(tmp_path: Path) -> Path:
         ("timeout 60 gh pr merge --auto", "Bash",
          {"merges": [{"via": "gh_pr_merge", "repo": "acme/widgets", "pr": None, "branch": "feature/login"}],
           "undetermined": False}),
+        # ${PR_NUM} may be `-R other/repo` (or, unquoted, several words): the repo is unknown too, unless
+        # a --repo after it settles it (pflag: the last one wins)
         ("gh pr merge ${PR_NUM} --squash --delete-branch", "Bash",
+         {"merges": [{"via": "gh_pr_merge", "repo": None, "pr": None, "branch": None}],
+          "undetermined": True}),
+        ('gh pr merge "${PR_NUM}" --squash --delete-branch', "Bash",
          {"merges": [{"via": "gh_pr_merge", "repo": "acme/widgets", "pr": None, "branch": None}],
           "undetermined": True}),
         ("gh pr create --fill --body-file - <<'EOF'\nAfter CI passes run: gh pr merge 5 --squash\nEOF", "Bash",
@@ -56,7 +61,7 @@ def checkout(tmp_path: Path) -> Path:
          {"merges": [{"via": "mcp", "repo": "o/r", "pr": 9, "branch": None}], "undetermined": False}),
         ("ls -la", "Bash", {"merges": [], "undetermined": False}),
     ],
-    ids=["number", "current-branch", "variable", "pr-body-heredoc", "local-merge-push", "mcp", "non-merge"],
+    ids=["number", "current-branch", "variable", "quoted-variable", "pr-body-heredoc", "local-merge-push", "mcp", "non-merge"],
 )
 def test_cli_prints_the_detection(checkout: Path, command: str | dict[str, Any], tool: str,
                                   expected: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ import json
 import shlex
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -329,6 +330,50 @@ def test_console_script_and_settings_command_decide_alike(world: dict[str, Any])
                                capture_output=True, timeout=20, check=False)
         assert shell.returncode == 2 and shell.stderr.decode() == console.stderr
         assert shlex.split(command)[-1] == str(spec)
+
+
+SLOW_PATH_ROWS = [
+    "case x in x) gh pr merge 5 -R acme/widgets;; esac",
+    "m() { gh pr merge 5 -R acme/widgets; }; m",
+]
+
+
+@pytest.mark.parametrize("command", SLOW_PATH_ROWS)
+def test_the_fast_launcher_reads_the_slow_path_in_this_install(world: dict[str, Any], command: str) -> None:
+    """Issue #8 item 8: with `make install` (editable, compat) the checkout is the package root and
+    tree-sitter sits in site-packages, which ``-S`` drops. The settings' launcher must still read
+    ``case`` and functions: a determined hold (exit 2) even though undetermined text would be allowed."""
+    spec = write_spec(world["tmp"], world["url"], on_undetermined="allow")
+    command_line = block_for(str(spec))["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    stdin = json.dumps(payload(command, cwd=world["cwd"])).encode()
+    done = subprocess.run(["/bin/sh", "-c", command_line], input=stdin, capture_output=True, timeout=20, check=False)
+    assert done.returncode == 2, done.stderr.decode()
+    assert "acme/widgets#5 is on hold" in done.stderr.decode()
+
+
+def test_the_launcher_path_names_where_tree_sitter_lives() -> None:
+    import tree_sitter
+    import tree_sitter_bash
+
+    from hook.tools.claude_settings import launcher_path, package_root
+
+    dirs = launcher_path()
+    assert dirs[0] == package_root()
+    for module in (tree_sitter, tree_sitter_bash):
+        assert str(Path(str(module.__file__)).resolve().parent.parent) in dirs
+    assert len(dirs) == len(set(dirs))
+
+
+def test_a_launcher_without_tree_sitter_judges_undetermined(world: dict[str, Any]) -> None:
+    """An old launcher that cannot import tree-sitter: the text is doubt (on_undetermined), no crash."""
+    spec = write_spec(world["tmp"], world["url"], on_undetermined="block")
+    code = (f"import sys;sys.path.append({json.dumps(str(Path(__file__).resolve().parent.parent))});"
+            "from hook.guard import main;sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code, "--config", str(spec)],
+                          input=json.dumps(payload(SLOW_PATH_ROWS[0], cwd=world["cwd"])).encode(),
+                          capture_output=True, timeout=20, check=False)
+    assert done.returncode == 2, done.stderr.decode()
+    assert "on_undetermined" in done.stderr.decode() and "Traceback" not in done.stderr.decode()
 
 
 # -- the HTTP source -----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import os
 
 from hook.detect import gitrepo
 from hook.detect.model import Merge
+from hook.detect.pflag import FlagSet, exact, parse
 from hook.detect.prefilter import GH_BUILTINS
 from hook.shell.syntax import DYN
 
@@ -21,16 +22,25 @@ if TYPE_CHECKING:
     from hook.shell.interpreter import Arg
     from hook.shell.syntax import Command
 
-_MERGE_VALUE_SHORT = "AbFtR"
-_MERGE_VALUE_LONG = frozenset({"--author-email", "--body", "--body-file", "--subject", "--match-head-commit",
-                               "--repo"})
+# gh pr merge's flags (gh 2.x) plus the persistent ``--repo`` of ``gh pr`` and cobra's ``--help``;
+# any other flag makes the reading undetermined (gh would refuse it, or a newer gh means something)
+_MERGE_FLAGS = FlagSet(
+    bools=frozenset({"admin", "auto", "delete-branch", "disable-auto", "merge", "rebase", "squash", "help"}),
+    values=frozenset({"body", "body-file", "subject", "match-head-commit", "author-email", "repo"}),
+    shorts={"d": "delete-branch", "m": "merge", "r": "rebase", "s": "squash", "h": "help", "b": "body",
+            "F": "body-file", "t": "subject", "A": "author-email", "R": "repo"},
+)
+# flags that may stand before a subcommand (`gh -R o/r pr merge 5`): cobra finds the command path by
+# skipping them (a flag without "=" takes the next argument) and the leaf command then parses them
+_BEFORE_COMMAND = FlagSet(bools=frozenset({"help"}), values=frozenset({"repo"}), shorts={"h": "help", "R": "repo"})
 _MAX_ALIAS_BYTES = 1 << 18
+_DIGITS = frozenset("0123456789")
 
 
 def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     rest = args[1:]
-    i = next((k for k, a in enumerate(rest) if not a[0].startswith("-") or DYN in a[0]), None)
-    if i is None:
+    i, problem = _skip_flags(rest)
+    if i >= len(rest):
         return
     top = rest[i][0]
     if DYN in top:
@@ -38,7 +48,12 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
         after = after[1:] if after and after[0][0] == "merge" else after  # gh $(…) merge 5
         _opaque(ctx, after, overlay, "gh_alias", "gh subcommand computed at run time")
     elif top == "pr":
-        _pr(ctx, rest[i + 1 :], overlay)
+        _pr(ctx, rest[:i], rest[i + 1 :], overlay, problem)
+    elif i > 0 and top != "alias" and top in GH_BUILTINS:
+        # a flag before another gh command: only `pr` is modelled with one (api has no --repo)
+        before = len(ctx.merges)
+        gh(ctx, [args[0], *rest[i:]], cmd, overlay)
+        ctx.merges[before:] = [_undetermined(m, "a flag before the gh command") for m in ctx.merges[before:]]
     elif top == "api":
         from hook.detect.api import gh_api
 
@@ -48,7 +63,29 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
     elif top in ("extension", "extensions", "ext") and len(rest) > i + 2 and rest[i + 1][0] == "exec":
         _unknown(ctx, rest[i + 2][0], rest[i + 3 :], overlay, aliases=False)
     elif top not in GH_BUILTINS:
+        if i > 0:  # gh expands aliases only in first position: a flag first makes it cobra's error
+            return
         _unknown(ctx, top, rest[i + 1 :], overlay, aliases=True)
+
+
+def _skip_flags(args: list[Arg]) -> tuple[int, str | None]:
+    """Where cobra finds the next command name: flags without ``=`` take the next argument along."""
+    i, problem = 0, None
+    while i < len(args):
+        text = args[i][0]
+        if not exact(args[i]) or text.startswith(DYN):
+            return i, "an argument computed at run time"
+        if not text.startswith("-") or text == "-" or text == "--":
+            return i, problem
+        name = text.lstrip("-").partition("=")[0]
+        known = (name in _BEFORE_COMMAND.values or name in _BEFORE_COMMAND.shorts) if text.startswith("--") \
+            else text[1:2] in _BEFORE_COMMAND.shorts
+        if not known:
+            problem = problem or f"{text}: a flag before the gh command"
+        takes_next = "=" not in text and (len(text) == 2 or text.startswith("--")) \
+            and name not in ("help", "h")
+        i += 2 if takes_next else 1
+    return i, problem
 
 
 def hub(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -70,22 +107,8 @@ def dynamic_command(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, 
         ctx.merges[before:] = [_undetermined(m, "program name computed at run time") for m in ctx.merges[before:]]
 
 
-def _pr(ctx: Ctx, rest: list[Arg], overlay: dict[str, str | None]) -> None:
-    repo_flag: str | None = None
-    i = 0
-    while i < len(rest):
-        a = rest[i][0]
-        if a in ("-R", "--repo"):
-            repo_flag = rest[i + 1][0] if i + 1 < len(rest) else None
-            i += 2
-            continue
-        if a.startswith(("--repo=", "-R")):
-            repo_flag = a.split("=", 1)[1] if a.startswith("--repo=") else a[2:]
-        elif a in ("-h", "--help"):
-            return
-        elif not a.startswith("-") or DYN in a:
-            break
-        i += 1
+def _pr(ctx: Ctx, before: list[Arg], rest: list[Arg], overlay: dict[str, str | None], problem: str | None) -> None:
+    i, between = _skip_flags(rest)
     if i >= len(rest):
         return
     sub = rest[i][0]
@@ -94,42 +117,27 @@ def _pr(ctx: Ctx, rest: list[Arg], overlay: dict[str, str | None]) -> None:
     elif sub == "create":
         ctx.created_pr = True
     elif sub == "merge":
-        pr_merge(ctx, rest[i + 1 :], overlay, repo_flag)
+        pr_merge(ctx, [*before, *rest[:i], *rest[i + 1 :]], overlay, None, problem=problem or between)
 
 
 def pr_merge(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None], repo_flag: str | None,
-             via: str = "gh_pr_merge", opaque: bool = False) -> None:
-    positional: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i][0]
-        nxt = args[i + 1][0] if i + 1 < len(args) else None
-        if a == "--":
-            positional.extend(x[0] for x in args[i + 1 :])
-            break
-        if not a.startswith("-") or a == "-" or a.startswith(DYN):
-            positional.append(a)
-        elif a.startswith("--"):
-            name, eq, value = a.partition("=")
-            if name in ("--help", "--disable-auto") and not opaque:
-                return  # help, or turning auto-merge OFF: nothing merges
-            if name == "--repo":
-                repo_flag = value if eq else nxt
-            if name in _MERGE_VALUE_LONG and not eq:
-                i += 1
-        else:
-            for k, flag in enumerate(a[1:]):
-                if flag == "h" and not opaque:
-                    return
-                if flag in _MERGE_VALUE_SHORT:
-                    value = a[k + 2 :]
-                    if not value:
-                        value, i = nxt or "", i + 1
-                    if flag == "R":
-                        repo_flag = value
-                    break
-        i += 1
-    ctx.add(_target(ctx, positional[0] if positional else None, overlay, repo_flag, via, opaque))
+             via: str = "gh_pr_merge", opaque: bool = False, problem: str | None = None) -> None:
+    """``gh pr merge ARGS``, read as pflag reads them. Help and ``--disable-auto`` merge nothing; any
+    reading that is not exact is a merge of an undetermined target."""
+    parsed = parse(args, _MERGE_FLAGS)
+    flags = parsed.flags
+    if parsed.problem is None and not opaque and (flags.get("help") == "true" or flags.get("disable-auto") == "true"):
+        return  # help, or turning auto-merge OFF: nothing merges
+    repo_flag = flags.get("repo", repo_flag)
+    why = problem or parsed.problem
+    if not parsed.sure("repo"):  # an argument computed at run time may be `-R other/repo`
+        ctx.add(Merge(via=via, undetermined=True, detail=why or ""))
+        return
+    if why is None and len(parsed.positional) > 1:
+        why = "more than one selector (gh refuses)"
+    selector = parsed.positional[0] if parsed.positional else None
+    merge = _target(ctx, selector, overlay, repo_flag, via, opaque)
+    ctx.add(merge if why is None else _undetermined(merge, why))
 
 
 def _target(ctx: Ctx, selector: str | None, overlay: Mapping[str, str | None], repo_flag: str | None,
@@ -150,9 +158,12 @@ def _target(ctx: Ctx, selector: str | None, overlay: Mapping[str, str | None], r
     if url is not None:
         return Merge(via=via, host=url[0], repo=url[1], pr=url[2], undetermined=opaque, detail=why)
     number = selector[1:] if selector.startswith("#") else selector
-    if number.isdigit():
+    if number and len(number) <= 9 and all(c in _DIGITS for c in number):
         return Merge(via=via, repo=repo, host=host, pr=int(number), undetermined=unknown or opaque, detail=why)
     owner, _, branch = selector.rpartition(":")
+    if not gitrepo.plausible_branch(branch) or (owner and not gitrepo.plausible_owner(owner)):
+        return Merge(via=via, repo=repo, host=host, undetermined=True,
+                     detail=f"not a PR selector gh reads: {selector!r}")
     return Merge(via=via, repo=repo, host=host, branch=branch, undetermined=unknown or opaque,
                  detail=why or (f"head owner {owner}" if owner else ""))
 
@@ -170,7 +181,7 @@ def parse_pr_url(text: str) -> tuple[str | None, str, int] | None:
         if not c.isdigit():
             break
         digits += c
-    if not digits or not segments[1] or not segments[2]:
+    if not digits or len(digits) > 9 or not gitrepo.plausible_repo(f"{segments[1]}/{segments[2]}"):
         return None
     return gitrepo.normalize_host(segments[0].lower()), f"{segments[1]}/{segments[2]}", int(digits)
 

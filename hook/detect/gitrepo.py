@@ -171,15 +171,47 @@ def parse_remote_url(url: str) -> tuple[str | None, str] | None:
 
 
 def parse_repo_arg(value: str) -> tuple[str | None, str] | None:
-    """A ``-R``/``GH_REPO`` value: ``OWNER/REPO``, ``HOST/OWNER/REPO`` or a repository URL."""
+    """A ``-R``/``GH_REPO`` value as gh reads it (``ghrepo.FromFullName``): ``OWNER/REPO``,
+    ``HOST/OWNER/REPO`` or a repository URL; None for anything that is not plausibly one."""
     if "://" in value or value.startswith("git@"):
-        return parse_remote_url(value)
-    segments = value.strip().strip("/").split("/")
-    if len(segments) == 2 and all(segments):
-        return None, "/".join(segments)
-    if len(segments) == 3 and all(segments):
+        parsed = parse_remote_url(value)
+        return parsed if parsed is not None and plausible_repo(parsed[1]) else None
+    segments = value.split("/")
+    if len(segments) == 2 and plausible_repo(value):
+        return None, value
+    if len(segments) == 3 and plausible_host(segments[0]) and plausible_repo("/".join(segments[1:])):
         return normalize_host(segments[0].lower()), "/".join(segments[1:])
     return None
+
+
+_OWNER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+_NAME_CHARS = _OWNER_CHARS | frozenset("._")
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.:")
+_BRANCH_CHARS = _NAME_CHARS | frozenset("/+@=,")
+
+
+def plausible_owner(owner: str) -> bool:
+    """A GitHub login or organisation: letters, digits and hyphens, not starting with a hyphen."""
+    return 0 < len(owner) <= 39 and owner[0] != "-" and all(c in _OWNER_CHARS for c in owner)
+
+
+def plausible_repo(full_name: str) -> bool:
+    """``owner/name`` as GitHub spells repositories (anything else: the guard cannot say which)."""
+    owner, sep, name = full_name.partition("/")
+    return (bool(sep) and plausible_owner(owner) and 0 < len(name) <= 100 and name not in (".", "..")
+            and all(c in _NAME_CHARS for c in name))
+
+
+def plausible_host(host: str) -> bool:
+    return 0 < len(host) <= 253 and "." in host and all(c in _HOST_CHARS for c in host) and host[0] not in ".-:"
+
+
+def plausible_branch(branch: str) -> bool:
+    """A branch name git accepts and gh passes through unchanged (a conservative subset)."""
+    return (0 < len(branch) <= 255 and branch[0] in _OWNER_CHARS and branch[0] != "-"
+            and not branch.endswith((".lock", "/", ".")) and ".." not in branch and "//" not in branch
+            and "@{" not in branch
+            and all(c in _BRANCH_CHARS for c in branch))
 
 
 def normalize_host(host: str) -> str | None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 
+from hook.shell.braces import expand_braces
 from hook.shell.parser import parse
-from hook.shell.syntax import DYN, Command, Event, Unsupported, Word
+from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, Unsupported, Word, may_glob
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class Shell:
         self.decoder_seen = False  # base64 -d & co. ran: text handed to a shell may be hidden
         self.decoded: set[str] = set()  # texts a decoder produced here (seen through, still suspect)
         self._scopes: list[tuple[dict[str, str | None], set[str], str | None, object]] = []
+        self.env_unknown = False  # a sourced file or a nameref may have changed any variable
+        self.computed: set[str] = set()  # declare -i/-l/-u/-n names: what is assigned is not what is stored
 
     # --- what subclasses decide ----------------------------------------------------------------
     def simple_command(self, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -72,7 +75,10 @@ class Shell:
                 self.notes.append(f"tree-sitter: {exc}")
                 from hook.shell.treesitter import parse_bash
 
-                events, complete = parse_bash(text)
+                try:
+                    events, complete = parse_bash(text)
+                except ImportError:  # a launcher that cannot see tree-sitter: doubt, not a crash
+                    events, complete = [], False
                 if not complete:
                     self.unparsed(text, f"unparsed: {exc}")
             self.run(events)
@@ -80,8 +86,10 @@ class Shell:
             self.depth -= 1
 
     def run(self, events: list[Event]) -> None:
-        for event in events:
-            if event == "(":
+        for k, event in enumerate(events):
+            if event == LOOP_START:
+                self._enter_loop(events, k + 1)
+            elif event == "(":
                 self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.save_scope()))
             elif event == ")":
                 if self._scopes:
@@ -90,11 +98,54 @@ class Shell:
             elif isinstance(event, Command):
                 self.command(event)
 
+    def _enter_loop(self, events: list[Event], start: int) -> None:
+        """A loop body may run any number of times: what it assigns is unknown from its first run on."""
+        depth = 1
+        for event in events[start:]:
+            if event == LOOP_START:
+                depth += 1
+            elif event == LOOP_END:
+                depth -= 1
+                if not depth:
+                    break
+            elif isinstance(event, Command):
+                for name, _ in event.assigns:
+                    self.setvar(name.removesuffix("+"), DYN)
+                first = event.words[0].literal() if event.words else ""
+                if first in ("cd", "pushd", "popd", "chdir"):
+                    self.cwd = None
+                elif first is None or first in ("source", ".", "eval", "set", "shift", "unset", "alias"):
+                    self.poison()  # a computed command, a sourced file: too much to follow exactly
+                elif first in _ASSIGNING:
+                    self.builtin_assigns([(w.literal() or DYN, w) for w in event.words])
+
+    def poison(self) -> None:
+        """Any variable may have changed (a sourced file, a nameref, an assignment not followed)."""
+        self.vars = dict.fromkeys(self.vars, DYN)
+        self.env_unknown = True
+
     def command(self, cmd: Command) -> None:
-        overlay: dict[str, str | None] = {name: self.expand_one(value) for name, value in cmd.assigns}
+        if cmd.subshell or cmd.piped:  # a pipeline's parts and background jobs change nothing here
+            self.run(["("])
+            try:
+                self._command(cmd)
+            finally:
+                self.run([")"])
+        else:
+            self._command(cmd)
+
+    def _command(self, cmd: Command) -> None:
+        overlay: dict[str, str | None] = {}
+        for name, value in cmd.assigns:
+            if name.endswith("+"):  # NAME+=value appends
+                name = name[:-1]
+                before = self.vars.get(name) if name in self.vars else self.env.get(name, "")
+                overlay[name] = DYN if before is None or self.env_unknown else before + self.expand_one(value)
+            else:
+                overlay[name] = self.expand_one(value)
         if not cmd.words:
-            for name, value in overlay.items():
-                self.setvar(name, value)
+            for target, text in overlay.items():
+                self.setvar(target, text)
             return
         first = cmd.words[0].parts
         ps_assign = self.ps and len(first) == 1 and first[0].kind == "v" and len(cmd.words) > 2
@@ -103,14 +154,65 @@ class Shell:
             return
         args = self.expand(cmd.words)
         if args:
+            self.builtin_assigns(args)
             self.simple_command(args, cmd, overlay)
+
+    def builtin_assigns(self, args: list[Arg]) -> None:
+        """Variables that builtins assign from what only the run knows (``read x``, ``printf -v x``)."""
+        name = args[0][0]
+        if name not in _ASSIGNING:
+            return
+        words = [a[0] for a in args[1:]]
+        if name in ("read", "mapfile", "readarray"):
+            valued = "adinNptu" if name == "read" else "dnOsuCc"
+            targets, k = [], 0
+            while k < len(words):
+                word = words[k]
+                if word.startswith("-") and len(word) > 1:
+                    letter = word[-1]
+                    if letter in valued and len(word) == 2:
+                        if letter == "a" and k + 1 < len(words):
+                            targets.append(words[k + 1])
+                        k += 1
+                else:
+                    targets.append(word)
+                k += 1
+            default = "REPLY" if name == "read" else "MAPFILE"
+            for target in targets or [default]:
+                self.setvar(target, DYN)
+        elif name == "getopts":
+            for target in [*words[1:2], "OPTARG", "OPTIND"]:
+                self.setvar(target, DYN)
+        elif name == "let":
+            from hook.shell.lexer import names_in
+
+            for target in names_in(" ".join(words)):
+                self.setvar(target, DYN)
+        elif name == "printf":
+            for k, word in enumerate(words):
+                if word == "-v" and k + 1 < len(words):
+                    self.setvar(words[k + 1].split("[")[0], DYN)
+                elif word.startswith("-v") and len(word) > 2:
+                    self.setvar(word[2:].split("[")[0], DYN)
+        elif name in ("declare", "typeset", "local", "export", "readonly"):
+            letters = {c for w in words if w.startswith(("-", "+")) for c in w[1:]}
+            if "n" in letters or any(DYN in w for w in words):
+                self.poison()
+            elif letters - {"x", "r", "g", "p", "f", "F"}:  # -i, -l, -u, -a, -A: stored != assigned
+                for word in words:
+                    if not word.startswith(("-", "+")):
+                        target = word.split("=", 1)[0]
+                        self.computed.add(target)
+                        self.setvar(target, DYN)
+        elif name in ("source", "."):
+            self.poison()  # hook/detect/dispatch.py runs what it can see of the file after this
 
     # --- state ---------------------------------------------------------------------------------
     def setvar(self, name: str, value: str | None) -> None:
         if name.lower().startswith("env:"):
             name = name[4:]
             self.exported.add(name)
-        self.vars[name] = value
+        self.vars[name] = DYN if name in self.computed else value
 
     def getenv(self, name: str, overlay: Mapping[str, str | None]) -> str | None:
         """An environment variable as the command would see it (prefix assignment, export, inherited)."""
@@ -118,7 +220,7 @@ class Shell:
             return overlay[name]
         if name in self.vars and (name in self.exported or name in self.env):
             return self.vars[name]
-        return self.env.get(name)
+        return DYN if self.env_unknown else self.env.get(name)
 
     def chdir(self, target: str | None) -> None:
         if target is None or DYN in target or target == "-":
@@ -203,22 +305,31 @@ class Shell:
 
     # --- expansion -----------------------------------------------------------------------------
     def expand(self, words: list[Word]) -> list[Arg]:
+        """A command's words as bash expands them: braces, then parameters and substitutions, then
+        field splitting on IFS; a word that may match files (``*``, ``?``, ``[…]``) is unknown."""
         out: list[Arg] = []
         for word in words:
-            fields = self._fields(word)
-            out.extend((field, word) for field in fields)
+            for variant in expand_braces(word):
+                out.extend((field, word) for field in self._fields(variant, glob=True))
         return out
 
     def expand_one(self, word: Word) -> str:
-        return " ".join(self._fields(word)) if word.parts else ""
+        return " ".join(self._fields(word, glob=False)) if word.parts else ""
 
-    def _fields(self, word: Word) -> list[str]:
-        fields = [""]
-        dropped = True  # an unquoted expansion to nothing leaves no word behind
+    def _ifs(self) -> str | None:
+        """The field separators (None: unknown). bash never takes IFS from the environment."""
+        if "IFS" not in self.vars:
+            return " \t\n"
+        value = self.vars["IFS"]
+        return None if value is None or DYN in value else value
+
+    def _fields(self, word: Word, *, glob: bool) -> list[str]:
+        fields: list[str] = []
+        cur, exists = "", False  # the field being built; whether it exists (a quoted "" does)
         for part in word.parts:
             if part.kind == "l":
-                fields[-1] += part.text
-                dropped = False
+                cur += part.text + (DYN if glob and not part.quoted and may_glob(part.text) else "")
+                exists = True
                 continue
             if part.kind == "v":
                 value = self._var(part.text)
@@ -227,23 +338,31 @@ class Shell:
                 value = DYN if output is None else output
             else:
                 value = DYN
-            if part.quoted or value == DYN:
-                fields[-1] += value
-                dropped = False
+            ifs = self._ifs()
+            if part.quoted or DYN in value or (ifs is not None and not ifs):
+                cur += value
+                exists = exists or part.quoted or bool(value)
                 continue
-            pieces = value.split()
-            if not pieces:
+            if ifs is None:  # IFS computed at run time: the fields are unknown
+                cur += DYN
+                exists = True
                 continue
-            if value[0].isspace() and fields[-1]:
-                fields.append("")
-            fields[-1] += pieces[0]
-            fields.extend(pieces[1:])
-            if value[-1].isspace():
-                fields.append("")
-            dropped = False
-        if fields[-1] == "" and len(fields) > 1:
-            fields.pop()
-        return [] if dropped and fields == [""] else fields
+            lead, pieces, trail = split_fields(value, ifs)
+            if lead and exists:
+                fields.append(cur)
+                cur, exists = "", False
+            if pieces:
+                cur += pieces[0]
+                exists = True
+                for piece in pieces[1:]:
+                    fields.append(cur)
+                    cur = piece
+            if trail and exists:
+                fields.append(cur)
+                cur, exists = "", False
+        if exists:
+            fields.append(cur)
+        return fields
 
     def _var(self, name: str) -> str:
         if name.lower().startswith("env:"):
@@ -251,11 +370,51 @@ class Shell:
         value = self.vars.get(name)
         if value is not None:
             return value
+        if name in self.vars or self.env_unknown:
+            return DYN
         if name == "HOME" and self.env.get("HOME"):
             return self.env["HOME"]
         if name == "PWD" and self.cwd:
             return self.cwd
         return DYN
+
+
+# builtins that assign variables from what the run produces, or change where the shell is
+_ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
+                        "local", "export", "readonly", "source", ".", "cd", "pushd", "popd", "eval", "set",
+                        "shift", "unset", "alias"})
+
+
+def split_fields(value: str, ifs: str) -> tuple[bool, list[str], bool]:
+    """``(leading separator, fields, trailing separator)`` of an unquoted expansion, split as bash
+    does: IFS white space is trimmed and runs of it separate once; each other IFS character ends a
+    field (so ``,5`` is an empty field then ``5``); a separator at the end adds no empty field."""
+    white = frozenset(c for c in ifs if c in " \t\n")
+    n, i = len(value), 0
+    while i < n and value[i] in white:
+        i += 1
+    lead = i > 0
+    pieces: list[str] = []
+    cur: list[str] = []
+    trail = False
+    while i < n:
+        c = value[i]
+        if c not in ifs:
+            cur.append(c)
+            i += 1
+            continue
+        while i < n and value[i] in white:
+            i += 1
+        if i < n and value[i] in ifs and value[i] not in white:
+            i += 1
+            while i < n and value[i] in white:
+                i += 1
+        pieces.append("".join(cur))
+        cur = []
+        trail = i >= n
+    if cur:
+        pieces.append("".join(cur))
+    return lead, pieces, trail
 
 
 def _decode(name: str, flags: list[str], text: str) -> str | None:

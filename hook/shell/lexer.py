@@ -8,7 +8,7 @@ types (start-up budget, design §7).
 
 from __future__ import annotations
 
-from hook.shell.syntax import DYN, Part, Unsupported, Word
+from hook.shell.syntax import DYN, Command, Part, Unsupported, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class WordLexer:
                 parts.append(Part("d", "", False))
                 self.i += 1
             elif c == "~" and self.i == start and s[self.i + 1 : self.i + 2] in ("/", "") and not self.ps:
-                parts.append(Part("v", "HOME", False))
+                parts.append(Part("v", "HOME", True))  # tilde expansion is not split into words
                 self.i += 1
             elif c == "@" and self.ps and s.startswith(("@'", '@"', "@("), self.i):
                 self.ps_at(parts, out)
@@ -166,7 +166,7 @@ class WordLexer:
             self.i += 1
             self.skip_balanced(2)
             parts.append(Part("d", s[start : self.i], quoted))
-            self.run_nested(s[start + 3 : self.i - 2], out)
+            self.arithmetic(s[start + 3 : self.i - 2], out)
         elif nxt == "(":
             self.i += 2
             self.substitution(parts, out, start, quoted)
@@ -221,6 +221,15 @@ class WordLexer:
         out.append(")")
         parts.append(Part("s", s[self.i : j + 1], quoted, inner))
         self.i = j + 1
+
+    def arithmetic(self, text: str, out: list[Event], *, assigns: bool = False) -> None:
+        """``((…))``, ``$((…))``, ``for ((…))``: substitutions inside still run, and a variable the
+        expression may assign (``=``, ``+=``, ``++``, ``--``) is unknown afterwards."""
+        self.run_nested(text, out)
+        bare = text.replace("==", "").replace("!=", "").replace("<=", "").replace(">=", "")
+        if assigns or "=" in bare or "++" in bare or "--" in bare:
+            for name in names_in(text):
+                out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
 
     def run_nested(self, text: str, out: list[Event]) -> None:
         """``${X:-$(cmd)}``, ``$(( $(cmd) + 1 ))``: the value is unknown but ``cmd`` still runs."""
@@ -293,3 +302,18 @@ class WordLexer:
             parts.append(Part("l", body, True))
         else:
             parts.extend(self.sub_parser(body).lex_text(out).parts)
+
+
+def names_in(text: str) -> list[str]:
+    """The shell variable names an arithmetic expression mentions."""
+    names, j, n = [], 0, len(text)
+    while j < n:
+        if text[j] in NAME_START and (j == 0 or text[j - 1] not in NAME_CHARS):
+            k = j + 1
+            while k < n and text[k] in NAME_CHARS:
+                k += 1
+            names.append(text[j:k])
+            j = k
+        else:
+            j += 1
+    return names

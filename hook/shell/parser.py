@@ -15,7 +15,7 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 from __future__ import annotations
 
 from hook.shell.lexer import NAME_CHARS, NAME_START, WordLexer
-from hook.shell.syntax import Command, Event, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
 
 __all__ = ["parse", "read_word"]
 
@@ -81,7 +81,11 @@ class _Parser(WordLexer):
                     raise Unsupported("case clause")
                 if op in ("|", "|&"):
                     piped = True
+                    if prev is not None:
+                        prev.subshell = True  # each part of a pipeline runs in a subshell
                 else:
+                    if op == "&" and prev is not None:
+                        prev.subshell = True  # so does a background job
                     prev, piped = None, False
                 continue
             if c == ")" or (self.ps and c == "}"):
@@ -91,7 +95,9 @@ class _Parser(WordLexer):
                 raise Unsupported("unbalanced )")
             if c == "(" or (self.ps and c == "{"):
                 if s.startswith("((", self.i) and not self.ps:
+                    start = self.i
                     self.skip_balanced(2)
+                    self.arithmetic(s[start + 2 : self.i - 2], out)
                     continue
                 self.i += 1
                 out.append("(")
@@ -106,6 +112,10 @@ class _Parser(WordLexer):
                     raise Unsupported(kw)
                 if kw == "for":
                     self.parse_for(out)
+                elif kw in ("while", "until"):
+                    out.append(LOOP_START)
+                elif kw == "done":
+                    out.append(LOOP_END)
                 elif kw == "[[":
                     self.lex_words_until(out, "]]")
                 elif kw == "time":
@@ -156,7 +166,9 @@ class _Parser(WordLexer):
                 word = Word([Part("l", s[start], False)], s[start])
             if not words and (assign := _assignment(word)) is not None:
                 if assign[1].raw == "" and s.startswith("(", self.i):  # NAME=( array )
+                    start = self.i
                     self.skip_balanced(1)
+                    self.run_nested(s[start + 1 : self.i - 1], out)
                     assign = (assign[0], Word([Part("d", "", False)], "(...)"))
                 assigns.append(assign)
                 continue
@@ -169,11 +181,15 @@ class _Parser(WordLexer):
         """``for NAME in WORDS``: NAME is unknown in the body; the words' substitutions still run."""
         self.skip_blank()
         if self.s.startswith("((", self.i):
+            start = self.i
             self.skip_balanced(2)
+            self.arithmetic(self.s[start + 2 : self.i - 2], out, assigns=True)
+            out.append(LOOP_START)
             return
         name = self.lex_word(out, self.meta).literal() or ""
         out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
         self.lex_words_until(out, "do")
+        out.append(LOOP_START)
 
     def lex_words_until(self, out: list[Event], end: str) -> None:
         """Read words (running their substitutions) up to ``end`` or a separator; keep none."""
@@ -314,10 +330,10 @@ def _assignment(word: Word) -> tuple[str, Word] | None:
     while j < len(text) and text[j] in NAME_CHARS:
         j += 1
     if text.startswith("+=", j):
-        value_at = j + 2
+        value_at, name = j + 2, text[:j] + "+"  # NAME+=value appends (hook/shell/interpreter.py)
     elif text.startswith("=", j):
-        value_at = j + 1
+        value_at, name = j + 1, text[:j]
     else:
         return None
     rest = [Part("l", text[value_at:], False)] if text[value_at:] else []
-    return text[:j], Word(rest + word.parts[1:], word.raw[value_at:])
+    return name, Word(rest + word.parts[1:], word.raw[value_at:])

@@ -43,12 +43,23 @@ class Redirect:
 
 
 class Command:
-    __slots__ = ("assigns", "pipe_src", "piped", "redirects", "words")
+    __slots__ = ("assigns", "pipe_src", "piped", "redirects", "subshell", "words")
 
     def __init__(self, words: list[Word], assigns: list[tuple[str, Word]], redirects: list[Redirect]) -> None:
         self.words, self.assigns, self.redirects = words, assigns, redirects
         self.piped = False  # stdin comes from a pipe
         self.pipe_src: Command | None = None  # the simple command writing that pipe, when known
+        self.subshell = False  # runs in a subshell of its own (it feeds a pipe, or runs in the background)
 
 
 Event = Command | str
+LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
+LOOP_END = "L)"
+
+
+def may_glob(text: str) -> bool:
+    """Unquoted text bash would expand as a pathname pattern when files match it."""
+    if "*" in text or "?" in text:
+        return True
+    at = text.find("[")
+    return at >= 0 and "]" in text[at + 1 :]

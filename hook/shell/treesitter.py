@@ -10,8 +10,9 @@ with errors as incomplete and flags merge-looking text undetermined rather than 
 
 from __future__ import annotations
 
+from hook.shell.lexer import names_in
 from hook.shell.parser import read_word
-from hook.shell.syntax import Command, Event, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,8 +72,18 @@ def _statement(node: Node, out: list[Event]) -> None:
         for child in node.children_by_field_name("value"):
             _word(child, out)
         body = node.child_by_field_name("body")
+        out.append(LOOP_START)
         if body is not None:
             _statement(body, out)
+        out.append(LOOP_END)
+    elif kind in ("while_statement", "c_style_for_statement"):
+        if kind == "c_style_for_statement":
+            for name in names_in(_text(node).split("do", 1)[0]):
+                out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        out.append(LOOP_START)
+        for child in node.named_children:
+            _statement(child, out)
+        out.append(LOOP_END)
     elif kind == "case_item":
         patterns = {c.id for c in node.children_by_field_name("value")}
         for child in node.named_children:
@@ -149,7 +160,8 @@ def _redirect(node: Node, out: list[Event], trailing: list[Node]) -> Redirect:
 def _assignment(node: Node, out: list[Event]) -> tuple[str, Word]:
     name = node.child_by_field_name("name")
     value = node.child_by_field_name("value")
-    return (_text(name) if name is not None else "",
+    appends = any(c.type == "+=" for c in node.children)  # NAME+=value (hook/shell/interpreter.py)
+    return ((_text(name) if name is not None else "") + ("+" if appends else ""),
             _word(value, out) if value is not None else Word([], ""))
 
 

@@ -43,11 +43,36 @@ def package_root() -> str:
     return str(Path(hook.__file__).resolve().parent.parent)
 
 
+# What the guard's slow path imports from outside the standard library (hook/shell/treesitter.py).
+SLOW_PATH_PACKAGES = ("tree_sitter", "tree_sitter_bash")
+
+
+def launcher_path(root: str | None = None) -> list[str]:
+    """The directories the ``-I -S`` launcher appends to ``sys.path``: the package root, then wherever
+    the slow path's packages live. ``-S`` drops site-packages, and an editable install (``make
+    install``) puts the package root in the checkout while tree-sitter stays in site-packages."""
+    import importlib.util
+
+    dirs = [root or package_root()]
+    for name in SLOW_PATH_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)  # locates without importing
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or spec.origin is None:
+            continue  # not installed: the guard then judges such text undetermined
+        origin = Path(spec.origin).resolve()  # .../site-packages/tree_sitter/__init__.py (or a .py module)
+        where = str(origin.parent.parent if spec.submodule_search_locations else origin.parent)
+        if where not in dirs:
+            dirs.append(where)
+    return dirs
+
+
 def fast_guard_command(python: str | None = None, root: str | None = None) -> str:
-    # Appended, not prepended: when the root is a site-packages directory, nothing in it may shadow
-    # the standard library. A JSON string is a Python literal too, and its double quotes keep the
+    # Appended, not prepended: when a directory is site-packages, nothing in it may shadow the
+    # standard library. A JSON list is a Python literal too, and its double quotes keep the
     # shell-quoted command readable.
-    code = (f"import sys;sys.path.append({json.dumps(root or package_root())});"
+    code = (f"import sys;sys.path.extend({json.dumps(launcher_path(root))});"
             "from hook.guard import main;sys.exit(main(sys.argv[1:]))")
     return shlex.join([python or sys.executable, "-I", "-S", "-c", code])
 
