@@ -1,6 +1,6 @@
 """Google Gemini CLI: ``BeforeTool`` hooks in settings files (packages/core/src/hooks).
 
-Stdin (seen from Gemini CLI 0.61.0 in tests/test_gemini_cli.py): ``session_id``, ``transcript_path``,
+Stdin (seen from Gemini CLI 0.61.0 in tests/test_agent_clis.py): ``session_id``, ``transcript_path``,
 ``cwd``, ``hook_event_name: "BeforeTool"``, ``timestamp``, ``tool_name``, ``tool_input``. The shell tool is
 ``run_shell_command`` (``{command, description?, dir_path?, is_background?}``); MCP tools are
 ``mcp_<server>_<tool>``, with ``mcp_context: {server_name, tool_name, …}`` naming both parts exactly.

@@ -1,8 +1,10 @@
 """Qwen Code (a Gemini CLI fork): ``PreToolUse`` hooks in settings files, Claude Code's output contract.
 
-Stdin: ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name: "PreToolUse"``, ``timestamp``,
-``permission_mode``, ``tool_name`` (``run_shell_command``, MCP tools as in Gemini CLI), ``tool_input``,
-``tool_use_id``. Deny: exit 2 with the reason on stderr, which goes to the model. Timeout in
+Stdin (seen from Qwen Code 0.24.4 in tests/test_agent_clis.py): ``session_id``, ``transcript_path``,
+``cwd``, ``hook_event_name: "PreToolUse"``, ``timestamp``, ``permission_mode``, ``prompt_id``,
+``tool_name`` (``run_shell_command``; MCP tools as in Gemini CLI), ``tool_input``, ``tool_use_id``,
+``tool_call_id``. Deny: exit 2 with the reason on stderr, which the model gets verbatim as the tool's
+result (checked with the real CLI). Timeout in
 milliseconds (default 60000). Files: ``.qwen/settings.json`` (trusted projects) and
 ``~/.qwen/settings.json``; no managed location is documented. ``disableAllHooks`` turns all hooks off.
 """
