@@ -116,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     notice = f"merge-hold: guard error (allowing): {' '.join(message.split())}\n"
     try:
         return _answer(agent.trouble(notice) if agent is not None else (OWN_ERROR, "", notice))
-    except BaseException:  # an agent module's own bug: Claude Code's form, which no agent reads as a block
-        _say(notice)
+    except BaseException:  # a bug in the agent module itself: Claude Code's non-blocking form, the
+        _say(notice)       # only one left (Copilot reads any non-zero exit as a deny, failing safe)
         return OWN_ERROR
 
 
