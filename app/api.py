@@ -72,7 +72,8 @@ def held(owner: str, name: str) -> Reply:
     if repo is None:
         return _error("not a repository name", 400)
     redis = services().redis
-    return jsonify(managed=reads.is_managed(redis, repo), held=reads.held_numbers(redis, repo)), 200
+    return jsonify(managed=reads.is_managed(redis, repo), held=reads.held_numbers(redis, repo),
+                   heads=reads.held_heads(redis, repo)), 200
 
 
 def _repo_arg() -> tuple[str | None, Reply | None]:

@@ -63,6 +63,16 @@ def held_numbers(r: Redis, repo: str) -> list[int]:
     return sorted(int(n) for n in r.smembers(keys.held_prs(repo)) if _text(n).isdigit())
 
 
+def held_heads(r: Redis, repo: str) -> dict[str, dict[str, Any]]:
+    """Held PR number -> ``{"base", "head_sha", "description"}`` (`core.keys.held_heads`), for the hook's push rule."""
+    heads: dict[str, dict[str, Any]] = {}
+    for number, raw in r.hgetall(keys.held_heads(repo)).items():
+        value = _json(raw)
+        if _text(number).isdigit() and isinstance(value, dict):
+            heads[_text(number)] = value
+    return heads
+
+
 def managed_repos(r: Redis) -> list[str]:
     return sorted(_text(m) for m in r.smembers(keys.MANAGED_REPOS))
 

@@ -2,7 +2,7 @@
 
 Every key of a repository shares the hash tag ``{owner/repo}`` so that the state could move to a
 Redis Cluster without a migration (multi-key transactions stay within one slot). Org-wide keys use
-``{owner}``. The agent hook reads only ``verdict``, ``managed``, ``head`` and ``held`` keys; its
+``{owner}``. The agent hook reads only ``verdict``, ``managed``, ``head``, ``held`` and ``held-heads`` keys; its
 Redis ACL user is restricted to exactly those patterns (see ``hook/acl.py``).
 """
 
@@ -33,6 +33,12 @@ def open_prs(repo: str) -> str:
 def held_prs(repo: str) -> str:
     """Set of PR numbers whose verdict is held (the hook's `block-if-any-held` reads its size)."""
     return f"{_repo(repo)}:held"
+
+
+def held_heads(repo: str) -> str:
+    """Hash: held PR number -> JSON ``{"base", "head_sha", "description"}``. The hook reads it in one ``HGETALL`` to
+    judge a ``git push`` onto a base branch (does the pushed commit contain a held PR's head?)."""
+    return f"{_repo(repo)}:held-heads"
 
 
 def pr_state(repo: str, number: int) -> str:

@@ -115,13 +115,15 @@ def compute_verdict(
 
 
 def verdict_record(
-    verdict: Verdict, *, version: int, computed_at: datetime, status: dict[str, Any]
+    verdict: Verdict, *, version: int, computed_at: datetime, status: dict[str, Any],
+    hold_label: str | None = None,
 ) -> dict[str, Any]:
     """The JSON stored under `core.keys.verdict`: what the agent hook and the API read.
 
     Contract (``schema`` 1): ``held`` is true iff ``holds`` is non-empty and ``error`` is null;
     ``state`` is the posted status state (``success``/``failure``/``pending``/``error``); each hold has
     ``id, source, scope, holder, reason, created_at, expires_at, origin``; times are ISO 8601 UTC.
+    ``hold_label`` is the repo's hold label (the hook blocks an agent removing it from a held PR).
     """
     return {
         "schema": RECORD_SCHEMA,
@@ -136,6 +138,7 @@ def verdict_record(
         "head_sha": verdict.head_sha,
         "base": verdict.base,
         "head_ref": verdict.head_ref,
+        "hold_label": hold_label,
         "computed_at": to_iso(computed_at),
         "version": version,
     }

@@ -10,7 +10,10 @@ Pure: facts in (the detected merge, what the verdict source answered, the spec, 
 - free: allow;
 - a managed repo's PR whose verdict is missing, stale (unknown ``schema``, ``error`` set, malformed) or
   unreachable: ``on_unknown``;
-- a ``git push`` of a PR's head branch: blocked only when that PR is held and the push writes its base;
+- a ``git push``: blocked when it writes the base branch of a held PR with a commit that contains the
+  PR's head (`hook.pushes`);
+- a lift of a hold on a held PR (label removal, ``/unhold`` comment, review dismissal): ``on_lift``
+  (`hook.lifts`);
 - a merge whose target the command does not reveal: ``on_undetermined``. With ``block-if-any-held`` it
   is blocked iff the repo has a held PR. When even the repository is unknown (no URL, ``-R``,
   ``GH_REPO`` or git remote), nothing can be looked up, so the case is an unknown verdict and
@@ -19,6 +22,17 @@ Pure: facts in (the detected merge, what the verdict source answered, the spec, 
 
 from __future__ import annotations
 
+from hook.judgement import (
+    MAX_HOLDS_SHOWN,
+    Judgement,
+    expired,
+    held_message,
+    hold_line,
+    record_problem,
+    unknown,
+)
+from hook.lifts import judge_lift, judge_lift_undetermined, what
+from hook.pushes import judge_push
 from hook.spec import Spec
 from hook.verdicts.sources import PrAnswer, PrQuery, RepoAnswer
 
@@ -27,34 +41,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hook.detect.model import Merge
-
-RECORD_SCHEMA = 1
-"""The verdict record shape this guard understands (`core.verdict.RECORD_SCHEMA`, not imported: cost)."""
-MAX_HOLDS_SHOWN = 10
-
-STOP = (
-    "Stop here and ask the user how to proceed. Do not work around the hold: no other merge command, "
-    "API call, auto-merge, push to the base branch, or lifting the hold yourself."
-)
-
-
-class Judgement:
-    __slots__ = ("code", "decision", "merge", "message", "pr", "reason", "repo")
-
-    def __init__(self, merge: Merge, decision: str, code: str, reason: str, *,
-                 pr: int | None = None, message: str = "") -> None:
-        self.merge = merge
-        self.decision = decision  # "allow" | "block"
-        self.code = code
-        self.reason = reason
-        self.repo = merge.repo
-        self.pr = pr if pr is not None else merge.pr
-        self.message = message
-
-    @property
-    def blocks(self) -> bool:
-        return self.decision == "block"
-
+    from hook.pushes import Contains
 
 class Plan:
     """The lookups a batch of merges needs: PR queries and repo queries, each merge's slot in them."""
@@ -85,44 +72,53 @@ class Plan:
         return bool(self.prs or self.repos)
 
 
-def _is_push_to_other_branch(merge: Merge) -> bool:
-    return bool(merge.push_target) and merge.push_target != merge.branch
-
-
 def _lookup_kind(merge: Merge, spec: Spec) -> str:
+    if merge.lift and spec.on_lift == "allow":
+        return "none"
     if merge.repo is None:
         return "none"
     if merge.via == "git_push":
-        if merge.undetermined or not merge.branch:
-            return "repo" if spec.on_undetermined == "block-if-any-held" else "none"
-        return "branch" if _is_push_to_other_branch(merge) else "none"
+        return "repo"  # the held PRs' bases and heads, in the same one read
+    if merge.lift and (merge.undetermined or (merge.pr is None and not merge.branch)):
+        return "repo" if spec.on_undetermined != "allow" else "none"
     if merge.undetermined or (merge.pr is None and not merge.branch):
         return "repo" if spec.on_undetermined == "block-if-any-held" else "none"
     return "pr" if merge.pr is not None else "branch"
 
 
 def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAnswer]] | None,
-              unreachable: str | None, now_iso: str) -> list[Judgement]:
-    """``answers`` is None when no lookup was needed or it failed (``unreachable`` says why)."""
+              unreachable: str | None, now_iso: str, contains: Contains | None = None) -> list[Judgement]:
+    """``answers`` is None when no lookup was needed or it failed (``unreachable`` says why).
+    ``contains`` answers the push rule's ancestry question (default: the local git, `hook.verdicts.ancestry`)."""
     out = []
     for merge, (kind, index) in zip(plan.merges, plan.slots, strict=True):
         if kind != "none" and unreachable is not None:
-            out.append(_unknown(merge, spec, f"verdict source unreachable: {unreachable}"))
+            out.append(unknown(merge, spec, f"verdict source unreachable: {unreachable}"))
         elif kind == "pr" and answers is not None:
-            out.append(judge_pr(merge, answers[0][index], spec, now_iso))
+            judge = judge_lift if merge.lift else judge_pr
+            out.append(judge(merge, answers[0][index], spec, now_iso))
+        elif kind == "repo" and answers is not None and merge.via == "git_push":
+            if contains is None:
+                from hook.verdicts.ancestry import contains as git_contains
+
+                contains = git_contains
+            out.append(judge_push(merge, answers[1][index], spec, contains))
         elif kind == "repo" and answers is not None:
-            out.append(judge_undetermined(merge, answers[1][index], spec))
+            judge_repo = judge_lift_undetermined if merge.lift else judge_undetermined
+            out.append(judge_repo(merge, answers[1][index], spec))
         else:
             out.append(judge_without_lookup(merge, spec))
     return out
 
 
 def judge_without_lookup(merge: Merge, spec: Spec) -> Judgement:
-    if merge.via == "git_push" and merge.repo and merge.branch and not merge.undetermined:
-        return Judgement(merge, "allow", "push-not-to-base", "the push does not write another branch")
+    if merge.lift and spec.on_lift == "allow":
+        return Judgement(merge, "allow", "lift-allowed", f"{what(merge.lift)}; on_lift is allow")
+    if merge.lift:
+        return judge_lift_undetermined(merge, None, spec)
     if merge.repo is None:
         if spec.on_undetermined == "block-if-any-held":
-            return _unknown(merge, spec, "the repository cannot be determined from the command or cwd")
+            return unknown(merge, spec, "the repository cannot be determined from the command or cwd")
         return judge_undetermined(merge, None, spec)
     return judge_undetermined(merge, None, spec)
 
@@ -151,50 +147,6 @@ def judge_undetermined(merge: Merge, repo: RepoAnswer | None, spec: Spec) -> Jud
                              f"{shown}{more}. Blocked (on_undetermined: block-if-any-held). " + hint)
 
 
-def _unknown(merge: Merge, spec: Spec, why: str, pr: int | None = None) -> Judgement:
-    number = pr if pr is not None else merge.pr
-    target = f"{merge.repo}#{number}" if merge.repo and number else (merge.repo or "the target PR")
-    reason = f"cannot establish whether {target} is held ({why}); on_unknown is {spec.on_unknown}"
-    if spec.on_unknown == "allow":
-        return Judgement(merge, "allow", "unknown", reason, pr=number)
-    message = (f"merge-hold: cannot establish whether {target} is on hold ({why}), so this merge is blocked "
-               "(on_unknown: block). Stop and ask the user; do not retry the merge another way. "
-               "The PR's required `merge-hold` status check on GitHub still decides.")
-    return Judgement(merge, "block", "unknown", reason, pr=number, message=message)
-
-
-def _expired(hold: dict[str, Any], now_iso: str) -> bool:
-    expires = hold.get("expires_at")
-    if not isinstance(expires, str) or not expires:
-        return False
-    if len(expires) == len(now_iso) and expires.endswith("Z"):
-        return expires <= now_iso  # both `%Y-%m-%dT%H:%M:%SZ`: lexical order is time order
-    from datetime import UTC, datetime
-
-    try:
-        moment = datetime.fromisoformat(expires.replace("Z", "+00:00"))
-        now = datetime.fromisoformat(now_iso.replace("Z", "+00:00"))
-    except ValueError:
-        return False  # unreadable expiry: the hold still counts
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment <= now
-
-
-def _record_problem(record: object) -> str | None:
-    if not isinstance(record, dict):
-        return "the verdict record is not an object"
-    if record.get("schema") != RECORD_SCHEMA:
-        return f"the verdict record has unknown schema {record.get('schema')!r}"
-    if record.get("error"):
-        return f"the server could not establish the verdict: {record['error']}"
-    if not isinstance(record.get("held"), bool) or not isinstance(record.get("holds", []), list):
-        return "the verdict record is malformed"
-    if record["held"] is False and record.get("holds"):
-        return "the verdict record is inconsistent (free, with holds)"
-    return None
-
-
 def judge_pr(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgement:
     repo = merge.repo or ""
     if not answer.managed:
@@ -202,15 +154,15 @@ def judge_pr(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgem
     if answer.number is None:
         if merge.via == "git_push":
             return Judgement(merge, "allow", "no-pr", f"no PR of {repo} has head branch {merge.branch}")
-        return _unknown(merge, spec, answer.problem or f"no PR of {repo} has head branch {merge.branch}")
+        return unknown(merge, spec, answer.problem or f"no PR of {repo} has head branch {merge.branch}")
     number = answer.number
     if answer.problem:
-        return _unknown(merge, spec, answer.problem, number)
+        return unknown(merge, spec, answer.problem, number)
     if answer.record is None:
-        return _unknown(merge, spec, "no verdict is recorded for it", number)
-    problem = _record_problem(answer.record)
+        return unknown(merge, spec, "no verdict is recorded for it", number)
+    problem = record_problem(answer.record)
     if problem:
-        return _unknown(merge, spec, problem, number)
+        return unknown(merge, spec, problem, number)
     record: dict[str, Any] = answer.record  # type: ignore[assignment]  # checked by _record_problem
     if merge.via == "git_push" and record.get("base") != merge.push_target:
         return Judgement(merge, "allow", "push-not-to-base",
@@ -218,73 +170,11 @@ def judge_pr(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgem
     if not record["held"]:
         return Judgement(merge, "allow", "free", f"{repo}#{number} has no holds", pr=number)
     holds = [h for h in record.get("holds", []) if isinstance(h, dict)]
-    active = [h for h in holds if not _expired(h, now_iso)]
+    active = [h for h in holds if not expired(h, now_iso)]
     if holds and not active:
         return Judgement(merge, "allow", "expired", f"every hold on {repo}#{number} has expired", pr=number)
-    summary = "; ".join(_hold_line(h) for h in active[:3]) or "held"
+    summary = "; ".join(hold_line(h) for h in active[:3]) or "held"
     return Judgement(merge, "block", "held", f"{repo}#{number} is held: {summary}", pr=number,
                      message=held_message(f"{repo}#{number}", active, record, push=merge.via == "git_push"))
 
 
-def _holder(hold: dict[str, Any]) -> str:
-    holder = str(hold.get("holder") or "")
-    return holder if not holder or holder.startswith("@") else f"@{holder}"
-
-
-def _hold_line(hold: dict[str, Any]) -> str:
-    source = str(hold.get("source") or "hold")
-    reason = str(hold.get("reason") or "no reason given")
-    who = _holder(hold)
-    if source == "label":
-        return f"label `{_label(hold)}`"
-    if source == "freeze":
-        name = _freeze_name(hold)
-        return reason if name in reason else f"freeze `{name}`: {reason}"
-    if source == "room":
-        room = f" in {hold['origin']}" if hold.get("origin") else ""
-        return f"{who or 'a chat user'} (room hold on {hold.get('scope')}{room}): {reason}"
-    return f"{who or 'someone'} ({source}): {reason}"
-
-
-def _freeze_name(hold: dict[str, Any]) -> str:
-    origin = str(hold.get("origin") or "")
-    return str(hold.get("holder") or origin.removeprefix("schedule:") or hold.get("id") or "window")
-
-
-def _label(hold: dict[str, Any]) -> str:
-    ident = str(hold.get("id") or "")
-    return ident.partition(":")[2] if ident.startswith("label:") else str(hold.get("reason") or "the hold label")
-
-
-def how_to_lift(hold: dict[str, Any]) -> str:
-    source = hold.get("source")
-    who = _holder(hold) or "the holder"
-    if source == "comment":
-        return (f"{who} comments `/unhold` on the PR (or a maintainer comments `/unhold {who}`)"
-                + (f"; it also expires at {hold['expires_at']}" if hold.get("expires_at") else ""))
-    if source == "review":
-        return f"{who} approves the PR, or the changes-requested review is dismissed"
-    if source == "label":
-        return f"remove the label `{_label(hold)}` from the PR"
-    if source == "room":
-        room = f" ({hold['origin']})" if hold.get("origin") else ""
-        return (f"someone allowed to lift it runs `/unhold {hold.get('scope') or 'TARGET'}` in the chat room{room}"
-                + (f"; it also expires at {hold['expires_at']}" if hold.get("expires_at") else ""))
-    if source == "freeze":
-        until = f" ({hold['expires_at']})" if hold.get("expires_at") else ""
-        return f"wait until the freeze window `{_freeze_name(hold)}` ends{until}"
-    return "ask the holder"
-
-
-def held_message(target: str, holds: list[dict[str, Any]], record: dict[str, Any], *, push: bool) -> str:
-    action = "push its branch onto its base branch" if push else "merge it"
-    lines = [f"merge-hold: {target} is on hold. Do not {action}."]
-    for hold in holds[:MAX_HOLDS_SHOWN]:
-        lines.append(f"  - {_hold_line(hold)}")
-        lines.append(f"    to lift: {how_to_lift(hold)}")
-    if len(holds) > MAX_HOLDS_SHOWN:
-        lines.append(f"  (+{len(holds) - MAX_HOLDS_SHOWN} more holds)")
-    if not holds:
-        lines.append(f"  - {record.get('description') or 'held'}")
-    lines.append(STOP)
-    return "\n".join(lines)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hook.agents.call import Answer, ToolCall
-    from hook.decide import Judgement
+    from hook.judgement import Judgement
     from hook.spec import Spec
 
 SHELL_TOOLS = frozenset({"Bash", "PowerShell", "Monitor"})
@@ -71,13 +71,13 @@ def config_path(argv: list[str]) -> str | None:
 
 
 def is_merge_tool(tool_name: str) -> bool:
-    # The settings' `mcp__.*__merge_pull_request`, and the other MCP tools that merge, enable auto-merge
-    # or enqueue a PR (one table, in detection).
+    # The MCP tools that merge, enable auto-merge, enqueue a PR or lift a hold: one table, in detection,
+    # from which the settings' matcher is derived.
     if not tool_name.startswith("mcp__"):
         return False
-    from hook.detect.mcp import is_merge_tool as names_a_merge
+    from hook.detect.mcp import is_gated_tool
 
-    return names_a_merge(tool_name)
+    return is_gated_tool(tool_name)
 
 
 def agent_name(argv: list[str]) -> str:
@@ -182,7 +182,7 @@ def judge(spec: Spec, call: ToolCall) -> str | None:
     from hook.detect.toolcall import detect
 
     detection = detect(call.tool_name, call.tool_input, cwd=call.cwd or os.getcwd(), env=os.environ)
-    merges = list(detection.merges)
+    merges = list(detection.gated)
     if not merges:
         return None
     # Only now, for a merge: the decision, the lookup and the records.

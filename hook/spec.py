@@ -10,12 +10,17 @@ A JSON file the user, or the engine that starts agent sessions, writes::
      "on_undetermined": "block-if-any-held",
      "timeout_ms": 800}
 
-- ``verdict_source``: ``redis://`` or ``rediss://`` (a read-only ACL user, see `hook.tools.acl`), or the
-  service's ``http(s)://`` base URL, whose bearer token is read from ``token_file``.
+- ``verdict_source``: ``redis://`` or ``rediss://`` (a read-only ACL user, see `hook.tools.acl`), or
+  ``redis+sentinel://[user:password@]HOST:PORT[,HOST:PORT...]/SERVICE[/DB]`` (``rediss+sentinel://``:
+  the primary found through Sentinel, `hook.verdicts.sentinel`), or the service's ``http(s)://`` base
+  URL, whose bearer token is read from ``token_file``.
 - ``on_unknown`` (``block`` | ``allow``, default ``block``): what a detected merge of a PR on a managed
   repo gets when its verdict is missing, stale or unreachable.
 - ``on_undetermined`` (``block`` | ``allow`` | ``block-if-any-held``, default ``block-if-any-held``):
   what a merge whose target the command does not reveal gets.
+- ``on_lift`` (``block`` | ``allow``, default ``block``): what a tool call that would lift a hold on a
+  held PR gets (removing the hold label, a comment or review carrying ``/unhold``, ``/hold cancel`` or
+  ``/remove-hold``, dismissing a review): lifting is a person's act.
 - ``timeout_ms`` (default 800): a hard budget on the whole verdict lookup, connection included.
 - Relative ``token_file`` and ``record_file`` paths are relative to the spec file's directory.
 
@@ -30,6 +35,9 @@ SPEC_VERSION = 1
 """The only spec shape this guard reads; a different ``spec_version`` is refused, not guessed at."""
 
 ON_UNKNOWN = ("block", "allow")
+ON_LIFT = ("block", "allow")
+DEFAULT_ON_LIFT = "block"
+"""Lifting a hold is a person's act (design §6): an agent's lift is blocked like a merge."""
 ON_UNDETERMINED = ("block", "allow", "block-if-any-held")
 DEFAULT_ON_UNKNOWN = "block"
 """Doubt about a managed repo's PR blocks: the hook is a gate, and the user can be asked."""
@@ -40,7 +48,7 @@ DEFAULT_TIMEOUT_MS = 800
 MAX_TIMEOUT_MS = 9000
 """Above this the hook's own 10 s timeout would fire first and turn a verdict into a hook error."""
 
-SOURCE_SCHEMES = ("redis://", "rediss://", "http://", "https://")
+SOURCE_SCHEMES = ("redis://", "rediss://", "redis+sentinel://", "rediss+sentinel://", "http://", "https://")
 
 
 class SpecError(Exception):
@@ -51,6 +59,7 @@ class Spec:
     """A validated spec. A plain class: `dataclasses` costs 20 ms of start-up (it imports `inspect`)."""
 
     __slots__ = (
+        "on_lift",
         "on_undetermined",
         "on_unknown",
         "path",
@@ -71,6 +80,7 @@ class Spec:
         on_unknown: str = DEFAULT_ON_UNKNOWN,
         on_undetermined: str = DEFAULT_ON_UNDETERMINED,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
+        on_lift: str = DEFAULT_ON_LIFT,
     ) -> None:
         self.spec_version = SPEC_VERSION
         self.path = path
@@ -80,6 +90,7 @@ class Spec:
         self.on_unknown = on_unknown
         self.on_undetermined = on_undetermined
         self.timeout_ms = timeout_ms
+        self.on_lift = on_lift
 
     @property
     def is_http(self) -> bool:
@@ -128,7 +139,8 @@ def parse_spec(data: object, path: str) -> Spec:
         raise SpecError(f"unsupported spec_version {version!r} (this guard reads {SPEC_VERSION})")
     source = data.get("verdict_source")
     if not isinstance(source, str) or not source.startswith(SOURCE_SCHEMES):
-        raise SpecError("verdict_source must be a redis://, rediss://, http:// or https:// URL")
+        raise SpecError("verdict_source must be a redis://, rediss://, redis+sentinel://, rediss+sentinel://, "
+                        "http:// or https:// URL")
     timeout = data.get("timeout_ms", DEFAULT_TIMEOUT_MS)
     if timeout is None:
         timeout = DEFAULT_TIMEOUT_MS
@@ -142,6 +154,7 @@ def parse_spec(data: object, path: str) -> Spec:
         on_unknown=_choice(data, "on_unknown", ON_UNKNOWN, DEFAULT_ON_UNKNOWN),
         on_undetermined=_choice(data, "on_undetermined", ON_UNDETERMINED, DEFAULT_ON_UNDETERMINED),
         timeout_ms=timeout,
+        on_lift=_choice(data, "on_lift", ON_LIFT, DEFAULT_ON_LIFT),
     )
     if spec.is_http and spec.token_file is None:
         raise SpecError("an http(s) verdict_source needs a token_file (the API requires a bearer token)")

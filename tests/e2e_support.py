@@ -133,15 +133,16 @@ def worker_processes(settings: Settings, count: int, *, burst: bool = True) -> I
         )
 
 
-def held_widgets(emu: Any, redis_url: str, *, reason: str = "waiting for DB migration") -> Service:
-    """acme/widgets managed through a real installation event; #5 (head branch `feature/login`) held
-    by @alice through a real `/hold` comment, #6 free. ``emu`` is the `GitHubEmulator`."""
+def held_widgets(emu: Any, redis_url: str, *, reason: str = "waiting for DB migration",
+                 head5: str = "5" * 40) -> Service:
+    """acme/widgets managed through a real installation event; #5 (head branch `feature/login`, head
+    ``head5``) held by @alice through a real `/hold` comment, #6 free. ``emu`` is the `GitHubEmulator`."""
     from tests.emulator import APP_ID, PRIVATE_KEY_PEM
 
     repo = "acme/widgets"
     emu.add_installation(3, "acme")
     emu.add_repo(repo, installation_id=3)
-    emu.add_pull(repo, 5, head_sha="5" * 40, head_ref="feature/login", user="octocat")
+    emu.add_pull(repo, 5, head_sha=head5, head_ref="feature/login", user="octocat")
     emu.add_pull(repo, 6, head_sha="6" * 40, head_ref="free-branch", user="octocat")
     svc = Service.start(service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug))
     added = fixture("installation_repositories", "added.payload.json")
@@ -156,5 +157,5 @@ def held_widgets(emu: Any, redis_url: str, *, reason: str = "waiting for DB migr
     comment["comment"]["user"] = {**comment["comment"]["user"], "login": "alice"}
     svc.deliver("issue_comment", comment)
     svc.drain()
-    assert (emu.latest_status(repo, "5" * 40) or {}).get("state") == "failure"
+    assert (emu.latest_status(repo, head5) or {}).get("state") == "failure"
     return svc

@@ -53,11 +53,12 @@ def hold(source: str, holder: str, reason: str, *, repo: str = "acme/widgets", n
 
 
 def record(repo: str, number: int, holds: list[Hold], *, base: str = "main", head_ref: str = "feature",
-           error: str | None = None) -> dict[str, Any]:
+           error: str | None = None, head_sha: str = "3f2a9c1" * 5 + "abcde",
+           hold_label: str | None = "do-not-merge/hold") -> dict[str, Any]:
     """A verdict record exactly as the workers store it (`core.verdict.verdict_record`)."""
-    verdict = Verdict(repo, number, tuple(holds), "3f2a9c1" * 5 + "abcde", base, head_ref, error=error)
+    verdict = Verdict(repo, number, tuple(holds), head_sha, base, head_ref, error=error)
     state = "error" if error else ("failure" if verdict.held else "success")
-    return verdict_record(verdict, version=7, computed_at=NOW,
+    return verdict_record(verdict, version=7, computed_at=NOW, hold_label=hold_label,
                           status={"state": state, "description": "Held" if holds else "No holds"})
 
 
@@ -70,6 +71,9 @@ def store(redis: Any, repo: str, number: int, rec: dict[str, Any] | str | None, 
         redis.set(keys.verdict(repo, number), rec if isinstance(rec, str) else json.dumps(rec))
         if isinstance(rec, dict) and rec.get("held"):
             redis.sadd(keys.held_prs(repo), number)
+            redis.hset(keys.held_heads(repo), str(number),
+                       json.dumps({"base": rec.get("base"), "head_sha": rec.get("head_sha"),
+                                   "description": rec.get("description")}))
     if head is not None:
         redis.set(keys.head_index(repo, head), number)
 

@@ -133,12 +133,14 @@ def test_verdict_paths_that_are_not_prs(api: Any, path: str) -> None:
 
 def test_held_numbers(api: Any, redis_client: redis.Redis) -> None:
     _, client, auth = api
-    assert client.get(f"/api/v1/repos/{REPO}/held", headers=auth).get_json() == {"managed": False, "held": []}
+    assert client.get(f"/api/v1/repos/{REPO}/held", headers=auth).get_json() == {
+        "managed": False, "held": [], "heads": {}}
     for number in (30, 4, 100):
         store_verdict(redis_client, REPO, number, (hold("bob", "wait"),))
     store_verdict(redis_client, REPO, 5)  # free: not in the held set
+    head = {"base": "main", "head_sha": "ec26c3e57ca3a959ca5aad62de7213c562f8c821", "description": "Held by @bob: wait"}
     assert client.get(f"/api/v1/repos/{REPO}/held", headers=auth).get_json() == {
-        "managed": True, "held": [4, 30, 100]}
+        "managed": True, "held": [4, 30, 100], "heads": {"4": head, "30": head, "100": head}}
 
 
 # -- holds -------------------------------------------------------------------------------------------------

@@ -45,7 +45,6 @@ def acl_source(redis_url: str) -> str:
         ("gh pr merge feature/login -R acme/widgets", True),
         ("bash -c 'gh pr merge 5 -R acme/widgets'", True),
         ("gh api -X PUT repos/acme/widgets/pulls/5/merge", True),
-        ("git push origin feature/login:main", True),
         ("gh pr merge 6 --repo acme/widgets", False),
         ("gh pr view 5 --repo acme/widgets", False),
         ('echo "gh pr merge 5"', False),
@@ -79,3 +78,28 @@ def test_guard_reads_the_same_verdict_over_the_http_api(held: Service, tmp_path:
         assert "waiting for DB migration" in done.stderr
     finally:
         server.shutdown()
+
+
+def test_a_push_of_the_held_head_onto_its_base_is_blocked_from_what_the_workers_wrote(
+    github_emulator: GitHubEmulator, redis_client: Any, redis_url: str, tmp_path: Path
+) -> None:
+    """The held PR's head is a real commit of the agent's checkout; the workers publish its base and head
+    SHA (`core.keys.held_heads`); the guard, as the ACL user, blocks the push that contains it."""
+    import subprocess
+
+    checkout = git_checkout(tmp_path / "widgets", branch="main")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for args in (["commit", "-q", "--allow-empty", "-m", "base"], ["checkout", "-q", "-b", "feature/login"],
+                 ["commit", "-q", "--allow-empty", "-m", "login"]):
+        subprocess.run(["git", "-C", str(checkout), *args], check=True, capture_output=True, env=env)
+    head = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], check=True, capture_output=True,
+                          text=True, env=env).stdout.strip()
+    held_widgets(github_emulator, redis_url, head5=head)
+    spec = write_spec(tmp_path, acl_source(redis_url))
+    for command, code in (("git push origin feature/login:main", 2), ("git push origin HEAD:main", 2),
+                          ("git push origin main", 0), ("git push origin feature/login", 0)):
+        done = run_guard(spec, payload(command, cwd=str(checkout)))
+        assert done.returncode == code, (command, done.stderr)
+        if code == 2:
+            assert "acme/widgets#5 is on hold" in done.stderr and "alice" in done.stderr and head[:12] in done.stderr

@@ -95,8 +95,16 @@ def test_the_hook_user_reads_verdicts_and_appends_events(hook_user: tuple[redis.
     assert hook.get(keys.head_index(REPO, "feature/x")) == b"5"
     assert hook.scard(keys.held_prs(REPO)) == 1 and hook.smembers(keys.held_prs(REPO)) == {b"5"}
     assert hook.exists(keys.managed(REPO)) == 1
+    head = json.dumps({"base": "main", "head_sha": rec["head_sha"], "description": "Held"}).encode()
+    assert hook.hgetall(keys.held_heads(REPO)) == {b"5": head}
+    assert run_role(hook)[0] == b"master"
     assert hook.xadd(keys.HOOK_EVENTS, {"event": "hook.gate.fired", "data": "{}"})
     assert admin.xlen(keys.HOOK_EVENTS) == 1
+
+
+def run_role(client: redis.Redis) -> Any:
+    run: Any = client
+    return run.execute_command("ROLE")
 
 
 def test_the_hook_user_can_do_nothing_else(hook_user: tuple[redis.Redis, redis.Redis, int]) -> None:
@@ -140,7 +148,8 @@ def test_the_hook_user_can_do_nothing_else(hook_user: tuple[redis.Redis, redis.R
 @pytest.mark.parametrize(
     ("key", "readable"),
     [(keys.verdict("Acme/Widgets", 12), True), (keys.managed("o/r"), True), (keys.head_index("o/r", "a/b"), True),
-     (keys.held_prs("o/r"), True), (keys.verdict_version("o/r", 1), False), (keys.posted("o/r", 1), False),
+     (keys.held_prs("o/r"), True), (keys.held_heads("o/r"), True), (keys.verdict_version("o/r", 1), False),
+     (keys.posted("o/r", 1), False),
      (keys.repo_meta("o/r"), False), (keys.permission_cache("o/r", "managed"), False),
      (keys.exemptions("o/r"), False), (keys.delivery_seen("g"), False), (keys.MANAGED_REPOS, False)],
 )
@@ -152,8 +161,9 @@ def test_key_families_rows(hook_user: tuple[redis.Redis, redis.Redis, int], key:
 def test_patterns_cover_what_core_keys_spells() -> None:
     import fnmatch
 
-    produced = [keys.verdict("o/r", 1), keys.managed("o/r"), keys.head_index("o/r", "x"), keys.held_prs("o/r")]
-    assert [fnmatch.fnmatchcase(k, p) for k, p in zip(produced, READ_PATTERNS, strict=True)] == [True] * 4
+    produced = [keys.verdict("o/r", 1), keys.managed("o/r"), keys.head_index("o/r", "x"), keys.held_prs("o/r"),
+                keys.held_heads("o/r")]
+    assert [fnmatch.fnmatchcase(k, p) for k, p in zip(produced, READ_PATTERNS, strict=True)] == [True] * 5
 
 
 def test_printed_form_hides_the_password(tmp_path: Path) -> None:

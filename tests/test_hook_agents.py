@@ -65,6 +65,8 @@ ADVERSARIAL = [
      ToolCall("mcp__unknown__get_pull_request", HELD_ARGS, cwd="/tmp", session_id=SESSION, tool_use_id="gen-1")),
     ("gemini", BY_NAME["gemini"].mcp["name only"]("my_gh_server", "merge_pull_request", HELD_ARGS),
      ToolCall("mcp__my_gh_server__merge_pull_request", HELD_ARGS, cwd="/tmp", session_id=SESSION)),
+    ("gemini", BY_NAME["gemini"].mcp["name only"]("my_gh", "add_issue_comment", HELD_ARGS),
+     ToolCall("mcp__my_gh__add_issue_comment", HELD_ARGS, cwd="/tmp", session_id=SESSION)),
     ("copilot", BY_NAME["copilot"].mcp["server-tool"]("github-mcp-server", "merge_pull_request", HELD_ARGS),
      ToolCall("mcp__github-mcp-server__merge_pull_request", HELD_ARGS, cwd="/tmp", session_id=SESSION)),
     ("opencode", BY_NAME["opencode"].mcp["server_tool"]("my_github", "merge_pull_request", HELD_ARGS),
@@ -219,3 +221,11 @@ def test_explain_reads_each_agents_input(agent: Agent) -> None:
                           input=stdin, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["merges"] == [{"via": "gh_pr_merge", "repo": REPO, "pr": 5, "branch": None}]
+
+
+@pytest.mark.parametrize(("agent", "shape"), MCP_ROWS, ids=[f"{a.name}-{s}" for a, s in MCP_ROWS])
+def test_an_agent_lifting_a_hold_over_mcp_is_refused(spec: Path, agent: Agent, shape: str) -> None:
+    """`/unhold` posted through an MCP comment tool is a person's act, whichever agent tries it."""
+    args = {"owner": "acme", "repo": "widgets", "issue_number": 5, "body": "/unhold"}
+    outcome = agent.reads(*run_guard(spec, agent.name, agent.mcp[shape]("github", "add_issue_comment", args)))
+    assert outcome.blocked and "acme/widgets#5" in outcome.reason

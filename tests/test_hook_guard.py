@@ -207,24 +207,7 @@ def test_undetermined_rows(world: dict[str, Any], command: str, cwd: str | None,
     assert phrase in done.stderr
 
 
-# -- git push of a held PR's head to its base ------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("command", "code"),
-    [
-        ("git push origin feature/login:main", 2),  # held #5's head onto its base
-        ("git push origin HEAD:refs/heads/main", 2),  # the checkout is on feature/login
-        ("git push origin feature/login:release", 0),  # not #5's base
-        ("git push origin feature/login", 0),  # the head branch itself
-        ("git push origin free-branch:main", 0),  # #6 is free
-    ],
-)
-def test_git_push_rows(world: dict[str, Any], command: str, code: int) -> None:
-    done = guard(world, command)
-    assert done.returncode == code, done.stderr
-    if code == 2:
-        assert "acme/widgets#5" in done.stderr and "push its branch onto its base branch" in done.stderr
+# -- git push of a held PR's head to its base: tests/test_hook_push.py (real git repositories) ----------
 
 
 # -- MCP merge tools -----------------------------------------------------------------------------------
@@ -422,7 +405,7 @@ def test_http_source_with_a_wrong_token_is_unknown(world: dict[str, Any], api_ba
     ],
 )
 def test_expiry_rows(expires_at: str | None, expired: bool) -> None:
-    from hook.decide import _expired
+    from hook.judgement import expired as _expired
 
     assert _expired({"expires_at": expires_at}, "2026-01-05T10:00:00Z") is expired
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from hook.detect.mcp import claude_matcher
 from hook.tools.claude_settings import block_for, fast_guard_command, is_ours, settings_block
 from hook.tools.install import main as install_main
 from hook.tools.install import settings_path, uninstall_main, with_block, without_ours
@@ -28,7 +29,7 @@ def test_settings_block_wire_shape() -> None:
                 {"matcher": "Bash|PowerShell|Monitor",
                  "hooks": [{"type": "command", "timeout": 10,
                             "command": "/venv/bin/merge-hold hook-guard --config '/home/a b/it'\"'\"'s/spec.json'"}]},
-                {"matcher": "mcp__.*__merge_pull_request",
+                {"matcher": claude_matcher(),  # derived from the detector's tool list (test_hook_matcher.py)
                  "hooks": [{"type": "command", "timeout": 10,
                             "command": "/venv/bin/merge-hold hook-guard --config '/home/a b/it'\"'\"'s/spec.json'"}]},
             ],

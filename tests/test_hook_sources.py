@@ -183,6 +183,22 @@ def test_held_set_and_bad_head_index(redis_client: redis.Redis, redis_url: str) 
     assert answer.number is None and "head index" in (answer.problem or "")
 
 
+def test_held_heads_come_with_the_repo_answer_in_the_same_round_trip(
+    redis_client: redis.Redis, redis_url: str, relay: CountingRelay
+) -> None:
+    store(redis_client, REPO, 5, record(REPO, 5, [hold("comment", "alice", "wait")], head_sha="a" * 40))
+    store(redis_client, REPO, 8, record(REPO, 8, [hold("comment", "bob", "wait")], base="release/1", head_sha="b" * 40))
+    redis_client.hset(keys.held_heads(REPO), "junk", "{}")
+    redis_client.hset(keys.held_heads(REPO), "9", "{not json")
+    redis_client.hset(keys.held_heads(REPO), "10", '{"base": 3, "head_sha": "c"}')
+    source = RedisSource(relay.url(db=_db(redis_url)), timeout_s=2)
+    (answer,), (repo, other) = source.lookup([PrQuery(REPO, 5)], [REPO, "acme/none"])
+    source.close()
+    assert relay.turns == 1 and answer.number == 5
+    assert repo.heads == {5: ("main", "a" * 40, "Held"), 8: ("release/1", "b" * 40, "Held")}
+    assert (other.managed, other.held, other.heads) == (False, [], {})
+
+
 def test_refused_reads_and_closed_ports_are_unreachable(redis_client: redis.Redis, redis_url: str) -> None:
     redis_client.set(keys.managed(REPO), "1")
     redis_client.set(keys.held_prs(REPO), "a string where a set belongs")
@@ -305,6 +321,7 @@ def test_http_source_against_the_real_app(redis_client: redis.Redis, tmp_path: P
         (True, 5, True), (True, 5, True), (True, 6, False), (False, 1, False)]
     assert answers[0].record == rec
     assert [(r.managed, r.held) for r in repos] == [(True, [5]), (False, [])]
+    assert repos[0].heads == {5: ("main", rec["head_sha"], "Held")}
     assert stored == 1
     stored_entries: list[Any] = redis_client.xrange(keys.HOOK_EVENTS) or []
     (entry,) = stored_entries

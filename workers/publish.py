@@ -93,7 +93,7 @@ def publish(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     )
     held_state = config.held_state if config else "failure"
     status = build_status(verdict, held_state=held_state, target_url=target_url(rt, repo, number))
-    _write_record(rt, state, verdict, status, now)
+    _write_record(rt, state, verdict, status, now, config.hold_label if config else None)
     if config is not None:
         _schedule_wakeup(rt, repo, number, verdict, config, now)
     return post_if_changed(rt, repo, number, verdict.head_sha, status)
@@ -113,10 +113,11 @@ def post_if_changed(rt: Runtime, repo: str, number: int, sha: str | None, status
     return "posted"
 
 
-def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[str, Any], now: datetime) -> None:
+def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[str, Any], now: datetime,
+                  hold_label: str | None = None) -> None:
     repo, number = state.repo, state.number
     previous = store.load_verdict(rt.redis, repo, number)
-    record = verdict_record(verdict, version=0, computed_at=now, status=status)
+    record = verdict_record(verdict, version=0, computed_at=now, status=status, hold_label=hold_label)
     comparable = {k: v for k, v in record.items() if k not in ("computed_at", "version")}
     if previous is not None and {k: v for k, v in previous.items()
                                  if k not in ("computed_at", "version")} == comparable:
@@ -128,8 +129,12 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
         pipe.sadd(keys.open_prs(repo), number)
         if record["held"]:
             pipe.sadd(keys.held_prs(repo), number)
+            pipe.hset(keys.held_heads(repo), str(number),
+                      json.dumps({"base": record["base"], "head_sha": record["head_sha"],
+                                  "description": record["description"]}, separators=(",", ":")))
         else:
             pipe.srem(keys.held_prs(repo), number)
+            pipe.hdel(keys.held_heads(repo), str(number))
         if facts is not None:
             pipe.set(keys.head_index(repo, _head_key(state)), number)
         pipe.execute()
@@ -151,6 +156,7 @@ def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
         pipe.delete(keys.verdict(repo, number), keys.posted(repo, number))
         pipe.srem(keys.open_prs(repo), number)
         pipe.srem(keys.held_prs(repo), number)
+        pipe.hdel(keys.held_heads(repo), str(number))
         pipe.hdel(keys.exemptions(repo), str(number))
         pipe.execute()
     if state.facts is not None:

@@ -86,7 +86,8 @@ def drop_repo(redis: Redis, repo: str, installation_id: int | None) -> list[int]
     with redis.pipeline() as pipe:
         for number in numbers:
             pipe.delete(keys.pr_state(repo, number), keys.verdict(repo, number), keys.posted(repo, number))
-        pipe.delete(keys.repo_meta(repo), keys.managed(repo), keys.open_prs(repo), keys.held_prs(repo))
+        pipe.delete(keys.repo_meta(repo), keys.managed(repo), keys.open_prs(repo), keys.held_prs(repo),
+                    keys.held_heads(repo))
         pipe.srem(keys.MANAGED_REPOS, repo.lower())
         if installation_id is not None:
             pipe.srem(keys.installation_repos(installation_id), repo.lower())

@@ -81,14 +81,15 @@ def mcp(server: object, tool: object, args: object, *, cwd: object = None, sessi
 
 def split_mcp_name(name: str, sep: str) -> tuple[str, str]:
     """``server<sep>tool`` where either part may contain ``sep`` (Gemini's ``mcp_github_merge_pull_request``,
-    Copilot's ``github-mcp-merge_pull_request``): a tail the detector knows as a merge tool wins, so a merge
-    is never misread as another tool; otherwise the first separator splits."""
-    from hook.detect.mcp import is_merge_tool
+    Copilot's ``github-mcp-merge_pull_request``): a tail the detector gates (a merge, or a tool that may
+    lift a hold) wins, so such a call is never misread as another tool; otherwise the first separator
+    splits."""
+    from hook.detect.mcp import is_gated_tool
 
     parts = name.split(sep)
     for at in range(1, len(parts)):
         tail = sep.join(parts[at:])
-        if is_merge_tool(tail):
+        if is_gated_tool(f"{MCP_PREFIX}server__{tail}"):
             return sep.join(parts[:at]), tail
     head, _, tail = name.partition(sep)
     return head, tail

@@ -62,14 +62,15 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
         method = "POST" if fields or input_file is not None else "GET"
     if endpoint.strip("/") == "graphql" or endpoint.endswith("/graphql"):
         query = _graphql_text(ctx, cmd, fields.get("query"), input_file)
-        graphql(ctx, "gh_api_graphql", method, query, _host(hostname))
+        variables = "\n".join(value for key, (value, _) in fields.items() if key != "query")
+        graphql(ctx, "gh_api_graphql", method, query, _host(hostname), variables)
         return
     host, repo, _ = ctx.gh_repo(overlay, None)
     owner, name = repo.split("/", 1) if repo else (DYN, DYN)
     path = endpoint.replace("{owner}", owner).replace(":owner", owner).replace("{repo}", name)
     path = path.replace(":repo", name).replace("{branch}", ctx.branch() or DYN)
     url_host, segments = split_url(path)
-    body = {key: value for key, (value, _) in fields.items()}
+    body = {key: value for key, (value, _) in fields.items()} if input_file is None else None
     sha_word = fields["sha"][1] if "sha" in fields else None
     if hostname:
         host = _host(hostname)
@@ -93,10 +94,15 @@ def _graphql_text(ctx: Ctx, cmd: Command, query: Arg | None, input_file: str | N
     return None
 
 
-def graphql(ctx: Ctx, via: str, method: str, text: str | None, host: str | None = None) -> None:
-    """A request to the GraphQL endpoint: merge mutations found in its body, or an unseen body."""
+def graphql(ctx: Ctx, via: str, method: str, text: str | None, host: str | None = None,
+            variables: str = "") -> None:
+    """A request to the GraphQL endpoint: merge mutations found in its body, or an unseen body; and
+    mutations that would lift a hold (`hook.detect.lift`)."""
     if method not in ("POST", DYN) and DYN not in method:
         return
+    from hook.detect.lift import graphql_lift
+
+    graphql_lift(ctx, via, text, host, variables)
     if text is None or (DYN in text and not merge_mutations(text)):
         # an unseen document may hold any mutation; a visible query with a computed piece does not
         if text is None or "mutation" in text or not ("query" in text or "{" in text):
@@ -152,7 +158,7 @@ def rest(ctx: Ctx, via: str, method: str, host: str | None, segments: list[str],
         if segments and DYN in segments[0] and segments[-1] == "merge" and _may_be(method, "PUT"):
             ctx.add(Merge(via=via, host=host, undetermined=True, detail="PUT to a computed …/merge URL"))
         return
-    if segments[1] == DYN and segments[2] in ("pulls", "git", "merges"):  # repos/$REPO/pulls/...
+    if segments[1] == DYN and segments[2] in ("pulls", "git", "merges", "issues"):  # repos/$REPO/pulls/...
         segments = ["repos", DYN, *segments[1:]]
     owner, name = segments[1], segments[2]
     repo = None if DYN in owner or DYN in name else f"{owner}/{name}"
@@ -174,6 +180,10 @@ def rest(ctx: Ctx, via: str, method: str, host: str | None, segments: list[str],
         ctx.add(Merge(via=via, repo=repo, host=host, branch=head if known else None,
                       push_target=base_branch if known else None, undetermined=not known or repo is None,
                       detail="merges a branch into a base branch"))
+    else:
+        from hook.detect.lift import rest_lift
+
+        rest_lift(ctx, via, method, host, repo, tail, body)
 
 
 def pr_from_head_sha(word: Word | None) -> int | None:

@@ -47,8 +47,8 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
         after = rest[i + 1 :]
         after = after[1:] if after and after[0][0] == "merge" else after  # gh $(…) merge 5
         _opaque(ctx, after, overlay, "gh_alias", "gh subcommand computed at run time")
-    elif top == "pr":
-        _pr(ctx, rest[:i], rest[i + 1 :], overlay, problem)
+    elif top in ("pr", "issue"):
+        _pr(ctx, rest[:i], rest[i + 1 :], overlay, problem, cmd, issue=top == "issue")
     elif i > 0 and top != "alias" and top in GH_BUILTINS:
         # a flag before another gh command: only `pr` is modelled with one (api has no --repo)
         before = len(ctx.merges)
@@ -107,12 +107,21 @@ def dynamic_command(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, 
         ctx.merges[before:] = [_undetermined(m, "program name computed at run time") for m in ctx.merges[before:]]
 
 
-def _pr(ctx: Ctx, before: list[Arg], rest: list[Arg], overlay: dict[str, str | None], problem: str | None) -> None:
+def _pr(ctx: Ctx, before: list[Arg], rest: list[Arg], overlay: dict[str, str | None], problem: str | None,
+        cmd: Command, *, issue: bool = False) -> None:
     i, between = _skip_flags(rest)
     if i >= len(rest):
         return
     sub = rest[i][0]
-    if DYN in sub:
+    if sub in ("edit", "comment", "review") and not (issue and sub == "review"):
+        from hook.detect.lift import gh_edit_or_comment  # lifting a hold is judged like a merge
+
+        noun = "issue" if issue else "pr"
+        gh_edit_or_comment(ctx, sub, [*before, *rest[:i], *rest[i + 1 :]], cmd, overlay, None, _target,
+                           via=f"gh_{noun}_{sub}")
+    elif issue:
+        return
+    elif DYN in sub:
         _opaque(ctx, rest[i + 1 :], overlay, "gh_pr_merge", "gh pr subcommand computed at run time")
     elif sub == "create":
         ctx.created_pr = True

@@ -1,11 +1,9 @@
-"""git: a push that lands a PR's commits on its base branch.
+"""git: the local story of a command, for the push that may land a PR's commits on its base branch.
 
-The local story of the command is followed: ``git checkout main && git merge --ff-only feature &&
-git push`` makes ``main`` contain ``feature`` before the push sends it. A push merges when its source
-differs from its destination (``feature:main``, ``HEAD:refs/heads/main``) or when the pushed branch
-had another merged into it here. ``Merge.branch`` is the branch whose PR lands, ``push_target`` the
-branch written; the guard looks up the PR with that head and base. A plain push of a branch to its
-own name (``git push origin feature``) is not a merge.
+The story is followed: ``git checkout main && git merge --ff-only feature && git push`` makes ``main``
+contain ``feature`` before the push sends it (``ctx.merged``: branch -> refs merged into it here).
+The push itself is `hook.detect.push`; the guard then asks git whether what it writes contains a
+held PR's head.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ if TYPE_CHECKING:
     from hook.shell.syntax import Command
 
 _GLOBAL_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
-_PUSH_VALUE = frozenset({"-o", "--push-option", "--receive-pack", "--exec", "--repo"})
 _MERGE_VALUE = frozenset({"-m", "-F", "-s", "-X", "--message", "--file", "--strategy", "--strategy-option",
                           "--into-name", "--cleanup"})
 _MERGEISH = ("merge", "land", "ship")
@@ -70,9 +67,11 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     elif sub == "rebase":
         _rebase(ctx, cwd, rest)
     elif sub == "reset" and "--hard" in rest:
-        _record(ctx, cwd, [r for r in _positional(rest, frozenset()) if not _is_commitish(r)])
+        _record(ctx, cwd, _positional(rest, frozenset()))
     elif sub == "push":
-        _push(ctx, cwd, rest)
+        from hook.detect.push import push
+
+        push(ctx, cwd, rest)
     elif DYN not in sub and sub not in _BUILTINS:
         _external(ctx, cwd, sub, rest)
 
@@ -104,13 +103,6 @@ def _short(ref: str) -> str:
     return ref
 
 
-def _is_commitish(ref: str) -> bool:
-    """A commit named by SHA or relative to HEAD, not a branch."""
-    if ref in ("HEAD", "@") or "~" in ref or "^" in ref or ref.startswith(("HEAD@", "@{")):
-        return True
-    return len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref)
-
-
 def _checkout(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
     new, target, i = None, None, 0
     while i < len(rest):
@@ -126,28 +118,25 @@ def _checkout(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
             target = a
         i += 1
     if new is not None:
+        start = target or ctx.branch(cwd) or "HEAD"  # the new branch starts as `target`, else as HEAD
         ctx.branches[cwd] = new or None
-        if new and target and not _is_commitish(target):
-            ctx.merged.setdefault(new, []).extend([_short(target), *ctx.merged.get(_short(target), [])])
+        if new:
+            ctx.merged.setdefault(new, []).extend([start, *ctx.merged.get(_short(start), [])])
     elif target == "-":
         ctx.branches[cwd] = None  # the previous branch: unknown here
     elif target is not None and not target.startswith((".", "/")):
         ctx.branches[cwd] = target
 
 
-def _record(ctx: Ctx, cwd: str | None, branches: list[str]) -> None:
-    """``branches`` were merged into the branch checked out in ``cwd``. Bringing the default branch
-    into a topic branch (``git merge origin/main``, ``git rebase main``) updates it: no PR lands."""
+def _record(ctx: Ctx, cwd: str | None, refs: list[str]) -> None:
+    """``refs`` were merged into the branch checked out in ``cwd`` (kept as written, for
+    `hook.detect.push` to hand to ``git merge-base``), with what was merged into them here."""
     current = ctx.branch(cwd) or ""
     into = ctx.merged.setdefault(current, [])
-    defaults = {gitrepo.default_branch(cwd) or "main", "main", "master"}
-    for ref in branches:
-        name = _short(ref)
-        if name in defaults:
-            continue
-        if name and name != current and name not in into:
-            into.append(name)
-            into.extend(b for b in ctx.merged.get(name, []) if b not in into and b != current)
+    for ref in refs:
+        if ref and _short(ref) != current and ref not in into:
+            into.append(ref)
+            into.extend(b for b in ctx.merged.get(_short(ref), []) if b not in into and _short(b) != current)
 
 
 def _rebase(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
@@ -160,73 +149,6 @@ def _rebase(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
     if len(positional) > 1:
         ctx.branches[cwd] = positional[1]
     _record(ctx, cwd, positional[:1])
-
-
-def _push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
-    flags = {a.split("=", 1)[0] for a in rest if a.startswith("-")}
-    if flags & {"-n", "--dry-run", "-d", "--delete"}:
-        return
-    positional = _positional(rest, _PUSH_VALUE)
-    config = gitrepo.read_config(cwd) or {}
-    current = ctx.branch(cwd)
-    repo_flag = next((a.split("=", 1)[1] for a in rest if a.startswith("--repo=")), None)
-    remote = positional[0] if positional else repo_flag or _default_remote(config, current)
-    refspecs = positional[1:]
-    if not refspecs:
-        if flags & {"--all", "--branches", "--mirror"}:
-            refspecs = [b for b in ctx.merged if b]
-        elif current is not None:
-            upstream = config.get(("branch", current, "merge"), "")
-            mode = config.get(("push", "", "default"), "simple")
-            dest = _short(upstream) if mode in ("upstream", "tracking") and upstream else current
-            refspecs = [f"{current}:{dest}" if dest != current else current]
-        else:
-            refspecs = ["HEAD"]
-    host, repo = _remote_repo(ctx, cwd, remote)
-    for spec in refspecs:
-        for merge in _refspec_merges(ctx, spec.lstrip("+"), current):
-            unknown = merge.undetermined or repo is None
-            ctx.add(merge.replace(repo=repo, host=host, undetermined=unknown))
-
-
-def _refspec_merges(ctx: Ctx, spec: str, current: str | None) -> list[Merge]:
-    src, colon, dst = spec.partition(":")
-    if colon and not src:
-        return []  # ":branch" deletes it
-    source: str | None = current if src in ("HEAD", "@") else (None if _is_commitish(src) else _short(src))
-    if not colon:
-        if source is None or DYN in source:
-            return []  # a branch pushed to its own (unknown) name
-        dst = source
-    if dst.startswith("refs/") and not dst.startswith("refs/heads/"):
-        return []  # tags, refs/for/..., notes
-    dest = _short(dst)
-    if DYN in dest:
-        return [Merge(via="git_push", branch=source if source and DYN not in source else None,
-                      undetermined=True, detail="destination branch computed at run time")]
-    if source is None or DYN in source:
-        return [Merge(via="git_push", push_target=dest, undetermined=True,
-                      detail="pushes a commit the text does not name")]
-    landed = [b for b in ctx.merged.get(source, []) if b != dest]
-    if source != dest:
-        landed.insert(0, source)
-    return [Merge(via="git_push", branch=b, push_target=dest) for b in dict.fromkeys(landed)]
-
-
-def _default_remote(config: dict[tuple[str, str, str], str], current: str | None) -> str:
-    for key in (("branch", current or "", "pushremote"), ("remote", "", "pushdefault"),
-                ("branch", current or "", "remote")):
-        if config.get(key):
-            return config[key]
-    return "origin"
-
-
-def _remote_repo(ctx: Ctx, cwd: str | None, remote: str) -> tuple[str | None, str | None]:
-    if DYN in remote:
-        return None, None
-    url = remote if ("://" in remote or ":" in remote) else gitrepo.remote_url(cwd, remote)
-    parsed = gitrepo.parse_remote_url(url) if url else None
-    return (parsed[0], parsed[1]) if parsed else (None, None)
 
 
 def _external(ctx: Ctx, cwd: str | None, sub: str, rest: list[str]) -> None:

@@ -1,7 +1,11 @@
-"""MCP tools that merge: ``mcp__<server>__merge_pull_request`` (github/github-mcp-server) and the
-plugin form ``mcp__plugin_<plugin>_<server>__merge_pull_request``, with ``owner``, ``repo`` and
+"""MCP tools that merge or lift a hold: ``mcp__<server>__merge_pull_request`` (github/github-mcp-server)
+and the plugin form ``mcp__plugin_<plugin>_<server>__merge_pull_request``, with ``owner``, ``repo`` and
 ``pullNumber`` (or ``pull_number``). Other servers' spellings of merge, auto-merge and enqueue are
-recognised by the tool's last name segment.
+recognised by the tool's last name segment, compared without ``_``/``-`` and case.
+
+`MERGE_TOOLS` and `LIFT_TOOLS` are the one list: the guard's check, and the Claude Code matcher and
+the plugin's ``hooks.json`` that send these tools to the guard (`claude_matcher`, pinned by a test), are
+derived from it, so a tool the detector knows cannot miss the guard.
 """
 
 from __future__ import annotations
@@ -13,31 +17,105 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-# the tool name's last segment, lower-cased with "_" and "-" removed
-_MERGE_TOOLS = frozenset({"mergepullrequest", "mergepr", "mergepull", "enablepullrequestautomerge",
-                          "enableautomerge", "enqueuepullrequest", "addtomergequeue", "prmerge"})
-_NUMBER_KEYS = ("pullNumber", "pull_number", "pullRequestNumber", "pr_number", "prNumber", "number", "pr")
+MERGE_TOOLS = ("merge_pull_request", "merge_pr", "merge_pull", "pr_merge", "enable_pull_request_auto_merge",
+               "enable_auto_merge", "enqueue_pull_request", "add_to_merge_queue")
+"""Tools that merge a PR, turn on its auto-merge, or put it in the merge queue."""
+LIFT_TOOLS = {
+    "add_issue_comment": "comment",  # github-mcp-server: owner, repo, issue_number, body
+    "create_and_submit_pull_request_review": "review",  # body, event
+    "submit_pending_pull_request_review": "review",
+    "pull_request_review_write": "review",  # method, body, event
+    "update_issue": "labels",  # labels: replaces the set
+    "issue_write": "labels",
+    "remove_issue_label": "label",
+    "remove_label": "label",
+    "dismiss_pull_request_review": "dismiss",
+}
+"""Tools that may lift a hold (design §6: a person's act), and how."""
+_NUMBER_KEYS = ("pullNumber", "pull_number", "pullRequestNumber", "pr_number", "prNumber", "issue_number",
+                "issueNumber", "number", "pr")
+
+
+def _norm(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+_MERGES = frozenset(_norm(n) for n in MERGE_TOOLS)
+_LIFTS = {_norm(n): kind for n, kind in LIFT_TOOLS.items()}
+
+
+def _last(tool_name: str) -> str:
+    """The tool's own name (after the last ``__``), normalised; "" unless it is letters and digits with
+    single ``_``/``-`` between them (the language `claude_matcher` matches, so the two stay equal)."""
+    if tool_name.count("__") < 2:
+        return ""
+    last = tool_name.rsplit("__", 1)[-1]
+    if last[:1] in "_-" or last[-1:] in "_-" or any(p in last for p in ("--", "_-", "-_")):
+        return ""
+    return _norm(last)
 
 
 def is_merge_tool(tool_name: str) -> bool:
-    last = tool_name.rsplit("__", 1)[-1]
-    return last.replace("_", "").replace("-", "").lower() in _MERGE_TOOLS
+    return _last(tool_name) in _MERGES
 
 
-def detect_mcp(tool_name: str, tool_input: Mapping[str, Any]) -> list[Merge]:
-    if not tool_name.startswith("mcp__") or not is_merge_tool(tool_name):
-        return []
+def is_gated_tool(tool_name: str) -> bool:
+    """Whether the guard must look at this MCP tool call (it may merge or lift a hold)."""
+    return tool_name.startswith("mcp__") and (_last(tool_name) in _MERGES or _last(tool_name) in _LIFTS)
+
+
+def claude_matcher() -> str:
+    """The Claude Code matcher (an unanchored JavaScript regex) for every tool `is_gated_tool` accepts:
+    each name's letters in either case, ``_`` or ``-`` allowed between them, after the last ``__``."""
+    def pattern(name: str) -> str:
+        return "[_-]?".join(f"[{c.upper()}{c}]" if c.isalpha() else c for c in _norm(name))
+
+    names = sorted({*MERGE_TOOLS, *LIFT_TOOLS}, key=_norm)
+    return "^mcp__.*__(?:" + "|".join(pattern(n) for n in names) + ")$"
+
+
+def _repo_and_number(tool_input: Mapping[str, Any]) -> tuple[str | None, int | None]:
     owner, name = tool_input.get("owner"), tool_input.get("repo")
     if isinstance(name, str) and "/" in name and not owner:  # some servers take "owner/name"
         owner, name = name.split("/", 1)
     repo = f"{owner}/{name}" if isinstance(owner, str) and isinstance(name, str) and owner and name else None
-    pr = None
     for key in _NUMBER_KEYS:
         value = tool_input.get(key)
         if isinstance(value, bool):
             continue
         if isinstance(value, int) or (isinstance(value, str) and value.strip().lstrip("#").isdigit()):
-            pr = int(str(value).strip().lstrip("#"))
-            break
-    return [Merge(via="mcp", repo=repo, pr=pr, undetermined=repo is None or pr is None,
-                  detail=tool_name.rsplit("__", 1)[-1])]
+            return repo, int(str(value).strip().lstrip("#"))
+    return repo, None
+
+
+def _lift(kind: str, tool_input: Mapping[str, Any]) -> str | None:
+    from hook.detect.lift import body_lift
+
+    if kind == "dismiss":
+        return "dismiss"
+    if kind == "label":
+        label = tool_input.get("label") or tool_input.get("name")
+        return f"label:{label}" if isinstance(label, str) and label else "label:*"
+    if kind == "labels":
+        return "label:*" if "labels" in tool_input else None
+    event = tool_input.get("event")
+    if isinstance(event, str) and event.upper() == "APPROVE":
+        return "approve"
+    body = tool_input.get("body")
+    if body is None or body == "":
+        return None
+    return body_lift(body if isinstance(body, str) else None, kind)
+
+
+def detect_mcp(tool_name: str, tool_input: Mapping[str, Any]) -> list[Merge]:
+    if not is_gated_tool(tool_name):
+        return []
+    repo, pr = _repo_and_number(tool_input)
+    detail = tool_name.rsplit("__", 1)[-1]
+    kind = _LIFTS.get(_last(tool_name))
+    if kind is None:
+        return [Merge(via="mcp", repo=repo, pr=pr, undetermined=repo is None or pr is None, detail=detail)]
+    lift = _lift(kind, tool_input)
+    if lift is None:
+        return []
+    return [Merge(via="mcp", repo=repo, pr=pr, lift=lift, undetermined=repo is None or pr is None, detail=detail)]

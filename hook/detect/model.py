@@ -12,7 +12,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_MERGE_FIELDS = ("via", "repo", "pr", "branch", "push_target", "undetermined", "detail", "host")
+_MERGE_FIELDS = ("via", "repo", "pr", "branch", "push_target", "undetermined", "detail", "host", "lift",
+                 "commits", "gitdir")
 
 
 class Merge:
@@ -28,6 +29,13 @@ class Merge:
     selector-less ``gh pr merge``, or the branch a ``git push`` lands). ``push_target`` is the base
     branch a ``git push`` (or a ref update) writes to. ``undetermined`` marks a merge whose target
     the text does not reveal (``$PR``, ``$(...)``, a GraphQL node id, xargs from stdin, an alias).
+
+    A tool call that would *lift* a hold is judged like a merge: ``lift`` names how (`LIFTS`).
+    A ``git push`` carries the commits it would write to ``push_target`` (``commits``: commit-ish
+    expressions to evaluate in ``gitdir``, the pushed source first, then whatever this same command
+    merges into it first); the guard blocks it when one of them contains a held PR's head with that base.
+    A ``push_target`` ending in ``*`` is a pattern (``--all``, ``refs/heads/*:refs/heads/*``) whose
+    commit is the ``commits[0]`` pattern with the same stem.
     """
 
     __slots__ = _MERGE_FIELDS
@@ -40,12 +48,16 @@ class Merge:
     undetermined: bool
     detail: str
     host: str | None
+    lift: str | None
+    commits: tuple[str, ...]
+    gitdir: str | None
 
     def __init__(self, via: str, repo: str | None = None, pr: int | None = None, branch: str | None = None,
                  push_target: str | None = None, undetermined: bool = False, detail: str = "",
-                 host: str | None = None) -> None:
-        for name, value in zip(_MERGE_FIELDS, (via, repo, pr, branch, push_target, undetermined, detail, host),
-                               strict=True):
+                 host: str | None = None, lift: str | None = None, commits: tuple[str, ...] = (),
+                 gitdir: str | None = None) -> None:
+        values = (via, repo, pr, branch, push_target, undetermined, detail, host, lift, tuple(commits), gitdir)
+        for name, value in zip(_MERGE_FIELDS, values, strict=True):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -69,34 +81,64 @@ class Merge:
         return Merge(**values)
 
     def to_json(self) -> dict[str, Any]:
-        return {"via": self.via, "repo": self.repo, "pr": self.pr, "branch": self.branch}
+        shown: dict[str, Any] = {"via": self.via, "repo": self.repo, "pr": self.pr, "branch": self.branch}
+        if self.lift:
+            shown["lift"] = self.lift
+        return shown
+
+
+LIFT_LABEL = "label:"
+"""``label:NAME`` removes label NAME (``label:*``: some label the text does not name)."""
+LIFTS = ("comment", "comment?", "review", "approve", "dismiss")
+"""A comment or review whose body lifts a hold (``comment?``: a body the text does not show), an
+approval (it lifts its author's changes-requested hold), a review dismissal."""
+
+
+def is_merge(merge: Merge) -> bool:
+    """A merge proper: not a lift, and not a ``git push`` of a branch to its own name with nothing merged
+    into it here (such a push is checked against the held heads, but the text shows no merge)."""
+    if merge.lift:
+        return False
+    return merge.via != "git_push" or merge.undetermined or merge.branch is not None
 
 
 class Detection:
-    __slots__ = ("merges", "notes")
+    """``gated``: everything the guard judges (merges, lifts, pushes to check); ``merges``: the merges
+    proper among them (what ``hook explain`` reports and the soundness tests compare)."""
 
+    __slots__ = ("gated", "merges", "notes")
+
+    gated: tuple[Merge, ...]
     merges: tuple[Merge, ...]
     notes: tuple[str, ...]
 
-    def __init__(self, merges: tuple[Merge, ...] = (), notes: tuple[str, ...] = ()) -> None:
-        object.__setattr__(self, "merges", tuple(merges))
+    def __init__(self, gated: tuple[Merge, ...] = (), notes: tuple[str, ...] = ()) -> None:
+        object.__setattr__(self, "gated", tuple(gated))
+        object.__setattr__(self, "merges", tuple(m for m in gated if is_merge(m)))
         object.__setattr__(self, "notes", tuple(notes))
+
+    @property
+    def lifts(self) -> tuple[Merge, ...]:
+        return tuple(m for m in self.gated if m.lift)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Detection is immutable: cannot set {name!r}")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Detection) and (self.merges, self.notes) == (other.merges, other.notes)
+        return isinstance(other, Detection) and (self.gated, self.notes) == (other.gated, other.notes)
 
     def __hash__(self) -> int:
-        return hash((self.merges, self.notes))
+        return hash((self.gated, self.notes))
 
     def __repr__(self) -> str:
-        return f"Detection(merges={self.merges!r}, notes={self.notes!r})"
+        return f"Detection(gated={self.gated!r}, notes={self.notes!r})"
 
     @property
     def undetermined(self) -> bool:
         return any(m.undetermined for m in self.merges)
 
     def to_json(self) -> dict[str, Any]:
-        return {"merges": [m.to_json() for m in self.merges], "undetermined": self.undetermined}
+        shown: dict[str, Any] = {"merges": [m.to_json() for m in self.merges], "undetermined": self.undetermined}
+        if self.lifts:
+            shown["lifts"] = [m.to_json() for m in self.lifts]
+        return shown

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 # Words without which no merge can happen: merge commands and endpoints (``merge``, ``enqueue``),
 # pushes and ref moves, GraphQL, merge-sounding task names, HTTP clients (a merge URL may sit in a
-# variable), and the usual ways of hiding text from a reader (eval of decoded text).
+# variable), the usual ways of hiding text from a reader (eval of decoded text), and what lifts a hold
+# (a label removed, a comment or review, a dismissal: lifting is judged like a merge).
 _KEYWORDS = ("merge", "push", "graphql", "enqueue", "updateref", "refs", "ship", "land", "curl", "wget",
-             "eval", "base64", "xxd", "\\x", "rot13", "n-za-m", "encodedcommand", "frombase64", "iex")
+             "eval", "base64", "xxd", "\\x", "rot13", "n-za-m", "encodedcommand", "frombase64", "iex",
+             "hold", "label", "comment", "review", "dismiss")
 _QUOTING = str.maketrans("", "", "'\"\\`")
 # gh's built-in commands; any other `gh NAME` is an alias or extension that may merge
 GH_BUILTINS = frozenset({

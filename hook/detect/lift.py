@@ -1,0 +1,239 @@
+"""Tool calls that would lift a hold (design §6: lifting is a person's act), found like merges.
+
+- ``gh pr edit N --remove-label L`` (and ``gh issue edit``): ``label:L`` for each label removed;
+- ``gh pr comment`` / ``gh issue comment`` whose body (``-b``, ``--body``, ``-F``/``--body-file``, a file
+  written here or stdin from a heredoc) carries ``/unhold``, ``/hold cancel`` or ``/remove-hold``:
+  ``comment``; a body the text does not show: ``comment?``;
+- ``gh pr review``: such a body, ``review``; ``--approve``, ``approve``;
+- REST (``gh api``, curl, wget, httpie): ``POST …/issues/N/comments``, ``PATCH …/issues/comments/ID``,
+  ``POST …/pulls/N/reviews[/ID/events]``, ``PUT …/pulls/N/reviews/ID``, ``PUT …/reviews/ID/dismissals``,
+  ``DELETE …/issues/N/labels[/NAME]``, ``PUT …/issues/N/labels``, ``PATCH …/issues/N`` with ``labels``;
+- GraphQL: ``addComment``, ``addPullRequestReview``, ``submitPullRequestReview``,
+  ``updateIssueComment``, ``updatePullRequestReview`` with a lift in the document or its variables,
+  ``dismissPullRequestReview``, ``removeLabelsFromLabelable``, ``clearLabelsFromLabelable`` (node ids:
+  undetermined).
+
+Whether a body lifts follows `core.comments` (not imported: ``re`` and ``dataclasses`` cost the guard's
+budget): a line of the body, outside quotes and HTML comments, that reads ``/unhold``, ``/remove-hold``
+(alone, with ``all`` or ``@login``) or ``/hold cancel``. Fenced or indented code is *not* skipped, so
+this errs towards "lifts"; a test pins it as a superset of the server's grammar.
+"""
+
+from __future__ import annotations
+
+from hook.detect.model import Merge
+from hook.shell.syntax import DYN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from hook.detect.context import Ctx
+    from hook.shell.interpreter import Arg
+    from hook.shell.syntax import Command
+
+    Target = Callable[[Ctx, str | None, Mapping[str, str | None], str | None, str, bool], Merge]
+
+_MARK = "\x00"
+_LIFT_WORDS = ("/unhold", "/remove-hold")
+# gh pr/issue edit, comment and review: flags that take a value (pflag: `--x v`, `--x=v`, `-xv`)
+_VALUE_LONG = frozenset({"--body", "--body-file", "--title", "--base", "--add-label", "--remove-label",
+                         "--add-assignee", "--remove-assignee", "--add-reviewer", "--remove-reviewer",
+                         "--add-project", "--remove-project", "--milestone", "--repo", "--template", "--type"})
+_VALUE_SHORT = "bFtBmRT"
+_COMMENT_MUTATIONS = ("addComment", "addPullRequestReview", "submitPullRequestReview", "updateIssueComment",
+                      "updatePullRequestReview")
+_LABEL_MUTATIONS = ("removeLabelsFromLabelable", "clearLabelsFromLabelable")
+
+
+def _without_html_comments(body: str) -> str:
+    """HTML comments replaced by a mark (keeping line breaks), as `core.comments.prose_lines` does; an
+    unclosed one hides the rest."""
+    out, at = [], 0
+    while True:
+        start = body.find("<!--", at)
+        if start < 0:
+            out.append(body[at:])
+            break
+        end = body.find("-->", start + 4)
+        out.append(body[at:start])
+        if end < 0:
+            out.append("\n" * body.count("\n", start) + _MARK)
+            break
+        out.append("\n" * body.count("\n", start, end) + _MARK)
+        at = end + 3
+    return "".join(out)
+
+
+def lifts_text(body: str) -> bool:
+    """Whether a comment or review body carries a lift command (a superset of `core.comments`)."""
+    text = _without_html_comments(body.replace("\r\n", "\n").replace("\r", "\n"))
+    for raw in text.split("\n"):
+        line = raw.expandtabs(4)
+        indent = len(line) - len(line.lstrip(" "))
+        if indent <= 3 and line.lstrip(" ").startswith(">"):
+            continue  # a quote
+        if line.lstrip().startswith(_MARK):
+            continue  # text right after a comment does not start a line
+        words = line.replace(_MARK, " ").lower().split()
+        if not words:
+            continue
+        if words[0] in _LIFT_WORDS and (len(words) == 1 or (len(words) == 2 and (
+                words[1] == "all" or words[1].startswith("@")))):
+            return True
+        if words == ["/hold", "cancel"]:
+            return True
+    return False
+
+
+def body_lift(text: str | None, kind: str = "comment") -> str | None:
+    """``kind`` when ``text`` lifts, ``comment?`` when it is not known (computed at run time), else None."""
+    if text is None:
+        return "comment?"
+    if lifts_text(text.replace(DYN, " ")):
+        return kind
+    return "comment?" if DYN in text else None
+
+
+def mentions_lift(text: str) -> bool:
+    """A lift command anywhere in a GraphQL document or JSON (escaped newlines and quotes around it)."""
+    flat = " ".join(text.lower().replace("\\n", " ").replace("\\r", " ").split())
+    return any(word in flat for word in ("/unhold", "/remove-hold", "/hold cancel"))
+
+
+# --- gh pr / gh issue ---------------------------------------------------------------------------------
+
+
+def gh_edit_or_comment(ctx: Ctx, sub: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None],
+                       repo_flag: str | None, target: Target, *, via: str) -> None:
+    """``gh pr|issue edit|comment|review`` (``sub``): each hold it would lift, as a Merge with ``lift``."""
+    positional: list[str] = []
+    removed: list[str] = []
+    bodies: list[str | None] = []
+    approve = False
+    i = 0
+    while i < len(args):
+        a = args[i][0]
+        nxt = args[i + 1][0] if i + 1 < len(args) else None
+        if a == "--":
+            positional.extend(x[0] for x in args[i + 1 :])
+            break
+        if not a.startswith("-") or a == "-" or a.startswith(DYN):
+            positional.append(a)
+            i += 1
+            continue
+        if a.startswith("--"):
+            name, eq, value = a.partition("=")
+            if not eq and name in _VALUE_LONG:
+                value, i = nxt or "", i + 1
+        else:
+            name, value = "-" + a[1:2], a[2:]
+            if name[1] in _VALUE_SHORT:
+                if value.startswith("="):
+                    value = value[1:]
+                elif not value:
+                    value, i = nxt or "", i + 1
+            elif len(a) > 2:  # bundled booleans: -ac
+                approve = approve or "a" in a[1:]
+        if name in ("-h", "--help"):
+            return
+        if name in ("-R", "--repo"):
+            repo_flag = value
+        elif name == "--remove-label":
+            removed.extend(v.strip() for v in value.split(",") if v.strip())
+        elif name in ("-b", "--body"):
+            bodies.append(value)
+        elif name in ("-F", "--body-file"):
+            bodies.append(ctx.stdin_text(cmd) if value == "-" else ctx.read_file(value) if DYN not in value else None)
+        elif name in ("-a", "--approve"):
+            approve = True
+        elif name in ("-e", "--editor", "-w", "--web"):
+            bodies.append(None)  # a person types it (editor, browser): not in the text
+        i += 1
+    lifts: list[str] = []
+    for label in removed:
+        lifts.append("label:*" if DYN in label else f"label:{label}")
+    for body in bodies:
+        kind = body_lift(body, "review" if sub == "review" else "comment")
+        if kind:
+            lifts.append(kind)
+    if sub == "review" and approve:
+        lifts.append("approve")
+    if not lifts:
+        return
+    where = target(ctx, positional[0] if positional else None, overlay, repo_flag, via, False)
+    for lift in dict.fromkeys(lifts):
+        ctx.add(where.replace(lift=lift))
+
+
+# --- REST and GraphQL -----------------------------------------------------------------------------------
+
+
+def _decoded(segment: str) -> str:
+    if "%" not in segment:
+        return segment
+    from urllib.parse import unquote
+
+    return unquote(segment)
+
+
+def rest_lift(ctx: Ctx, via: str, method: str, host: str | None, repo: str | None, tail: list[str],
+              body: dict[str, str] | None) -> None:
+    """A REST request under ``repos/O/R/`` (``tail``) that would lift a hold."""
+    def may(wanted: str) -> bool:
+        return method == wanted or DYN in method
+
+    def add(lift: str | None, number: str | None) -> None:
+        if lift is None:
+            return
+        pr = int(number) if number is not None and number.isdigit() else None
+        ctx.add(Merge(via=via, repo=repo, host=host, pr=pr, lift=lift,
+                      undetermined=pr is None or repo is None,
+                      detail="" if pr is not None else "the PR is not named in the URL"))
+
+    text = None if body is None else body.get("body", "")
+    if text is not None and text.startswith("@"):  # gh api -F body=@FILE
+        text = None if DYN in text else ctx.read_file(text[1:])
+    kind, number = (tail[0] if tail else ""), (tail[1] if len(tail) > 1 else None)
+    if kind == "issues" and len(tail) == 3 and tail[2] == "comments" and may("POST"):
+        add(body_lift(text), number)
+    elif kind == "issues" and len(tail) == 3 and number == "comments" and may("PATCH"):
+        add(body_lift(text), None)  # an edited comment is read again when the server rebuilds
+    elif kind == "pulls" and len(tail) in (3, 5) and tail[2] == "reviews" and (
+            may("POST") if len(tail) == 3 or tail[4] == "events" else False):
+        event = (body or {}).get("event", "").upper()
+        add(body_lift(text, "review"), number)
+        add("approve" if event == "APPROVE" or DYN in event else None, number)
+    elif kind == "pulls" and len(tail) == 4 and tail[2] == "reviews" and may("PUT"):
+        add(body_lift(text, "review"), number)
+    elif kind == "pulls" and len(tail) == 5 and tail[2] == "reviews" and tail[4] == "dismissals" and may("PUT"):
+        add("dismiss", number)
+    elif kind == "issues" and len(tail) >= 3 and tail[2] == "labels":
+        if len(tail) > 3 and may("DELETE"):
+            name = _decoded("/".join(tail[3:]))
+            add("label:*" if DYN in name else f"label:{name}", number)
+        elif len(tail) == 3 and (may("DELETE") or may("PUT")):
+            add("label:*", number)  # removes every label, or replaces the set
+    elif kind == "issues" and len(tail) == 2 and may("PATCH") and (body is None or "labels" in body):
+        add("label:*", number)
+
+
+def graphql_lift(ctx: Ctx, via: str, text: str | None, host: str | None, variables: str = "") -> None:
+    """GraphQL mutations that would lift a hold (``variables``: the request's other fields, as text).
+    Their subjects are node ids: undetermined."""
+    if text is None or "mutation" not in text:
+        return  # an unseen document is already an undetermined merge
+    text = f"{text}\n{variables}"
+    names = [name for name in (*_COMMENT_MUTATIONS, "dismissPullRequestReview", *_LABEL_MUTATIONS) if name in text]
+    for name in names:
+        if name in _COMMENT_MUTATIONS:
+            if "APPROVE" in text and "Review" in name:
+                lift: str | None = "approve"
+            else:
+                lift = "comment" if mentions_lift(text) else ("comment?" if DYN in text else None)
+        elif name == "dismissPullRequestReview":
+            lift = "dismiss"
+        else:
+            lift = "label:*"
+        if lift:
+            ctx.add(Merge(via=via, host=host, lift=lift, undetermined=True, detail=f"{name}: its subject is a node id"))

@@ -1,0 +1,158 @@
+"""``git push``: which branches it writes, and which commits it writes there (design §6).
+
+A push lands a held PR when its target is that PR's base branch and the pushed commit contains the
+PR's head (GitHub then marks the PR merged). The text cannot tell containment, so each write comes out
+as one `Merge` with ``push_target`` (the branch written) and ``commits`` (commit-ish expressions for
+the guard to test with ``git merge-base --is-ancestor`` in ``gitdir`` once it knows the held heads):
+the pushed source, then whatever this same command merged into it first (``git checkout main && git
+merge feature && git push`` sends ``main`` *and* ``feature``). Every refspec form: ``src:dst``, ``+src``,
+``HEAD:refs/heads/main``, a bare branch (its own name), no refspec (``push.default``), ``--all``,
+``--branches`` and ``--mirror`` (every local branch to its own name: ``push_target`` ``*``), globs
+(``refs/heads/*:refs/heads/*``), from another directory or a worktree (``git -C``). Deletions, tags,
+``refs/for/…`` and dry runs write no branch. A source or target computed at run time is undetermined.
+"""
+
+from __future__ import annotations
+
+from hook.detect import gitrepo
+from hook.detect.model import Merge
+from hook.shell.syntax import DYN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hook.detect.context import Ctx
+
+_PUSH_VALUE = frozenset({"-o", "--push-option", "--receive-pack", "--exec", "--repo"})
+_EVERY_BRANCH = frozenset({"--all", "--branches", "--mirror"})
+HEADS = "refs/heads/"
+
+
+def push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
+    flags = {a.split("=", 1)[0] for a in rest if a.startswith("-") and DYN not in a[:1]}
+    if flags & {"-n", "--dry-run", "-d", "--delete"}:
+        return
+    positional = _positional(rest)
+    config = gitrepo.read_config(cwd) or {}
+    current = ctx.branch(cwd)
+    repo_flag = next((a.split("=", 1)[1] for a in rest if a.startswith("--repo=")), None)
+    remote = positional[0] if positional else repo_flag or _default_remote(config, current)
+    refspecs = positional[1:]
+    if flags & _EVERY_BRANCH:
+        # each local branch as it is now, and as this command left the ones it merged into
+        refspecs = [*refspecs, "refs/heads/*:refs/heads/*", *(f"{b}:{b}" for b in ctx.merged if b)]
+    elif not refspecs:
+        if current is None:
+            return  # git refuses: "You are not currently on a branch"
+        upstream = config.get(("branch", current, "merge"), "")
+        mode = config.get(("push", "", "default"), "simple")
+        dest = _short(upstream) if mode in ("upstream", "tracking") and upstream else current
+        refspecs = [f"{current}:{dest}"]
+    host, repo = _remote_repo(cwd, remote)
+    if repo is None and DYN not in remote and (cwd is not None or "://" in remote or remote.startswith("/")):
+        return  # a remote that is no GitHub repository (a path, another host, a name git does not know)
+    for spec in refspecs:
+        merge = _write(ctx, cwd, spec[1:] if spec.startswith("+") else spec, current)
+        if merge is not None:
+            unknown = merge.undetermined or repo is None or cwd is None
+            ctx.add(merge.replace(repo=repo, host=host, gitdir=cwd, undetermined=unknown,
+                                  detail=merge.detail or ("" if cwd else "the directory pushed from is unknown")))
+
+
+def _positional(rest: list[str]) -> list[str]:
+    out, i = [], 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--":
+            out.extend(rest[i + 1 :])
+            break
+        if a.startswith("-") and DYN not in a[:1]:
+            i += 2 if a in _PUSH_VALUE else 1
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _short(ref: str) -> str:
+    """``refs/heads/x`` -> ``x``; ``refs/remotes/origin/x`` -> ``x``."""
+    if ref.startswith(HEADS):
+        return ref[len(HEADS) :]
+    if ref.startswith("refs/remotes/"):
+        return ref[len("refs/remotes/") :].partition("/")[2]
+    return ref
+
+
+def _branch(ref: str) -> str:
+    """``origin/x`` and ``refs/remotes/origin/x`` -> ``x``: the branch a ref names, for display."""
+    ref = _short(ref)
+    for remote in ("origin/", "upstream/", "github/"):
+        if ref.startswith(remote):
+            return ref[len(remote) :]
+    return ref
+
+
+def _write(ctx: Ctx, cwd: str | None, spec: str, current: str | None) -> Merge | None:
+    """The one branch write a refspec makes (None: it writes no branch)."""
+    src, colon, dst = spec.partition(":")
+    if colon and not src:
+        return None  # ":branch" deletes it
+    head = src in ("HEAD", "@")
+    if not colon:
+        if head:
+            if current is None or DYN in current:
+                return Merge(via="git_push", undetermined=True, detail="pushes HEAD to a branch not known here")
+            dst = current
+        elif src.startswith("refs/") and not src.startswith(HEADS):
+            return None  # a tag pushed to its own name
+        else:
+            dst = src
+    if dst.startswith("refs/") and not dst.startswith(HEADS):
+        return None  # tags, refs/for/..., notes
+    dest = _short(dst)
+    if DYN in dest:
+        return Merge(via="git_push", undetermined=True, detail="destination branch computed at run time")
+    if "*" in dest:
+        if "*" not in src or DYN in src:
+            return Merge(via="git_push", push_target=dest, undetermined=True, detail="a refspec pattern git refuses")
+        return Merge(via="git_push", push_target=dest, commits=(src if src.startswith("refs/") else HEADS + src,),
+                     detail="every matching local branch, each to its own name")
+    if DYN in src:
+        return Merge(via="git_push", push_target=dest, undetermined=True,
+                     detail="pushes a commit the text does not name")
+    if head:
+        # HEAD as it will be: a branch this command checked out, else HEAD as it is now.
+        moved = cwd in ctx.branches
+        if moved and (current is None or DYN in current):
+            return Merge(via="git_push", push_target=dest, undetermined=True,
+                         detail="pushes HEAD after a checkout the text does not name")
+        source = current if moved else "HEAD"
+        name = current
+    else:
+        source, name = src, _short(src)
+    story = ctx.merged.get(name or "", []) if name else []
+    if any(DYN in ref for ref in story):
+        return Merge(via="git_push", push_target=dest, undetermined=True,
+                     detail="merges a branch computed at run time before pushing")
+    commits = tuple(dict.fromkeys([source or "HEAD", *story]))
+    # the branch whose PR visibly lands (for `hook explain`): the source, or a branch merged in here that
+    # is not the default branch (bringing main into a topic branch lands nothing)
+    defaults = {gitrepo.default_branch(cwd) or "main", "main", "master"}
+    landed = name if name and name != dest else next(
+        (_branch(r) for r in story if _branch(r) not in defaults and _branch(r) != dest), None)
+    return Merge(via="git_push", branch=landed, push_target=dest, commits=commits)
+
+
+def _default_remote(config: dict[tuple[str, str, str], str], current: str | None) -> str:
+    for key in (("branch", current or "", "pushremote"), ("remote", "", "pushdefault"),
+                ("branch", current or "", "remote")):
+        if config.get(key):
+            return config[key]
+    return "origin"
+
+
+def _remote_repo(cwd: str | None, remote: str) -> tuple[str | None, str | None]:
+    if DYN in remote:
+        return None, None
+    url = remote if ("://" in remote or ":" in remote) else gitrepo.remote_url(cwd, remote)
+    parsed = gitrepo.parse_remote_url(url) if url else None
+    return (parsed[0], parsed[1]) if parsed else (None, None)
