@@ -7,8 +7,8 @@ import sys
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("hook.tools.explain", "print the merges a tool call (stdin) would perform; reads no verdict"),
     "settings": ("hook.tools.claude_settings", "print the Claude Code settings JSON that registers the guard"),
-    "install": ("hook.tools.install", "merge that block into a Claude Code settings file (idempotent)"),
-    "uninstall": ("hook.tools.install", "remove the guard from a Claude Code settings file"),
+    "install": ("hook.tools.install", "register the guard with a coding agent (--agent NAME; idempotent)"),
+    "uninstall": ("hook.tools.install", "remove the guard from a coding agent's configuration"),
     "fold": ("hook.tools.fold", "send this session's records to the server's audit log (SessionEnd)"),
     "acl": ("hook.tools.acl", "print or apply the Redis ACL user the guard reads verdicts with"),
 }

@@ -1,14 +1,17 @@
-"""`merge-hold hook-guard --config SPEC`: the Claude Code PreToolUse guard (design §6).
+"""`merge-hold hook-guard [--agent NAME] --config SPEC`: the agent guard (design §6).
 
-Reads the tool call JSON on stdin and exits 0 (allow), 2 (block: the reason on stderr, which Claude Code
-hands to the agent) or 1 (the guard's own trouble: one line on stderr, and the call proceeds). It never
-exits 2 on its own error and never prints a traceback: the required ``merge-hold`` status check stands
-behind it, so failing open costs defence in depth, not the gate.
+Reads one pre-execution hook input on stdin — Claude Code's PreToolUse JSON by default, or the named
+agent's own shape (`hook.agents`) — and answers in that agent's form: for Claude Code exit 0 (allow), 2
+(block: the reason on stderr, which Claude Code hands to the agent) or 1 (the guard's own trouble: one
+line on stderr, and the call proceeds); for the others, their documented equivalents (stdout JSON,
+exit status, stderr). It never blocks on its own error and never prints a traceback: the required
+``merge-hold`` status check stands behind it, so failing open costs defence in depth, not the gate.
 
 Cost is the product (design §7): most tool calls are not merges, so the path to "not a merge" imports
-only `hook.spec`, `hook.fastjson` and the detection prefilter. The spec is read on every call (cheaply)
-so that a broken spec is noticed at once. Detection, the verdict lookup and records load only for a
-probable merge. No argument parser: argparse exits 2 on a bad argument, which would mean "block".
+only `hook.spec`, `hook.fastjson`, the named agent's module and the detection prefilter. The spec is
+read on every call (cheaply) so that a broken spec is noticed at once. Detection, the verdict lookup
+and records load only for a probable merge. No argument parser: argparse exits 2 on a bad argument,
+which would mean "block".
 """
 
 from __future__ import annotations
@@ -17,16 +20,18 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import ModuleType
     from typing import Any
 
+    from hook.agents.call import Answer, ToolCall
     from hook.judgement import Judgement
     from hook.spec import Spec
 
 SHELL_TOOLS = frozenset({"Bash", "PowerShell", "Monitor"})
 """Tools whose input is a command line; the MCP merge tools are recognised by name."""
 
-ALLOW, BLOCK, OWN_ERROR = 0, 2, 1
-USAGE = "usage: merge-hold hook-guard --config SPEC   (PreToolUse tool call JSON on stdin)\n"
+ALLOW, OWN_ERROR = 0, 1
+USAGE = "usage: merge-hold hook-guard [--agent NAME] --config SPEC   (the agent's hook input on stdin)\n"
 
 
 class _GuardError(Exception):
@@ -42,10 +47,6 @@ def _say(text: str) -> None:
         pass
 
 
-def _notice(message: str) -> None:
-    _say(f"merge-hold: guard error (allowing): {' '.join(message.split())}\n")
-
-
 def config_path(argv: list[str]) -> str | None:
     """The ``--config`` value; None for ``--help``. Raises `_GuardError` on anything else."""
     path: str | None = None
@@ -58,6 +59,10 @@ def config_path(argv: list[str]) -> str | None:
             path = rest.pop(0)
         elif arg.startswith("--config="):
             path = arg.partition("=")[2]
+        elif arg == "--agent" and rest:
+            rest.pop(0)  # read by `agent_name`
+        elif arg.startswith("--agent="):
+            pass
         else:
             raise _GuardError(f"unexpected argument {arg!r}; {USAGE.strip()}")
     if not path:
@@ -75,16 +80,59 @@ def is_merge_tool(tool_name: str) -> bool:
     return is_gated_tool(tool_name)
 
 
+def agent_name(argv: list[str]) -> str:
+    """The ``--agent`` value (default ``claude``); read before anything else can fail, so that even a
+    bad argument is answered in the agent's own form."""
+    for at, arg in enumerate(argv):
+        if arg == "--agent" and at + 1 < len(argv):
+            return argv[at + 1]
+        if arg.startswith("--agent="):
+            return arg.partition("=")[2]
+    return "claude"
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    agent: ModuleType | None = None
     try:
-        return run(sys.argv[1:] if argv is None else argv, sys.stdin.buffer)
+        from hook import agents
+
+        try:
+            agent = agents.load(agent_name(args))
+        except agents.UnknownAgent as exc:
+            raise _GuardError(str(exc)) from None
+        path = config_path(args)
+        if path is None:
+            sys.stdout.write(USAGE)
+            return ALLOW
+        reason = run(agent, path, sys.stdin.buffer)
+        return _answer(agent.allow() if reason is None else agent.deny(reason))
     except _GuardError as exc:
-        _notice(str(exc))
+        message = str(exc)
     except SystemExit as exc:  # something below called sys.exit: never let a foreign 2 through
-        _notice(f"unexpected exit {exc.code!r}")
-    except BaseException as exc:  # the contract: never a traceback, never 2
-        _notice(f"{type(exc).__name__}: {exc}")
-    return OWN_ERROR
+        message = f"unexpected exit {exc.code!r}"
+    except BaseException as exc:  # the contract: never a traceback, never a block
+        message = f"{type(exc).__name__}: {exc}"
+    notice = f"merge-hold: guard error (allowing): {' '.join(message.split())}\n"
+    try:
+        return _answer(agent.trouble(notice) if agent is not None else (OWN_ERROR, "", notice))
+    except BaseException:  # a bug in the agent module itself: Claude Code's non-blocking form, the
+        _say(notice)       # only one left (Copilot reads any non-zero exit as a deny, failing safe)
+        return OWN_ERROR
+
+
+def _answer(answer: Answer) -> int:
+    """Hand the answer over: stdout (the agents that read JSON), stderr, and the exit status."""
+    code, out, err = answer
+    if out:
+        try:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    if err:
+        _say(err)
+    return int(code)
 
 
 def _read_input(stdin: Any) -> dict[str, Any]:
@@ -99,11 +147,9 @@ def _read_input(stdin: Any) -> dict[str, Any]:
     return payload
 
 
-def run(argv: list[str], stdin: Any) -> int:
-    path = config_path(argv)
-    if path is None:
-        sys.stdout.write(USAGE)
-        return ALLOW
+def run(agent: ModuleType, path: str, stdin: Any) -> str | None:
+    """None to allow, or the reason to block with. Raises `_GuardError` on the guard's own trouble."""
+    from hook.agents.call import NotAToolCall
     from hook.spec import SpecError, load_spec
 
     try:
@@ -111,34 +157,34 @@ def run(argv: list[str], stdin: Any) -> int:
     except SpecError as exc:
         raise _GuardError(str(exc)) from None
     payload = _read_input(stdin)
-    tool_name = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
-        raise _GuardError("the hook input has no tool_name/tool_input")
-    if tool_name in SHELL_TOOLS:
-        command = tool_input.get("command")
-        if not isinstance(command, str):
-            return ALLOW
+    try:
+        call: ToolCall | None = agent.tool_call(payload)
+    except NotAToolCall as exc:
+        raise _GuardError(str(exc)) from None
+    if call is None:
+        return None
+    if call.tool_name in SHELL_TOOLS:
+        command = call.command
+        if command is None:
+            return None
         from hook.detect.prefilter import might_merge
 
         if not might_merge(command):
-            return ALLOW
-    elif not is_merge_tool(tool_name):
-        return ALLOW
-    return judge(spec, payload, tool_name, tool_input)
+            return None
+    elif not is_merge_tool(call.tool_name):
+        return None
+    return judge(spec, call)
 
 
-def judge(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[str, Any]) -> int:
+def judge(spec: Spec, call: ToolCall) -> str | None:
     import os
 
     from hook.detect.toolcall import detect
 
-    cwd = payload.get("cwd")
-    detection = detect(tool_name, tool_input, cwd=cwd if isinstance(cwd, str) and cwd else os.getcwd(),
-                       env=os.environ)
+    detection = detect(call.tool_name, call.tool_input, cwd=call.cwd or os.getcwd(), env=os.environ)
     merges = list(detection.gated)
     if not merges:
-        return ALLOW
+        return None
     # Only now, for a merge: the decision, the lookup and the records.
     import time
 
@@ -162,15 +208,13 @@ def judge(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[
             source.close()
     now_iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     judgements = judge_all(plan, spec, answers, unreachable, now_iso)
-    record_problem = _record(spec, payload, tool_name, tool_input, judgements, now_iso)
+    record_problem = _record(spec, call.payload(), call.tool_name, call.tool_input, judgements, now_iso)
     blocks = [j for j in judgements if j.blocks]
     if not blocks:
         if record_problem:
-            _notice(record_problem)
-            return OWN_ERROR
-        return ALLOW
-    _say("\n\n".join(dict.fromkeys(j.message for j in blocks)) + "\n")
-    return BLOCK
+            raise _GuardError(record_problem)
+        return None
+    return "\n\n".join(dict.fromkeys(j.message for j in blocks))
 
 
 def _record(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dict[str, Any],

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "hook"
-PACKAGES = ("shell", "detect", "verdicts", "tools")
+PACKAGES = ("shell", "detect", "verdicts", "agents", "tools")
 # which subpackages each may import (hook's top-level modules are checked by the cycle test alone)
 ALLOWED = {
     "shell": set(),
     "detect": {"shell"},
     "verdicts": set(),
-    "tools": {"shell", "detect", "verdicts"},
+    "agents": {"detect"},
+    "tools": {"shell", "detect", "verdicts", "agents"},
 }
 
 

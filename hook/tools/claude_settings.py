@@ -110,6 +110,7 @@ def is_ours(hook_command: object) -> bool:
         return False
     return ("from hook.guard import main" in hook_command
             or " hook-guard --config" in hook_command
+            or " hook-guard --agent " in hook_command
             or " hook fold --config" in hook_command)
 
 

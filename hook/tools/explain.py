@@ -20,12 +20,14 @@ if TYPE_CHECKING:
 
     from hook.detect.model import Detection
 
-USAGE = """usage: merge-hold hook explain [--verbose] < TOOL_CALL_JSON
+USAGE = """usage: merge-hold hook explain [--verbose] [--agent NAME] < TOOL_CALL_JSON
 
 Print the pull-request merges a Claude Code tool call would perform, as the agent guard detects
-them, without reading any verdict. Input: the PreToolUse JSON (tool_name, tool_input, cwd, ...).
+them, without reading any verdict. Input: the PreToolUse JSON (tool_name, tool_input, cwd, ...),
+or with --agent the named agent's hook input (codex, gemini, cursor, copilot, ...).
 
   -v, --verbose  also print push_target, host, undetermined and detail per merge, and notes
+  --agent NAME   read NAME's hook input, as `hook-guard --agent NAME` does
   -h, --help     show this help
 """
 
@@ -36,17 +38,24 @@ class InputError(ValueError):
 
 def main(argv: list[str]) -> int:
     verbose = False
-    for arg in argv:
+    agent = "claude"
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
         if arg in ("-h", "--help"):
             sys.stdout.write(USAGE)
             return 0
         if arg in ("-v", "--verbose"):
             verbose = True
+        elif arg == "--agent" and rest:
+            agent = rest.pop(0)
+        elif arg.startswith("--agent="):
+            agent = arg.partition("=")[2]
         else:
             sys.stderr.write(f"merge-hold hook explain: unknown option {arg!r}\n\n{USAGE}")
             return 64
     try:
-        detection = explain(sys.stdin.read(), os.environ)
+        detection = explain(sys.stdin.read(), os.environ, agent=agent)
     except InputError as exc:
         sys.stderr.write(f"merge-hold hook explain: {exc}\n")
         return 1
@@ -54,14 +63,16 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def explain(raw: str, env: Mapping[str, str]) -> Detection:
-    """Detection for one PreToolUse payload (the guard's own reading of it)."""
+def explain(raw: str, env: Mapping[str, str], *, agent: str = "claude") -> Detection:
+    """Detection for one PreToolUse payload, or one hook input of ``agent`` (the guard's own reading)."""
     try:
         payload = json.loads(raw)
     except ValueError as exc:
         raise InputError(f"stdin is not JSON ({exc.__class__.__name__}: {str(exc).splitlines()[0]})") from None
     if not isinstance(payload, dict):
         raise InputError("stdin JSON is not an object")
+    if agent != "claude":
+        return _explain_agent(agent, payload, env)
     tool_name = payload.get("tool_name")
     tool_input = payload.get("tool_input", {})
     if not isinstance(tool_name, str) or not tool_name:
@@ -72,6 +83,21 @@ def explain(raw: str, env: Mapping[str, str]) -> Detection:
     from hook.detect.toolcall import detect
 
     return detect(tool_name, tool_input, cwd=cwd if isinstance(cwd, str) and cwd else None, env=env)
+
+
+def _explain_agent(name: str, payload: dict[str, Any], env: Mapping[str, str]) -> Detection:
+    from hook import agents
+    from hook.agents.call import NotAToolCall
+    from hook.detect.model import Detection
+    from hook.detect.toolcall import detect
+
+    try:
+        call = agents.load(name).tool_call(payload)
+    except (agents.UnknownAgent, NotAToolCall) as exc:
+        raise InputError(str(exc)) from None
+    if call is None:
+        return Detection()
+    return detect(call.tool_name, call.tool_input, cwd=call.cwd, env=env)
 
 
 def render(detection: Detection, *, verbose: bool = False) -> dict[str, Any]:

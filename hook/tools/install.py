@@ -1,6 +1,7 @@
-"""`merge-hold hook install|uninstall --config SPEC [--scope user|project|local]`.
+"""`merge-hold hook install|uninstall --config SPEC [--agent NAME] [--scope user|project|local|managed]`.
 
-Merges the guard's settings block (`hook.tools.claude_settings`) into Claude Code's settings file for the
+Merges the guard's hooks (`hook.tools.claude_settings` for Claude Code, `hook.agents` for the others;
+the writing per kind of file is `hook.tools.agent_files`) into the agent's settings file for the
 scope, idempotently: our previous entries are removed first (recognised by their command line, see
 `is_ours`), everything else — other hooks, other matcher groups, other keys — is kept as it was, and a
 file that would not change is not written. Writes are atomic (a temporary file in the same directory,
@@ -10,24 +11,20 @@ it. Uninstall removes only our entries and the groups and events they leave empt
 
 from __future__ import annotations
 
-import copy
-import json
 import os
-import tempfile
+import sys
 from pathlib import Path
 from typing import Any
 
-from hook.tools.claude_settings import block_for, is_ours
+from hook.tools.config_files import SettingsError, with_block, without_ours
+
+__all__ = ["SCOPES", "SettingsError", "main", "settings_path", "uninstall_main", "with_block", "without_ours"]
 
 SCOPES = {
     "user": "~/.claude/settings.json",
     "project": ".claude/settings.json",
     "local": ".claude/settings.local.json",
 }
-
-
-class SettingsError(Exception):
-    pass
 
 
 def settings_path(scope: str, project_dir: str | None = None) -> Path:
@@ -37,117 +34,54 @@ def settings_path(scope: str, project_dir: str | None = None) -> Path:
     return Path(project_dir or os.getcwd()) / relative
 
 
-def without_ours(settings: dict[str, Any]) -> dict[str, Any]:
-    """``settings`` minus our hook entries (and any matcher group or event list they leave empty)."""
-    out = copy.deepcopy(settings)
-    hooks = out.get("hooks")
-    if not isinstance(hooks, dict):
-        return out
-    for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
-            continue
-        kept_groups = []
-        for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(inner, list):
-                kept_groups.append(group)
-                continue
-            kept = [h for h in inner if not (isinstance(h, dict) and is_ours(h.get("command")))]
-            if kept:
-                kept_groups.append({**group, "hooks": kept} if len(kept) != len(inner) else group)
-            elif not inner:
-                kept_groups.append(group)  # an empty group that was not ours: not ours to remove
-        if kept_groups:
-            hooks[event] = kept_groups
-        elif groups:
-            del hooks[event]
-    if not hooks and settings.get("hooks"):
-        del out["hooks"]  # emptied by removing ours; an empty object the user wrote stays
-    return out
-
-
-def with_block(settings: dict[str, Any], block: dict[str, Any]) -> dict[str, Any]:
-    out = without_ours(settings)
-    hooks = out.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise SettingsError("the settings' \"hooks\" is not an object")
-    for event, groups in block["hooks"].items():
-        existing = hooks.setdefault(event, [])
-        if not isinstance(existing, list):
-            raise SettingsError(f"the settings' hooks.{event} is not a list")
-        existing.extend(copy.deepcopy(groups))
-    return out
-
-
-def read_settings(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise SettingsError(f"{path} is not valid JSON ({exc}); fix it first, it was not changed") from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path} is not a JSON object; it was not changed")
-    return data
-
-
-def write_atomically(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600 if path.name.endswith(".local.json") else 0o644
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-def apply(path: Path, change: Any) -> bool:
-    """Rewrite ``path`` with ``change(settings)``; returns whether anything changed."""
-    before = read_settings(path)
-    after = change(before)
-    if after == before:
-        return False
-    write_atomically(path, after)
-    return True
-
-
 def _parser(prog: str, with_console: bool) -> Any:
+    from hook.agents import DEFAULT, NAMES
     from merge_hold.cliargs import ArgumentParser
 
     parser = ArgumentParser(prog=prog)
     parser.add_argument("--config", required=with_console, metavar="SPEC", help="the guard's spec file")
-    parser.add_argument("--scope", choices=sorted(SCOPES), default="user",
-                        help="user (~/.claude/settings.json, default), project or local")
+    parser.add_argument("--agent", choices=NAMES, default=DEFAULT, help="the coding agent (default: claude)")
+    parser.add_argument("--scope", choices=("user", "project", "local", "managed"), default="user",
+                        help="user (default), project, local (Claude Code only) or managed (the agent's "
+                             "administrator-enforced file, where it has one); see docs/hook.md")
     parser.add_argument("--project-dir", default=None, help="project root for project/local (default: cwd)")
+    parser.add_argument("--path", default=None, metavar="FILE",
+                        help="write this file instead of the scope's (another location, or a test)")
     if with_console:
         parser.add_argument("--console-script", action="store_true",
                             help="run the guard as `merge-hold hook-guard` (slower start-up)")
     return parser
 
 
+def _target(args: Any, prog: str) -> tuple[Any, Path] | None:
+    """The agent module and the file to change, or None (after saying why) for a scope it lacks."""
+    from hook import agents
+    from hook.tools.agent_files import target
+
+    agent = agents.load(args.agent)
+    if args.path:
+        return agent, Path(args.path).expanduser()
+    if args.scope not in agent.SCOPES:
+        print(f"{prog}: {args.agent} has no {args.scope} scope (it has: {', '.join(agent.SCOPES)})",
+              file=sys.stderr)
+        return None
+    return agent, target(agent, args.scope, args.project_dir)
+
+
 def main(argv: list[str]) -> int:
-    args = _parser("merge-hold hook install", True).parse_args(argv)
-    path = settings_path(args.scope, args.project_dir)
+    from hook.tools.agent_files import command_lines, install
+
+    prog = "merge-hold hook install"
+    args = _parser(prog, True).parse_args(argv)
+    found = _target(args, prog)
+    if found is None:
+        return 64
+    agent, path = found
     if not Path(args.config).expanduser().is_file():
         print(f"merge-hold: warning: spec {args.config} does not exist yet; the guard fails open until it does")
-    block = block_for(args.config, console_script=args.console_script)
+    guard, fold = command_lines(args.agent, args.config, console_script=args.console_script)
     try:
-        changed = apply(path, lambda settings: with_block(settings, block))
+        changed = install(agent, path, guard, fold)
     except (SettingsError, OSError) as exc:
         print(f"merge-hold: install failed: {exc}")
         return 1
@@ -156,10 +90,16 @@ def main(argv: list[str]) -> int:
 
 
 def uninstall_main(argv: list[str]) -> int:
-    args = _parser("merge-hold hook uninstall", False).parse_args(argv)
-    path = settings_path(args.scope, args.project_dir)
+    from hook.tools.agent_files import uninstall
+
+    prog = "merge-hold hook uninstall"
+    args = _parser(prog, False).parse_args(argv)
+    found = _target(args, prog)
+    if found is None:
+        return 64
+    agent, path = found
     try:
-        changed = apply(path, without_ours) if path.exists() else False
+        changed = uninstall(agent, path)
     except (SettingsError, OSError) as exc:
         print(f"merge-hold: uninstall failed: {exc}")
         return 1

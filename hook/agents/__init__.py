@@ -1,0 +1,45 @@
+"""The coding agents the guard serves (design §6, "Other agents"): one module per agent.
+
+Each module is the whole contract with its agent, as that agent documents it (its docstring says
+where from; the table is in docs/hook.md):
+
+- ``tool_call(payload) -> ToolCall | None``: the agent's hook stdin as one tool call in the guard's
+  vocabulary (`hook.agents.call`), or None for a call with nothing to judge (it is allowed);
+- ``allow()``, ``deny(reason)``, ``trouble(notice)``: the answer as ``(exit status, stdout, stderr)``,
+  in the form that makes the agent proceed, refuse with the reason shown to the model, or proceed
+  while telling the user the guard had a problem (the guard fails open on its own errors);
+- ``SCOPES`` (scope -> configuration file; a tuple: the first that exists, else the last) and either
+  ``hooks(guard, fold, matchers)`` (event -> entries that `hook.tools.agent_files` merges into that
+  file; ``matchers`` are Claude Code's, for agents that name tools as it does) or ``file_text(guard)``
+  (a whole file that is ours: a script or a plugin) with ``FILE_MODE``; ``NEW_FILE`` (optional) is the
+  skeleton of a configuration file that does not exist yet.
+
+Adding an agent is one module here, one name in `NAMES`, one row in tests/agent_shapes.py (its input
+shapes and how it reads answers) and its files in tests/test_hook_agents_install.py.
+Nothing is imported at load time: the guard loads only the module its ``--agent`` names.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+
+NAMES = ("claude", "codex", "gemini", "cursor", "copilot", "windsurf", "cline", "factory", "kiro", "qwen",
+         "opencode")
+DEFAULT = "claude"
+
+
+class UnknownAgent(ValueError):
+    pass
+
+
+def load(name: str) -> ModuleType:
+    """The agent's module; raises `UnknownAgent` for a name not in `NAMES`."""
+    if name not in NAMES:
+        raise UnknownAgent(f"unknown agent {name!r} (known: {', '.join(NAMES)})")
+    import sys
+
+    module_name = f"hook.agents.{name}"
+    __import__(module_name)
+    return sys.modules[module_name]

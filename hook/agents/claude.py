@@ -1,0 +1,55 @@
+"""Claude Code: ``PreToolUse`` hooks in settings files (design §6, the baseline every other agent maps to).
+
+Stdin: ``session_id``, ``cwd``, ``tool_name`` (``Bash``, ``PowerShell``, ``Monitor``,
+``mcp__<server>__<tool>``), ``tool_input``, ``tool_use_id``. Deny: exit 2, the reason on stderr, which the
+model receives as ``PreToolUse:Bash hook error: [<command>]: <reason>`` (asserted against the real CLI in
+tests/test_claude_cli.py). Exit 1 is a non-blocking error: the call proceeds. Timeout: ours is 10 s.
+Managed settings (``/etc/claude-code/managed-settings.json`` on Linux) cannot be overridden by users.
+"""
+
+from __future__ import annotations
+
+from hook.agents.call import ALLOW, MCP_PREFIX, Answer, NotAToolCall, ToolCall, notice_exit_1, stderr_deny, text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+NAME = "claude"
+SHELL_TOOLS = ("Bash", "PowerShell", "Monitor")
+TIMEOUT_S = 10
+"""Claude Code kills the hook after this (`hook.tools.claude_settings.GUARD_TIMEOUT_S`, pinned by a test)."""
+SCOPES = {
+    "user": "~/.claude/settings.json",
+    "project": ".claude/settings.json",
+    "local": ".claude/settings.local.json",
+    "managed": "/etc/claude-code/managed-settings.json",
+}
+
+
+def tool_call(payload: dict[str, Any]) -> ToolCall | None:
+    tool_name, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    if not isinstance(tool_name, str) or not isinstance(tool_input, dict):
+        raise NotAToolCall("the hook input has no tool_name/tool_input")
+    if tool_name not in SHELL_TOOLS and not tool_name.startswith(MCP_PREFIX):
+        return None
+    return ToolCall(tool_name, tool_input, cwd=text(payload.get("cwd")), session_id=text(payload.get("session_id")),
+                    tool_use_id=text(payload.get("tool_use_id")))
+
+
+def allow() -> Answer:
+    return ALLOW
+
+
+def deny(reason: str) -> Answer:
+    return stderr_deny(reason)
+
+
+def trouble(notice: str) -> Answer:
+    return notice_exit_1(notice)
+
+
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
+    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": fold}]}]}

@@ -1,0 +1,55 @@
+"""OpenAI Codex CLI: ``PreToolUse`` hooks, Claude Code's shape (codex-rs/hooks).
+
+Stdin: ``session_id``, ``turn_id``, ``cwd``, ``tool_name`` (``Bash``; MCP tools ``mcp__<server>__<tool>``
+with their raw arguments), ``tool_input``, ``tool_use_id``. Deny: exit 0 with stdout holding exactly
+``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+"permissionDecisionReason": R}}``; the model sees ``Command blocked by PreToolUse hook: R``. Codex checks
+that output against a schema with ``additionalProperties: false`` and treats anything else as a *failed*
+hook, which does not block (it fails open): so nothing else is ever printed on stdout, and the tests
+parse the answer against that schema. Exit 2 blocks only with non-empty stderr, and was seen classed
+"Failed" on one platform: the JSON form is the reliable one. Timeout in seconds (default 600).
+
+Files: ``.codex/hooks.json`` (project; loads once the project is trusted), ``~/.codex/hooks.json``, and
+for administrators ``/etc/codex/requirements.toml``, whose ``[hooks]`` are trusted by policy and cannot
+be turned off in ``/hooks`` (``allow_managed_hooks_only = true`` there also silences everyone else's).
+"""
+
+from __future__ import annotations
+
+from hook.agents.call import ALLOW, Answer, ToolCall, notice_exit_0, to_json
+from hook.agents.claude import tool_call as claude_tool_call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+NAME = "codex"
+SCOPES = {
+    "project": ".codex/hooks.json",
+    "user": "~/.codex/hooks.json",
+    "managed": "/etc/codex/requirements.toml",
+}
+TIMEOUT_S = 10
+
+
+def tool_call(payload: dict[str, Any]) -> ToolCall | None:
+    return claude_tool_call(payload)
+
+
+def allow() -> Answer:
+    return ALLOW
+
+
+def deny(reason: str) -> Answer:
+    output = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                     "permissionDecisionReason": reason.strip() or "merge-hold: blocked"}}
+    return (0, to_json(output) + "\n", "")
+
+
+def trouble(notice: str) -> Answer:
+    return notice_exit_0(notice)
+
+
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
+    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers]}

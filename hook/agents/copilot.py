@@ -1,0 +1,68 @@
+"""GitHub Copilot CLI and coding agent: ``preToolUse`` hooks (github/docs, copilot hooks reference).
+
+Stdin comes in two dialects. Registered as ``preToolUse`` (ours): ``{sessionId, timestamp, cwd, toolName,
+toolArgs}``, where ``toolName`` is ``bash``/``powershell`` or an MCP tool ``<server>-<tool>``, and
+``toolArgs`` may be a JSON *string*. Claude-compatible ``PreToolUse`` (also how Copilot runs a repo's
+``.claude/settings.json``): ``{hook_event_name, session_id, cwd, tool_name: "Bash", tool_input}``.
+
+Deny: ``{"permissionDecision": "deny", "permissionDecisionReason": R}`` on stdout (one JSON object, nothing
+else); the reason is shown to the agent. We also exit 2, which denies by itself and merges the stdout
+JSON into the deny. *Any* non-zero exit denies, so the guard's own trouble exits 0 (allow) with a
+notice on stderr. A timeout (30 s default) fails open, policy hooks included.
+
+Files: ``.github/hooks/merge-hold.json`` (the coding agent reads only this one, from the default
+branch), ``~/.copilot/hooks/merge-hold.json``, and the CLI's policy directory
+``/etc/github-copilot/policy.d/merge-hold.json`` (root-owned, not group/world-writable; loaded first,
+regardless of folder trust and ``disableAllHooks``).
+"""
+
+from __future__ import annotations
+
+from hook.agents.call import ALLOW, Answer, ToolCall, mcp, notice_exit_0, obj, shell, split_mcp_name, to_json
+from hook.agents.claude import tool_call as claude_tool_call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+NAME = "copilot"
+SCOPES = {
+    "project": ".github/hooks/merge-hold.json",
+    "user": "~/.copilot/hooks/merge-hold.json",
+    "managed": "/etc/github-copilot/policy.d/merge-hold.json",
+}
+NEW_FILE = {"version": 1}
+TIMEOUT_S = 10
+SHELLS = {"bash": False, "powershell": True}
+
+
+def tool_call(payload: dict[str, Any]) -> ToolCall | None:
+    tool_name = payload.get("toolName")
+    if not isinstance(tool_name, str):
+        return claude_tool_call(payload)  # the PascalCase dialect
+    args = obj(payload.get("toolArgs"))
+    ids: dict[str, Any] = {"cwd": payload.get("cwd"), "session_id": payload.get("sessionId"),
+           "tool_use_id": payload.get("toolCallId")}
+    if tool_name in SHELLS:
+        return shell(args.get("command"), powershell=SHELLS[tool_name], **ids)
+    if "-" in tool_name:
+        server, tool = split_mcp_name(tool_name, "-")
+        return mcp(server, tool, args, **ids)
+    return None
+
+
+def allow() -> Answer:
+    return ALLOW
+
+
+def deny(reason: str) -> Answer:
+    answer = {"permissionDecision": "deny", "permissionDecisionReason": reason.strip() or "merge-hold: blocked"}
+    return (2, to_json(answer) + "\n", "")
+
+
+def trouble(notice: str) -> Answer:
+    return notice_exit_0(notice)
+
+
+def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    return {"preToolUse": [{"type": "command", "bash": guard, "timeoutSec": TIMEOUT_S}]}
