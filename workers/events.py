@@ -157,7 +157,8 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
             state = record_facts(state, facts)
         state, found = apply_review(
             state, reviewer=reviewer, review_state="dismissed" if action == "dismissed" else str(review.get("state")),
-            review_id=str(review["id"]), at=at, origin=review.get("html_url", ""), config=config)
+            review_id=str(review["id"]), at=at, origin=review.get("html_url", ""), config=config,
+            permission=permission)
         if action == "submitted" and review.get("body"):
             state, more = apply_comment(
                 state, review["body"], actor=reviewer, permission=permission,
