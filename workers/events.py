@@ -12,7 +12,6 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 from core import keys
@@ -22,7 +21,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import store
+from workers import own_status, store
 from workers.publish import post_if_changed, repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
 from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
@@ -297,22 +296,11 @@ def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
 
 
 def on_status(rt: Runtime, payload: dict[str, Any]) -> str:
-    """A `merge-hold` status not posted by our App is forged: record it and put ours back."""
+    """A `merge-hold` status we did not post is forged: record it and put ours back, once per verdict."""
     repo = repo_name(payload)
-    if repo is None or payload.get("context") != CONTEXT or _is_own(rt, payload):
+    if repo is None or payload.get("context") != CONTEXT:
         return "ignored"
-    if rt.bot_login is None and not rt.settings.dry_run and rt.settings.has_app_credentials:
-        return "ignored: MERGE_HOLD_APP_SLUG unset, cannot tell our statuses from others'"
-    sha = str(payload.get("sha", ""))
-    for number in store.open_numbers(rt.redis, repo):
-        if store.load_pull(rt.redis, repo, number).head_sha == sha:
-            rt.redis.delete(keys.posted(repo, number))
-            store.audit(rt.redis, repo, "status.forged", number=number, sha=sha,
-                        sender=(payload.get("sender") or {}).get("login"), state=payload.get("state"),
-                        at=datetime.now(UTC).isoformat())
-            request_recompute(rt, repo, number)
-            return f"forged status on #{number} overwritten"
-    return "no open PR at that sha"
+    return own_status.on_status(rt, repo, payload)
 
 
 def _text(value: bytes | str) -> str:
