@@ -15,6 +15,16 @@ def _repo(repo: str) -> str:
     return f"{PREFIX}:{{{repo.lower()}}}"
 
 
+def repo_prefix(repo: str) -> str:
+    """What every key of the repo starts with (its hash tag); a renamed repo's keys move by this prefix."""
+    return _repo(repo)
+
+
+def repo_keys_pattern(repo: str) -> str:
+    """SCAN pattern for every key of the repo. Repo names are ``[A-Za-z0-9_.-]``: no glob characters."""
+    return f"{_repo(repo)}:*"
+
+
 def repo_meta(repo: str) -> str:
     """JSON: installation id, default branch, parsed config or config error."""
     return f"{_repo(repo)}:repo"
