@@ -4,6 +4,7 @@ resolve toward held, whatever the order the events arrive in. Pure core, no I/O.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -74,7 +75,8 @@ TIE_ROWS = [
 
 
 @pytest.mark.parametrize(("steps", "expected"), [r[1:] for r in TIE_ROWS], ids=[r[0] for r in TIE_ROWS])
-def test_same_second_ties_resolve_toward_held_in_any_order(steps: list, expected: list[str]) -> None:
+def test_same_second_ties_resolve_toward_held_in_any_order(steps: list[Callable[[PullState], PullState]],
+                                                           expected: list[str]) -> None:
     finals = set()
     for order in itertools.permutations(steps):
         state = BASE

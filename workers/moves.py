@@ -70,8 +70,10 @@ def _join(redis: Redis, source: str, target: str) -> None:
         for field, value in redis.hgetall(source).items():
             redis.hsetnx(target, field, value)
     elif kind == "stream":
-        for _id, fields in redis.xrange(source):
-            redis.xadd(target, fields, maxlen=store.HISTORY_MAXLEN, approximate=True)
+        for _id, fields in redis.xrange(source) or []:
+            if fields:
+                entry: dict[Any, Any] = dict(fields)
+                redis.xadd(target, entry, maxlen=store.HISTORY_MAXLEN, approximate=True)
     # Strings other than states (verdicts, posted, indexes, config): the new name's are newer.
     redis.delete(source)
 
@@ -122,7 +124,7 @@ def _rewrite_names(redis: Redis, old: str, new: str) -> None:
             pipe.hset(rooms, ident, json.dumps(replace(hold, id=ident, scope=scope).to_dict()))
             pipe.execute()
     exempt = keys.exemptions(new)
-    for number, raw in redis.hgetall(exempt).items():
+    for field, raw in redis.hgetall(exempt).items():
         exemption = Exemption.from_dict(json.loads(raw))
-        redis.hset(exempt, number,
+        redis.hset(exempt, field,
                    json.dumps(replace(exemption, pr_scope=_rescope(exemption.pr_scope, old, new)).to_dict()))
