@@ -126,3 +126,13 @@ def test_worker_starts_with_its_own_slug(github_emulator: GitHubEmulator, redis_
                                          redis_url: str) -> None:
     run = _worker(github_emulator, redis_url, github_emulator.app_slug.upper())  # slugs compare case-blind
     assert run.returncode == 0, run.stderr
+
+
+def test_a_stalled_github_does_not_stall_the_worker_start(github_emulator: GitHubEmulator, redis_client: Any,
+                                                          redis_url: str) -> None:
+    """GET /app hangs (the emulator holds its lock): the check gives up after a few seconds, the worker
+    starts (here: a burst on an empty queue, so it exits 0) and says why in its log."""
+    with github_emulator.lock:
+        run = _worker(github_emulator, redis_url, WRONG_SLUG)
+    assert run.returncode == 0, run.stderr
+    assert "cannot check MERGE_HOLD_APP_SLUG" in run.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,18 +32,37 @@ FORGED_MARK_TTL = 7 * 24 * 3600
 under an active forger is not needed, since a new verdict (or head) starts a new mark anyway."""
 
 
-def check_app_slug(rt: Runtime) -> None:
+SLUG_CHECK_WAIT = 3.0
+"""Seconds the worker waits for `GET /app` at start (it answers in well under one). A GitHub slower
+than that does not hold the worker back: the check is skipped with a warning, since a status equal to
+our last post is ours whatever the slug says."""
+
+
+def check_app_slug(rt: Runtime, wait: float = SLUG_CHECK_WAIT) -> None:
     """At worker start: MERGE_HOLD_APP_SLUG must be this App's slug (`GET /app`). A mismatch is a start-up
     error naming both values; unset, or no App credentials (dry run), there is nothing to check.
-    GitHub unreachable is not a verdict on the slug: logged, and the worker starts."""
+    GitHub failing or slow is not a verdict on the slug: logged, and the worker starts."""
     configured = rt.settings.app_slug
-    if not configured or not isinstance(rt.github, AppGateway):
+    gateway = rt.github
+    if not configured or not isinstance(gateway, AppGateway):
         return
-    try:
-        actual = rt.github.app_slug()
-    except (GithubException, OSError) as exc:
-        log.warning("cannot check MERGE_HOLD_APP_SLUG=%r against GET /app: %s", configured, exc)
+    answer: list[str | Exception | None] = []
+
+    def ask() -> None:
+        try:
+            answer.append(gateway.fetch_app_slug(timeout=wait))
+        except (GithubException, OSError) as exc:
+            answer.append(exc)
+
+    # A thread, so that a GitHub that accepts the connection and then stalls cannot stall the start.
+    asking = threading.Thread(target=ask, name="merge-hold-slug-check", daemon=True)
+    asking.start()
+    asking.join(wait)
+    if not answer or isinstance(answer[0], Exception):
+        why = answer[0] if answer else f"no answer within {wait:g}s"
+        log.warning("cannot check MERGE_HOLD_APP_SLUG=%r against GET /app: %s", configured, why)
         return
+    actual = answer[0]
     if actual and actual.lower() != configured.lower():
         raise SettingsError(
             f"MERGE_HOLD_APP_SLUG: set to {configured!r}, but GitHub says this App's slug is {actual!r} "
