@@ -176,7 +176,8 @@ class Seeding(Store):
                     del self.pulls[(name, number)]
                     pull.repo = new
                     self.pulls[(new.lower(), number)] = pull
-            for item in [*self.comments, *self.reviews, *self.all_statuses]:
+            items: list[Comment | Review | Status] = [*self.comments, *self.reviews, *self.all_statuses]
+            for item in items:
                 if item.repo.lower() == old.lower():
                     item.repo = new
             self.known_shas = {(new.lower() if r == old.lower() else r, sha) for r, sha in self.known_shas}
