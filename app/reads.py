@@ -15,7 +15,8 @@ from typing import Any
 from redis import Redis
 
 from core import keys
-from core.holds import from_iso
+from core.holds import record_hold_active
+from merge_hold import verdicts
 
 REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
@@ -43,8 +44,7 @@ def valid_repo(repo: str) -> bool:
 
 
 def verdict(r: Redis, repo: str, number: int) -> dict[str, Any] | None:
-    record = _json(r.get(keys.verdict(repo, number)))
-    return record if isinstance(record, dict) else None
+    return verdicts.load(r, repo, number)
 
 
 def is_managed(r: Redis, repo: str) -> bool:
@@ -60,7 +60,7 @@ def number_for_branch(r: Redis, repo: str, branch: str) -> int | None:
 
 
 def held_numbers(r: Redis, repo: str) -> list[int]:
-    return sorted(int(n) for n in r.smembers(keys.held_prs(repo)) if _text(n).isdigit())
+    return verdicts.held_numbers(r, repo)
 
 
 def held_heads(r: Redis, repo: str) -> dict[str, dict[str, Any]]:
@@ -84,33 +84,11 @@ def last_posted(r: Redis, repo: str, number: int) -> dict[str, Any] | None:
 
 def held_records(r: Redis, repo: str | None = None) -> list[tuple[str, int, dict[str, Any] | None]]:
     """(repo, number, verdict record or None) for every PR in a held set, by repo then number."""
-    repos = [repo.lower()] if repo else managed_repos(r)
-    pipe = r.pipeline(transaction=False)
-    for name in repos:
-        pipe.smembers(keys.held_prs(name))
-    prs = [
-        (name, int(n))
-        for name, members in zip(repos, pipe.execute(), strict=True)
-        for n in members
-        if _text(n).isdigit()
-    ]
-    prs.sort()
-    pipe = r.pipeline(transaction=False)
-    for name, number in prs:
-        pipe.get(keys.verdict(name, number))
-    records = [_json(raw) for raw in pipe.execute()]
-    return [
-        (name, number, record if isinstance(record, dict) else None)
-        for (name, number), record in zip(prs, records, strict=True)
-    ]
+    return verdicts.held_records(r, [repo.lower()] if repo else managed_repos(r))
 
 
 def hold_active(hold: dict[str, Any], now: datetime) -> bool:
-    try:
-        expires = from_iso(hold.get("expires_at"))
-    except (TypeError, ValueError):
-        return True  # an unreadable expiry is not a reason to hide a hold
-    return expires is None or now < expires
+    return record_hold_active(hold, now)  # the one expiry rule (an unreadable expiry still holds)
 
 
 def active_holds(r: Redis, now: datetime, repo: str | None = None) -> list[dict[str, Any]]:

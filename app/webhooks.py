@@ -38,6 +38,7 @@ RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
     "installation": None,
     "installation_repositories": None,
     "status": None,
+    "repository": frozenset({"renamed", "transferred"}),  # the repo's keys move to its new name
 }
 """Events the service handles, with the actions that matter (None: every action). Design §4."""
 

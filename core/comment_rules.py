@@ -138,10 +138,18 @@ def apply_review(
     at: datetime,
     origin: str,
     config: RepoConfig,
+    permission: Permission,
 ) -> tuple[PullState, list[Outcome]]:
     """A review's effect on its reviewer's hold. Recorded even when `review_holds` is off, so that
-    switching it on later takes effect without re-reading the PR (the verdict applies the switch)."""
+    switching it on later takes effect without re-reading the PR (the verdict applies the switch).
+
+    A changes-requested review holds only from a reviewer with ``hold_permission`` (anyone may review
+    a public repo's PR); from anyone else it changes nothing and is reported as ``refused``."""
     kind = review_state.lower()
+    if kind == "changes_requested" and permission < Permission.parse(config.hold_permission):
+        outcome = _refused(reviewer, reviewer, "changes requested",
+                           f"a changes-requested review holds only with {config.hold_permission} access")
+        return state, _only_if(config.review_holds, outcome)
     if kind == "changes_requested":
         register = Register(at=at, held=True, ref=review_id, reason="changes requested", origin=origin)
         outcome = Outcome("held", reviewer, reviewer, "changes requested", f"@{reviewer} requested changes")

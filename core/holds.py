@@ -34,6 +34,25 @@ def from_iso(text: str | None) -> datetime | None:
     return moment.astimezone(UTC)
 
 
+def active_until(expires_at: datetime | None, now: datetime) -> bool:
+    """The expiry rule, the one place it is spelled: a hold (or exemption) with an expiry counts while
+    ``now`` is before it, and is gone from that instant on; no expiry, no end.
+
+    The agent hook keeps a copy for its start-up budget (`hook/decide.py` ``_expired``), pinned to this
+    rule by `tests/test_expiry_rule.py`."""
+    return expires_at is None or now < expires_at
+
+
+def record_hold_active(hold: dict[str, Any], now: datetime) -> bool:
+    """The expiry rule on a hold as stored in a verdict record (``expires_at`` ISO 8601 or null). An
+    unreadable expiry is not a reason to drop a hold: it still counts."""
+    try:
+        expires = from_iso(hold.get("expires_at"))
+    except (TypeError, ValueError, AttributeError):
+        return True
+    return active_until(expires, now)
+
+
 @dataclass(frozen=True)
 class Hold:
     """One hold on one PR or on a scope of PRs.
@@ -52,7 +71,7 @@ class Hold:
     origin: str = ""
 
     def active(self, now: datetime) -> bool:
-        return self.expires_at is None or now < self.expires_at
+        return active_until(self.expires_at, now)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,7 +112,7 @@ class Exemption:
     origin: str = ""
 
     def active(self, now: datetime) -> bool:
-        return self.expires_at is None or now < self.expires_at
+        return active_until(self.expires_at, now)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -15,6 +15,16 @@ def _repo(repo: str) -> str:
     return f"{PREFIX}:{{{repo.lower()}}}"
 
 
+def repo_prefix(repo: str) -> str:
+    """What every key of the repo starts with (its hash tag); a renamed repo's keys move by this prefix."""
+    return _repo(repo)
+
+
+def repo_keys_pattern(repo: str) -> str:
+    """SCAN pattern for every key of the repo. Repo names are ``[A-Za-z0-9_.-]``: no glob characters."""
+    return f"{_repo(repo)}:*"
+
+
 def repo_meta(repo: str) -> str:
     """JSON: installation id, default branch, parsed config or config error."""
     return f"{_repo(repo)}:repo"
@@ -115,6 +125,33 @@ def audited(repo: str, item: str) -> str:
 def delivery_seen(guid: str) -> str:
     """Set NX per X-GitHub-Delivery: a duplicate delivery changes nothing."""
     return f"{PREFIX}:delivery:{guid}"
+
+
+def forged_overwrite(repo: str, number: int) -> str:
+    """``SHA:VERSION`` of the last verdict put back over a forged status: a forgery is overwritten once
+    per verdict, so a forger re-posting forever (or a misread own status) cannot start a loop."""
+    return f"{_repo(repo)}:pr:{number}:forged"
+
+
+def merge_groups(repo: str, number: int) -> str:
+    """Hash: head SHA -> head ref of each merge group being checked with the PR in it (TTL'd), so that a
+    hold placed meanwhile reaches the group's commit too."""
+    return f"{_repo(repo)}:pr:{number}:groups"
+
+
+def group_posted(repo: str, sha: str) -> str:
+    """JSON of the last status posted on a merge group's head SHA (the economy check for groups)."""
+    return f"{_repo(repo)}:group:{sha}:posted"
+
+
+def group_lock(repo: str, sha: str) -> str:
+    """Serialises the posts on one merge group's SHA, so the last post reads the newest verdict."""
+    return f"{_repo(repo)}:group:{sha}:lock"
+
+
+def config_lock(repo: str) -> str:
+    """Serialises config reloads of one repo: the last to write is the last to have read the branch."""
+    return f"{_repo(repo)}:config:lock"
 
 
 def fanout(repo: str) -> str:

@@ -1,10 +1,13 @@
 """What the server knows of one pull request, as registers that converge under any delivery order.
 
 Every input is recorded as a last-writer-wins register keyed by its *own* timestamp (the comment's
-``created_at``, the review's ``submitted_at``, the PR's ``updated_at``), never by arrival. Ties break
-on a stable reference (comment or review id), so two workers applying the same events in different
-orders end with equal states. Applying an event twice is a no-op. These functions are pure: they
-return a new state and never read a clock.
+``created_at``, the review's ``submitted_at``, the PR's ``updated_at``), never by arrival. Ties fail
+closed (design §3, invariant 9): on equal timestamps the value that holds wins — a hold over a lift, a
+snapshot carrying a label over one without it (the label is *contested*, and a contested hold label
+holds while a contested exempt label exempts nothing) — and only then a stable reference (comment or
+review id) breaks the tie, so two workers applying the same events in different orders end with equal
+states. Applying an event twice is a no-op. These functions are pure: they return a new state and
+never read a clock.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from core.holds import from_iso, to_iso
+from core.holds import active_until, from_iso, to_iso
 
 EPOCH = datetime.fromtimestamp(0, UTC)
 MAX_PUSH_EDGES = 16
@@ -24,6 +27,12 @@ MAX_PUSH_EDGES = 16
 def _order(at: datetime, ref: str) -> tuple[datetime, int, str]:
     # Numeric ids compare as numbers (comment 10 after comment 9), others as text.
     return (at, int(ref) if ref.isdigit() else -1, ref)
+
+
+def _held_order(at: datetime, held: bool, ref: str) -> tuple[datetime, bool, int, str]:
+    """A register's place in time: in the same second a hold beats a lift (ties fail closed), and only
+    between two holds or two lifts does the id decide (GitHub's timestamps have one-second precision)."""
+    return (at, held, *_order(at, ref)[1:])
 
 
 @dataclass(frozen=True)
@@ -40,7 +49,7 @@ class Register:
     """The login as GitHub spells it, for display; registers are keyed by the lower-cased login."""
 
     def newer_than(self, other: Register | None) -> bool:
-        return other is None or _order(self.at, self.ref) > _order(other.at, other.ref)
+        return other is None or _held_order(self.at, self.held, self.ref) > _held_order(other.at, other.held, other.ref)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"at": to_iso(self.at), "held": self.held, "ref": self.ref}
@@ -80,10 +89,24 @@ class Facts:
     open: bool = True
     draft: bool = False
     labels: tuple[str, ...] = ()
+    contested: tuple[str, ...] = ()
+    """Labels that some but not all snapshots of this same second carry (a label and an unlabel in one
+    second): which came last is unknowable, so a contested hold label holds and a contested exempt
+    label does not exempt (ties fail closed)."""
 
-    def key(self) -> tuple[datetime, str]:
-        # A stable tie-break for equal `updated_at` seconds: any total order converges.
-        return (self.at, repr(self.to_dict()))
+    def key(self) -> tuple[datetime, bool, str]:
+        # Equal `updated_at` seconds: an open snapshot wins (it keeps the status posted, a closed one
+        # forgets the PR), then a stable text order, so any arrival order converges.
+        return (self.at, self.open, repr(replace(self, contested=()).to_dict()))
+
+    def maybe_labelled(self, name: str) -> bool:
+        """The label is, or may be, on the PR (present, or contested in the snapshot's second)."""
+        return name in self.labels or name in self.contested
+
+    @property
+    def sure_labels(self) -> tuple[str, ...]:
+        """The labels certainly on the PR: present and not contested."""
+        return tuple(label for label in self.labels if label not in self.contested)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +119,7 @@ class Facts:
             "open": self.open,
             "draft": self.draft,
             "labels": list(self.labels),
+            **({"contested": list(self.contested)} if self.contested else {}),
         }
 
     @classmethod
@@ -110,6 +134,7 @@ class Facts:
             open=bool(data.get("open", True)),
             draft=bool(data.get("draft", False)),
             labels=tuple(data.get("labels", ())),
+            contested=tuple(data.get("contested", ())),
         )
 
 
@@ -196,8 +221,16 @@ class PullState:
 
 
 def record_facts(state: PullState, facts: Facts) -> PullState:
-    if state.facts is not None and facts.key() <= state.facts.key():
+    old = state.facts
+    if old is not None and facts.at < old.at:
         return state
+    if old is not None and facts.at == old.at:
+        # Two snapshots of one second: the key picks one, and the labels they disagree on stay
+        # contested (a union: commutative and idempotent, so the order of arrival does not matter).
+        winner = facts if facts.key() > old.key() else old
+        contested = set(old.contested) | set(facts.contested) | (set(old.labels) ^ set(facts.labels))
+        joined = replace(winner, contested=tuple(sorted(contested)))
+        return state if joined == old else replace(state, facts=joined)
     # Edges that the new head has already passed stay harmless: they start from older shas.
     return replace(state, facts=facts)
 
@@ -278,8 +311,8 @@ def merge_states(mine: PullState, other: PullState) -> PullState:
 
 
 def comment_hold_active(state: PullState, register: Register, now: datetime) -> bool:
-    if not register.held:
+    """A comment hold counts until it expires or a lift of every hold is made after it; a lift in the
+    same second as the hold does not end it (ties fail closed)."""
+    if not register.held or not active_until(register.expires_at, now):
         return False
-    if register.expires_at is not None and now >= register.expires_at:
-        return False
-    return state.lifted_all_at is None or _order(register.at, register.ref) > _order(*state.lifted_all_at)
+    return state.lifted_all_at is None or register.at >= state.lifted_all_at[0]

@@ -91,10 +91,6 @@ class RepoConfig:
     """A `changes_requested` review holds the PR until that reviewer approves or the review is dismissed."""
     hold_label: str = "do-not-merge/hold"
     """The label that holds a PR while present (Prow's name, so teams moving from Prow keep it)."""
-    label_sync: bool = False
-    """Mirror comment holds onto the hold label, as Prow does (`/hold` adds it, the last lift removes
-    it), for boards that filter on the label. Off by default: it writes to PRs, and the label is itself
-    a hold, so it is for teams that want the label as the visible sign."""
     held_state: str = "failure"
     """Status state for a held PR: `failure` (blocks) or `pending` (blocks, shows as waiting)."""
     exempt_labels: tuple[str, ...] = ()
@@ -242,7 +238,6 @@ _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "shared_holds": _bool,
     "review_holds": _bool,
     "hold_label": _label,
-    "label_sync": _bool,
     "held_state": _choice(HELD_STATES),
     "exempt_labels": _labels,
     "freeze_windows": _windows,
@@ -274,7 +269,6 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
         "shared_holds": config.shared_holds,
         "review_holds": config.review_holds,
         "hold_label": config.hold_label,
-        "label_sync": config.label_sync,
         "held_state": config.held_state,
         "exempt_labels": list(config.exempt_labels),
         "freeze_windows": [

@@ -68,7 +68,7 @@ def pr_holds(state: PullState, config: RepoConfig, now: datetime) -> list[Hold]:
             if reg.held and reg.ref not in state.dismissed
         ]
     facts = state.facts
-    if facts is not None and config.hold_label in facts.labels:
+    if facts is not None and facts.maybe_labelled(config.hold_label):
         holds.append(
             Hold(
                 id=f"label:{config.hold_label}",
@@ -106,8 +106,9 @@ def compute_verdict(
             h for h in scoped_holds
             if h.active(now) and scope_applies(h.scope, state.repo, state.number, facts.base)
         ]
-        holds += freeze.freeze_holds(config, state.repo, facts.base, facts.labels, now)
-        exempt_by_label = any(label in config.exempt_labels for label in facts.labels)
+        # Only labels surely on the PR exempt: one contested in a same-second flip does not (ties fail closed).
+        holds += freeze.freeze_holds(config, state.repo, facts.base, facts.sure_labels, now)
+        exempt_by_label = any(label in config.exempt_labels for label in facts.sure_labels)
         if exempt_by_label or (exemption is not None and exemption.active(now)):
             holds = [h for h in holds if h.source not in EXEMPTIBLE]
     holds.sort(key=lambda h: (h.created_at, h.id))

@@ -130,15 +130,15 @@ def redis_reader(url: str) -> Reader:
     from redis import Redis
 
     from core import keys
+    from merge_hold import verdicts
 
     client = Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
     client.ping()
 
     def read(repo: str, number: int) -> Result | None:
-        raw = client.get(keys.verdict(repo, number))
-        if raw is None:
+        verdict = verdicts.load(client, repo, number)
+        if verdict is None:
             return None
-        verdict = json.loads(raw)
         posted_raw = client.get(keys.posted(repo, number))
         posted = json.loads(posted_raw) if posted_raw else None
         if posted is not None and posted.get("sha") != verdict.get("head_sha"):

@@ -9,8 +9,9 @@ other, through the rules of design §3 as a person would read them:
   person's hold, replacing their earlier one; ``/hold cancel``/``/unhold`` lifts their own;
   ``/unhold @x`` and ``/unhold all`` need maintain (a ``@x`` naming oneself is one's own lift);
 - a timed hold is gone once ``now`` reaches its expiry;
-- a reviewer holds while their latest changes-requested/approved review requests changes and has not
-  been dismissed; a merely commented review changes nothing; commands in a review's body count as
+- a reviewer with write access or better holds while their latest changes-requested/approved review
+  requests changes and has not been dismissed (a review from anyone else places nothing); a merely
+  commented review changes nothing; commands in a review's body count as
   the reviewer's comment at the review's time;
 - the hold label holds while present, placed when it was last added;
 - the head is the last pushed SHA.
@@ -157,7 +158,8 @@ def expected(events: list[Event], *, roles: dict[str, str], author: str, now: da
             if event.name == HOLD_LABEL:
                 label_since = event.at if event.added else None
         elif isinstance(event, Reviewed):
-            if event.state in ("changes_requested", "approved"):
+            may_request = rank(roles, event.user) >= ROLE_RANK["write"]
+            if event.state == "approved" or (event.state == "changes_requested" and may_request):
                 review_of[event.user.lower()] = event
             _comment(event, comment_holds, roles=roles, author=author)
         elif isinstance(event, Dismissed):

@@ -135,9 +135,10 @@ def test_refusal_changes_nothing_and_says_why() -> None:
 
 
 def review(state: PullState, who: str, kind: str, rid: str, minute: int,
-           config: RepoConfig = DEFAULT_CONFIG) -> tuple[PullState, list[Outcome]]:
+           config: RepoConfig = DEFAULT_CONFIG, permission: Permission = W) -> tuple[PullState, list[Outcome]]:
     return apply_review(state, reviewer=who, review_state=kind, review_id=rid,
-                        at=T0 + timedelta(minutes=minute), origin=f"review:{rid}", config=config)
+                        at=T0 + timedelta(minutes=minute), origin=f"review:{rid}", config=config,
+                        permission=permission)
 
 
 def review_holders(state: PullState) -> set[str]:
@@ -161,6 +162,39 @@ REVIEW_ROWS: list[tuple[str, list[tuple[str, str, str, int]], set[str]]] = [
      [("rex", "changes_requested", "1", 0), ("rex", "dismissed", "1", 1), ("rex", "changes_requested", "3", 2)],
      {"rex"}),
 ]
+
+
+REVIEW_PERMISSION_ROWS: list[tuple[str, Permission, str, bool]] = [
+    # (why, reviewer's access, config hold_permission, holds?)
+    ("write holds under the default", W, "write", True),
+    ("admin holds", A, "write", True),
+    ("read access does not hold", R, "write", False),
+    ("no access (anyone on a public repo) does not hold", N, "write", False),
+    ("triage does not hold when write is needed", Permission.TRIAGE, "write", False),
+    ("triage holds when the config asks only triage", Permission.TRIAGE, "triage", True),
+    ("write does not hold when the config asks maintain", W, "maintain", False),
+]
+
+
+@pytest.mark.parametrize(("permission", "needed", "holds"), [r[1:] for r in REVIEW_PERMISSION_ROWS],
+                         ids=[r[0] for r in REVIEW_PERMISSION_ROWS])
+def test_changes_requested_holds_only_with_hold_permission(permission: Permission, needed: str,
+                                                           holds: bool) -> None:
+    config = replace(DEFAULT_CONFIG, hold_permission=needed)
+    state, outcomes = review(PullState("acme/widgets", 7), "rex", "changes_requested", "1", 0, config, permission)
+    assert review_holders(state) == ({"rex"} if holds else set())
+    assert [o.kind for o in outcomes] == (["held"] if holds else ["refused"])
+    if not holds:
+        assert state == PullState("acme/widgets", 7)  # nothing recorded: a later permission grant needs a new review
+        assert f"{needed} access" in outcomes[0].message
+
+
+def test_unpermitted_review_does_not_displace_a_permitted_one() -> None:
+    """An approval or request from someone without access never lifts anyone else's review hold."""
+    state, _ = review(PullState("acme/widgets", 7), "rex", "changes_requested", "1", 0)
+    state, _ = review(state, "eve", "changes_requested", "2", 1, permission=N)
+    state, _ = review(state, "eve", "approved", "3", 2, permission=N)
+    assert review_holders(state) == {"rex"}
 
 
 @pytest.mark.parametrize(("events", "held_by"), [r[1:] for r in REVIEW_ROWS], ids=[r[0] for r in REVIEW_ROWS])

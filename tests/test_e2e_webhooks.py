@@ -175,7 +175,8 @@ def test_invalid_repo_config_posts_error_naming_the_file(svc: Service, github_em
 def test_config_push_reloads_and_republishes(svc: Service, github_emulator: GitHubEmulator) -> None:
     svc.deliver("issue_comment", comment("/hold x"))
     svc.drain()
-    github_emulator.set_file(REPO, ".github/merge-hold.yml", "held_state: pending\n", ref="a" * 40)
+    # The push moved master's head to a commit whose config says `pending`: read at the branch.
+    github_emulator.set_file(REPO, ".github/merge-hold.yml", "held_state: pending\n", ref="master")
     push = fixture("push", "payload.json")
     push.update(ref="refs/heads/master", after="a" * 40)
     push["commits"] = [{"added": [], "removed": [], "modified": [".github/merge-hold.yml"]}]
@@ -250,7 +251,7 @@ def test_merge_group_is_held_when_a_grouped_pr_is_held(svc: Service, github_emul
     github_emulator.add_commit(REPO, group_sha)
     svc.deliver("merge_group", group)
     svc.drain()
-    assert status(github_emulator, group_sha) == ("failure", f"Held: PR #{PR}")
+    assert status(github_emulator, group_sha) == ("failure", f"PR #{PR}: Held by @alice: not in the queue")
 
 
 def test_own_events_are_ignored(svc: Service, github_emulator: GitHubEmulator) -> None:

@@ -89,13 +89,15 @@ AGREEMENT: list[tuple[str, Any, bool]] = [
     ("empty mapping", {}, True),
     ("every top-level key", {
         "hold_permission": "triage", "author_can_hold": False, "lift_others_permission": "admin",
-        "shared_holds": True, "review_holds": False, "hold_label": "hold", "label_sync": True,
+        "shared_holds": True, "review_holds": False, "hold_label": "hold",
         "held_state": "pending", "exempt_labels": ["hotfix"], "freeze_windows": []}, True),
     ("hyphen keys", {"hold-permission": "write", "lift-others-permission": "maintain", "held-state": "failure",
                      "exempt-labels": [], "freeze-windows": [], "review-holds": True}, True),
     ("both spellings", {"hold_label": "a", "hold-label": "b"}, False),
     ("mixed spelling", {"author-can_hold": True}, False),
     ("unknown key", {"hold_lable": "x"}, False),
+    ("label_sync was never implemented and is gone", {"label_sync": True}, False),
+    ("label-sync neither", {"label-sync": False}, False),
     ("top-level list", ["hold_label"], False),
     ("top-level string", "hold", False),
     ("bad held_state", {"held_state": "error"}, False),
@@ -173,7 +175,7 @@ def test_values_are_normalised() -> None:
 
 
 def test_to_mapping_round_trips() -> None:
-    config = from_mapping({"held_state": "pending", "label_sync": True, **win(timezone="Asia/Tokyo")})
+    config = from_mapping({"held_state": "pending", **win(timezone="Asia/Tokyo")})
     mapping = to_mapping(config)
     assert schema_valid(mapping)
     assert from_mapping(json.loads(json.dumps(mapping))) == config

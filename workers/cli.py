@@ -32,6 +32,9 @@ def main(argv: list[str]) -> int:
         from workers import runtime
 
         rt = runtime.install(runtime.build(settings))
+        from workers.own_status import check_app_slug
+
+        check_app_slug(rt)  # a wrong MERGE_HOLD_APP_SLUG would misread our own statuses: refuse to start
     except SettingsError as exc:
         print(f"merge-hold worker: {exc}", file=sys.stderr)
         return 78  # EX_CONFIG

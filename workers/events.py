@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 from core import keys
@@ -22,8 +20,8 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import store
-from workers.publish import post_if_changed, repo_config, request_recompute
+from workers import groups, moves, own_status, store
+from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
 from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
 from workers.runtime import Runtime, current
@@ -35,6 +33,8 @@ PERMISSION_TTL = 600
 DELIVERY_SEEN_TTL = 3 * 24 * 3600
 """GitHub redelivers within three days; a delivery processed once is skipped for that long."""
 ZERO_SHA = "0" * 40
+CONFIG_LOCK_TIMEOUT = 30
+"""A config reload is one contents read; a lock held longer belongs to a dead worker."""
 
 Handler = Callable[[Runtime, dict[str, Any]], str]
 
@@ -157,7 +157,8 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
             state = record_facts(state, facts)
         state, found = apply_review(
             state, reviewer=reviewer, review_state="dismissed" if action == "dismissed" else str(review.get("state")),
-            review_id=str(review["id"]), at=at, origin=review.get("html_url", ""), config=config)
+            review_id=str(review["id"]), at=at, origin=review.get("html_url", ""), config=config,
+            permission=permission)
         if action == "submitted" and review.get("body"):
             state, more = apply_comment(
                 state, review["body"], actor=reviewer, permission=permission,
@@ -217,9 +218,14 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
             request_recompute(rt, repo, int(number))
             moved = 1
     if branch == meta.default_branch and _touches_config(payload):
-        load_repo_config(rt, repo, installation_id=meta.installation_id, default_branch=meta.default_branch,
-                         private=meta.private, previous=meta, ref=after)
-        store.audit(rt.redis, repo, "config.reloaded", sha=after)
+        # Read at the branch's current head, never at this push's `after`: pushes handled out of order
+        # would otherwise restore an older config. Reloads of one repo are serialised, so the last to
+        # write is the last to have read the branch, which already holds every push delivered so far.
+        with rt.redis.lock(keys.config_lock(repo), timeout=CONFIG_LOCK_TIMEOUT, sleep=0.05,
+                           blocking_timeout=CONFIG_LOCK_TIMEOUT):
+            load_repo_config(rt, repo, installation_id=meta.installation_id, default_branch=meta.default_branch,
+                             private=meta.private, previous=meta)
+        store.audit(rt.redis, repo, "config.reloaded", sha=after, ref=meta.default_branch)
         return f"config-reloaded, republished {republish(rt, repo)}"
     return f"moved {moved}"
 
@@ -233,30 +239,14 @@ def _touches_config(payload: dict[str, Any]) -> bool:
     return any(CONFIG_PATH in (head.get(f) or []) for f in ("added", "modified", "removed"))
 
 
-GROUP_PR = re.compile(r"/pr-(\d+)-")
-MESSAGE_PR = re.compile(r"#(\d+)\b")
-
-
 def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
-    """A merge queue group's commit gets the status too: held if any PR in the group is held."""
+    """A merge queue group's commit gets its PR's status too (the PR named by the group's branch)."""
     repo = repo_name(payload)
     group = payload.get("merge_group") or {}
     if payload.get("action") != "checks_requested" or repo is None or not group.get("head_sha"):
         return "ignored"
     _meta(rt, repo, payload)
-    numbers = {int(n) for n in GROUP_PR.findall(str(group.get("head_ref", "")))}
-    numbers |= {int(n) for n in MESSAGE_PR.findall(str((group.get("head_commit") or {}).get("message", "")))}
-    held = sorted(n for n in numbers if rt.redis.sismember(keys.held_prs(repo), str(n)))
-    unknown = sorted(n for n in numbers if store.load_verdict(rt.redis, repo, n) is None)
-    if held:
-        status = {"state": "failure", "context": CONTEXT,
-                  "description": f"Held: PR #{held[0]}" + (f" (+{len(held) - 1} more)" if len(held) > 1 else "")}
-    elif unknown or not numbers:
-        status = {"state": "error", "context": CONTEXT,
-                  "description": "Cannot establish holds for this merge group"}
-    else:
-        status = {"state": "success", "context": CONTEXT, "description": "No holds"}
-    return post_if_changed(rt, repo, 0, str(group["head_sha"]), status)
+    return groups.checks_requested(rt, repo, group)
 
 
 def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
@@ -296,22 +286,25 @@ def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
 
 
 def on_status(rt: Runtime, payload: dict[str, Any]) -> str:
-    """A `merge-hold` status not posted by our App is forged: record it and put ours back."""
+    """A `merge-hold` status we did not post is forged: record it and put ours back, once per verdict."""
     repo = repo_name(payload)
-    if repo is None or payload.get("context") != CONTEXT or _is_own(rt, payload):
+    if repo is None or payload.get("context") != CONTEXT:
         return "ignored"
-    if rt.bot_login is None and not rt.settings.dry_run and rt.settings.has_app_credentials:
-        return "ignored: MERGE_HOLD_APP_SLUG unset, cannot tell our statuses from others'"
-    sha = str(payload.get("sha", ""))
-    for number in store.open_numbers(rt.redis, repo):
-        if store.load_pull(rt.redis, repo, number).head_sha == sha:
-            rt.redis.delete(keys.posted(repo, number))
-            store.audit(rt.redis, repo, "status.forged", number=number, sha=sha,
-                        sender=(payload.get("sender") or {}).get("login"), state=payload.get("state"),
-                        at=datetime.now(UTC).isoformat())
-            request_recompute(rt, repo, number)
-            return f"forged status on #{number} overwritten"
-    return "no open PR at that sha"
+    return own_status.on_status(rt, repo, payload)
+
+
+def on_repository(rt: Runtime, payload: dict[str, Any]) -> str:
+    """A renamed or transferred repo: its holds, exemptions, room holds, config and indexes move to the
+    new name, and its PRs are republished under it."""
+    new = repo_name(payload)
+    old = moves.old_name(payload)
+    if payload.get("action") not in ("renamed", "transferred") or new is None or old is None:
+        return "ignored"
+    if store.load_repo(rt.redis, old) is None and store.load_repo(rt.redis, new) is None:
+        return "not managed"
+    moved = moves.move_repo(rt, old, new, _installation_id(payload))
+    store.audit(rt.redis, new, "repo.moved", old=old, new=new, action=payload.get("action"), keys=moved)
+    return f"moved {moved} keys from {old}, republished {republish(rt, new)}"
 
 
 def _text(value: bytes | str) -> str:
@@ -327,4 +320,5 @@ HANDLERS: dict[str, Handler] = {
     "installation": on_installation,
     "installation_repositories": on_installation_repositories,
     "status": on_status,
+    "repository": on_repository,
 }

@@ -227,6 +227,15 @@ class AppGateway:
         slug: str | None = self._integration.get_app().slug
         return slug
 
+    def fetch_app_slug(self, timeout: float) -> str | None:
+        """`GET /app` on a client of its own (safe from another thread), without retries: the start-up
+        slug check must not hang on a slow GitHub."""
+        client = Github(base_url=self.api_url, auth=self._app_auth, retry=None, timeout=max(1, int(timeout)),
+                        seconds_between_requests=None, seconds_between_writes=None)
+        _headers, data = client.requester.requestJsonAndCheck("GET", "/app")
+        slug = data.get("slug") if isinstance(data, dict) else None
+        return str(slug) if slug else None
+
     def _app_client(self) -> Github:
         # App-level endpoints (JWT): PyGithub signs with PyJWT through `AppAuth`.
         return Github(base_url=self.api_url, auth=self._app_auth, retry=_retry(), per_page=100,

@@ -24,7 +24,7 @@ from core.prstate import PullState
 from core.repo_config import ConfigError, RepoConfig
 from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record
-from workers import store
+from workers import groups, store
 from workers.config_loader import load_config
 from workers.runtime import Runtime, current
 from workers.sync import sync_pull
@@ -94,6 +94,7 @@ def publish(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     held_state = config.held_state if config else "failure"
     status = build_status(verdict, held_state=held_state, target_url=target_url(rt, repo, number))
     _write_record(rt, state, verdict, status, now, config.hold_label if config else None)
+    groups.follow(rt, repo, number)  # merge groups checking this PR carry its verdict too
     if config is not None:
         _schedule_wakeup(rt, repo, number, verdict, config, now)
     return post_if_changed(rt, repo, number, verdict.head_sha, status)

@@ -26,6 +26,7 @@ from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.durations import format_duration
 from core.holds import Exemption, Hold, Source, from_iso
 from core.scopes import scope_applies, scope_repo
+from merge_hold import verdicts
 from workers import store
 from workers.fanout import repos_in_scope, request_fanout
 from workers.publish import request_recompute
@@ -184,16 +185,14 @@ def open_prs_in_scope(redis: Redis, scope: str) -> int:
 def held_prs(redis: Redis, scope: str | None) -> list[tuple[str, dict[str, Any]]]:
     """``(o/r#n, verdict record)`` of each held PR within ``scope``."""
     found = []
-    for repo in _all_repos(redis) if scope is None else repos_in_scope(redis, scope):
-        for raw in sorted(redis.smembers(keys.held_prs(repo)), key=int):
-            number = int(raw)
-            record = store.load_verdict(redis, repo, number)
-            if record is None:
-                continue
-            if scope is not None and ("#" in scope or "@" in scope) and not scope_applies(
-                    scope, repo, number, str(record.get("base") or "")):
-                continue
-            found.append((f"{repo}#{number}", record))
+    repos = _all_repos(redis) if scope is None else repos_in_scope(redis, scope)
+    for repo, number, record in verdicts.held_records(redis, list(repos)):
+        if record is None:
+            continue
+        if scope is not None and ("#" in scope or "@" in scope) and not scope_applies(
+                scope, repo, number, str(record.get("base") or "")):
+            continue
+        found.append((f"{repo}#{number}", record))
     return found
 
 

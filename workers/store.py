@@ -18,6 +18,7 @@ from redis import Redis, WatchError
 from core import keys
 from core.holds import Exemption, Hold
 from core.prstate import PullState
+from merge_hold import verdicts
 
 CLOSED_STATE_TTL = 30 * 24 * 3600
 """A closed PR's state is kept a month as a tombstone, so a late event cannot resurrect it as open."""
@@ -115,8 +116,7 @@ def exemption(redis: Redis, repo: str, number: int) -> Exemption | None:
 
 
 def load_verdict(redis: Redis, repo: str, number: int) -> dict[str, Any] | None:
-    raw = redis.get(keys.verdict(repo, number))
-    return json.loads(raw) if raw else None
+    return verdicts.load(redis, repo, number)  # the one reader
 
 
 def audit(redis: Redis, repo: str | None, event: str, **data: Any) -> None:

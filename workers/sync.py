@@ -30,6 +30,8 @@ def history_state(rt: Runtime, repo: str, pull: dict[str, Any], config: RepoConf
     state = record_facts(PullState(repo=repo, number=number), facts_from_pull(pull))
     events: list[tuple[datetime, int, str, dict[str, Any]]] = []
     for comment in rt.github.list_comments(repo, number):
+        if edited(comment):
+            continue
         events.append((from_iso(comment.get("created_at")) or EPOCH, int(comment["id"]), "comment", comment))
     for review in rt.github.list_reviews(repo, number):
         events.append((from_iso(review.get("submitted_at")) or EPOCH, int(review["id"]), "review", review))
@@ -44,15 +46,26 @@ def history_state(rt: Runtime, repo: str, pull: dict[str, Any], config: RepoConf
             if review_state == "dismissed":
                 # A dismissed review still says what it was; GitHub's REST list shows only DISMISSED.
                 state, _ = apply_review(state, reviewer=login, review_state="changes_requested",
-                                        review_id=str(ref), at=at, origin=item.get("html_url", ""), config=config)
+                                        review_id=str(ref), at=at, origin=item.get("html_url", ""), config=config,
+                                        permission=permissions[login])
             state, _ = apply_review(state, reviewer=login, review_state=review_state, review_id=str(ref), at=at,
-                                    origin=item.get("html_url", ""), config=config)
+                                    origin=item.get("html_url", ""), config=config, permission=permissions[login])
         body = item.get("body") or ""
         if body:
             state, _ = apply_comment(state, body, actor=login, permission=permissions[login],
                                      is_author=login == author, at=at, ref=str(ref),
                                      origin=item.get("html_url", ""), config=config)
     return replace(state, synced=True)
+
+
+def edited(comment: dict[str, Any]) -> bool:
+    """A comment edited after it was made. Its first body, the one that carried the command when it
+    was created, is gone (REST shows only the current one), and the README's rule is that edited
+    comments are ignored: an edit cannot place or lift a hold. So a rebuild skips it — replaying the new
+    body, at its creation time or at the edit's, would let the edit do exactly that. The live path
+    agrees: only `created` comment events are applied."""
+    created, updated = from_iso(comment.get("created_at")), from_iso(comment.get("updated_at"))
+    return created is not None and updated is not None and updated > created
 
 
 def sync_pull(rt: Runtime, state: PullState, config: RepoConfig | None) -> PullState:

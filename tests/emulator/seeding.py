@@ -152,6 +152,36 @@ class Seeding(Store):
                     return
             raise KeyError(f"no review {review_id} on {repo}#{number}")
 
+    def edit_issue_comment(self, comment_id: int, *, body: str, updated_at: When = None) -> None:
+        """A comment's author edits it: the body changes, `updated_at` moves, `created_at` stays."""
+        with self.lock:
+            for comment in self.comments:
+                if comment.id == comment_id:
+                    comment.body = body
+                    comment.updated_at = parse_time(updated_at, self.clock())
+                    return
+            raise KeyError(f"no comment {comment_id}")
+
+    def rename_repo(self, old: str, new: str, *, installation_id: int | None = None) -> None:
+        """The repo is renamed or transferred (``new`` is its new ``owner/name``); everything on it moves."""
+        with self.lock:
+            repo = self.require_repo(old)
+            del self.repos[old.lower()]
+            repo.full_name = new
+            if installation_id is not None:
+                repo.installation_id = installation_id
+            self.repos[new.lower()] = repo
+            for (name, number), pull in list(self.pulls.items()):
+                if name == old.lower():
+                    del self.pulls[(name, number)]
+                    pull.repo = new
+                    self.pulls[(new.lower(), number)] = pull
+            items: list[Comment | Review | Status] = [*self.comments, *self.reviews, *self.all_statuses]
+            for item in items:
+                if item.repo.lower() == old.lower():
+                    item.repo = new
+            self.known_shas = {(new.lower() if r == old.lower() else r, sha) for r, sha in self.known_shas}
+
     def add_status(self, repo: str, sha: str, *, state: str, context: str, description: str | None = None,
                    target_url: str | None = None, creator: str = "octocat",
                    created_at: When = None) -> int:

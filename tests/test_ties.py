@@ -1,0 +1,135 @@
+"""Ties fail closed (design §3, invariant 9): equal timestamps on a register that decides holdness
+resolve toward held, whatever the order the events arrive in. Pure core, no I/O."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.comment_rules import apply_comment, apply_review
+from core.holds import Hold, Source
+from core.permissions import Permission
+from core.prstate import Facts, PullState, merge_states, record_facts, record_label
+from core.repo_config import DEFAULT_CONFIG
+from core.verdict import compute_verdict
+
+T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+NOW = T + timedelta(hours=1)
+LABEL = DEFAULT_CONFIG.hold_label
+EXEMPT = "emergency"
+CONFIG = replace(DEFAULT_CONFIG, exempt_labels=(EXEMPT,))
+ROOM = Hold("room:1", Source.ROOM, "acme/widgets", "ops", "release", T - timedelta(days=1))
+
+
+def snapshot(labels: tuple[str, ...], *, at: datetime = T, open_: bool = True, sha: str = "a" * 40) -> Facts:
+    return Facts(at=at, head_sha=sha, head_ref="feature", head_repo="acme/widgets", base="main",
+                 author="otto", open=open_, labels=labels)
+
+
+def held(state: PullState, scoped: tuple[Hold, ...] = ()) -> list[str]:
+    verdict = compute_verdict(state, config=CONFIG, now=NOW, scoped_holds=scoped)
+    return [h.id for h in verdict.holds]
+
+
+def comment(state: PullState, body: str, ref: str, at: datetime = T, actor: str = "alice",
+            permission: Permission = Permission.MAINTAIN) -> PullState:
+    new, _ = apply_comment(state, body, actor=actor, permission=permission, is_author=False, at=at, ref=ref,
+                           origin="", config=CONFIG)
+    return new
+
+
+def review(state: PullState, kind: str, ref: str) -> PullState:
+    new, _ = apply_review(state, reviewer="rex", review_state=kind, review_id=ref, at=T, origin="",
+                          config=CONFIG, permission=Permission.WRITE)
+    return new
+
+
+BASE = record_facts(PullState("acme/widgets", 7), snapshot((), at=T - timedelta(minutes=5)))
+
+# Each row: why, the same-second steps (applied in every order), the hold ids the verdict must show.
+TIE_ROWS = [
+    ("/hold and /unhold by one holder in one second",
+     [lambda s: comment(s, "/hold", "11"), lambda s: comment(s, "/unhold", "12")], ["comment:alice"]),
+    ("same, the lift with the lower id",
+     [lambda s: comment(s, "/hold", "12"), lambda s: comment(s, "/unhold", "11")], ["comment:alice"]),
+    ("/unhold all in the hold's second does not end it",
+     [lambda s: comment(s, "/hold", "11", actor="bob", permission=Permission.WRITE),
+      lambda s: comment(s, "/unhold all", "12")], ["comment:bob"]),
+    ("changes requested and approved in one second",
+     [lambda s: review(s, "changes_requested", "21"), lambda s: review(s, "approved", "22")], ["review:rex"]),
+    ("label and unlabel snapshots of one second",
+     [lambda s: record_facts(s, snapshot((LABEL,))), lambda s: record_facts(s, snapshot(()))], [f"label:{LABEL}"]),
+    ("label and unlabel events of one second",
+     [lambda s: record_label(record_facts(s, snapshot((LABEL,))), LABEL, T, True),
+      lambda s: record_label(record_facts(s, snapshot(())), LABEL, T, False)], [f"label:{LABEL}"]),
+    ("closed and reopened in one second stays open (and so published)",
+     [lambda s: record_facts(s, snapshot((LABEL,), open_=False)), lambda s: record_facts(s, snapshot((LABEL,)))],
+     [f"label:{LABEL}"]),
+]
+
+
+@pytest.mark.parametrize(("steps", "expected"), [r[1:] for r in TIE_ROWS], ids=[r[0] for r in TIE_ROWS])
+def test_same_second_ties_resolve_toward_held_in_any_order(steps: list[Callable[[PullState], PullState]],
+                                                           expected: list[str]) -> None:
+    finals = set()
+    for order in itertools.permutations(steps):
+        state = BASE
+        for step in order:
+            state = step(state)
+        state = order[0](state)  # a duplicate changes nothing
+        assert held(state) == expected, [s.__name__ for s in order]
+        assert state.facts is not None and state.facts.open
+        finals.add(repr(state.to_dict()))
+    assert len(finals) == 1  # every order ends in the same state
+
+
+def test_contested_exempt_label_does_not_exempt() -> None:
+    with_label = record_facts(BASE, snapshot((EXEMPT,)))
+    assert held(with_label, (ROOM,)) == []  # surely exempt: the room hold does not apply
+    for first, second in [((EXEMPT,), ()), ((), (EXEMPT,))]:
+        state = record_facts(record_facts(BASE, snapshot(first)), snapshot(second))
+        assert held(state, (ROOM,)) == ["room:1"]
+
+
+def test_a_later_snapshot_settles_the_contest() -> None:
+    state = record_facts(record_facts(BASE, snapshot((LABEL,))), snapshot(()))
+    assert state.facts is not None and state.facts.contested == (LABEL,)
+    later = record_facts(state, snapshot((), at=T + timedelta(seconds=1)))
+    assert later.facts is not None and later.facts.contested == ()
+    assert held(later) == []
+    assert PullState.from_dict(state.to_dict()) == state  # the contest survives storage
+
+
+def test_a_one_second_difference_is_not_a_tie() -> None:
+    lifted = comment(comment(BASE, "/hold", "11"), "/unhold", "12", at=T + timedelta(seconds=1))
+    assert held(lifted) == []
+    unlabelled = record_facts(record_facts(BASE, snapshot((LABEL,))), snapshot((), at=T + timedelta(seconds=1)))
+    assert held(unlabelled) == []
+
+
+LABEL_SETS = st.sampled_from([(), (LABEL,), (EXEMPT,), (LABEL, EXEMPT), ("bug",)])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(LABEL_SETS, min_size=1, max_size=5), st.data())
+def test_same_second_snapshots_join_in_any_order(label_sets: list[tuple[str, ...]], data: st.DataObject) -> None:
+    snapshots = [snapshot(labels, sha=f"{i:040d}") for i, labels in enumerate(label_sets)]
+    shuffled = data.draw(st.permutations(snapshots))
+    one, two = BASE, BASE
+    for s in snapshots:
+        one = record_facts(one, s)
+    for s in shuffled:
+        two = record_facts(two, s)
+    assert one == two
+    assert merge_states(BASE, one) == one == merge_states(one, BASE)
+    assert one.facts is not None
+    union = set().union(*label_sets)
+    common = set(label_sets[0]).intersection(*label_sets)
+    assert set(one.facts.contested) == union - common
+    assert (f"label:{LABEL}" in held(one)) == (LABEL in union)
