@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from app.webhooks import RELEVANT_ACTIONS
+from core.deliveries import RELEVANT_ACTIONS
 from merge_hold.settings import FIELDS
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
