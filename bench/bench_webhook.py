@@ -10,7 +10,7 @@ receive the same signed 20 KB `pull_request` deliveries (a fresh X-GitHub-Delive
 
 The two servers are measured in alternating rounds (no-op, merge-hold, no-op, ...) and each keeps its
 best round, so a burst of load elsewhere on the machine does not decide the ratio. The deliveries go to
-a queue of their own, deleted afterwards, so no worker ever runs them. Redis: ``REDIS_URL`` if set,
+a queue (and intake list) of their own, deleted afterwards, so no worker ever runs them. Redis: ``REDIS_URL`` if set,
 else a throwaway redis-server. ``BENCH_SECONDS`` sets each round's measured seconds (default 3).
 """
 
@@ -91,8 +91,11 @@ def _drop_queue(url: str, queue: str) -> None:
     from redis import Redis
     from rq import Queue
 
+    from core import keys
+
     client = Redis.from_url(url)
     Queue(queue, connection=client).delete(delete_jobs=True)
+    client.delete(keys.intake(queue))  # acknowledged deliveries wait here for a pump that never runs
     client.close()
 
 
