@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -48,7 +49,7 @@ class SentinelGroup:
         """The port the sentinels currently name as primary (None while none answers)."""
         for sentinel in self.sentinels:
             try:
-                host_port = sentinel.client().execute_command("SENTINEL", "get-master-addr-by-name", SERVICE)
+                host_port: Any = sentinel.client().sentinel_get_master_addr_by_name(SERVICE)
             except redis.RedisError:
                 continue
             if host_port:
@@ -126,10 +127,10 @@ def _wait_ready(group: SentinelGroup, timeout: float = 30.0) -> None:
         synced = info.get("connected_slaves", 0) == want_replicas
         known = True
         for sentinel in group.sentinels:
-            state = sentinel.client().execute_command("SENTINEL", "master", SERVICE)
-            fields = dict(zip(state[::2], state[1::2], strict=True))
-            known = known and int(fields[b"num-slaves"]) >= want_replicas \
-                and int(fields[b"num-other-sentinels"]) >= want_peers
+            # redis-py parses SENTINEL MASTER into a dict of typed fields.
+            state: Any = sentinel.client().sentinel_master(SERVICE)
+            known = known and int(state["num-slaves"]) >= want_replicas \
+                and int(state["num-other-sentinels"]) >= want_peers
         if synced and known:
             return
         time.sleep(0.1)
