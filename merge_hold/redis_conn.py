@@ -53,6 +53,7 @@ def connect(url: str, profile: Profile = "worker", **overrides: Any) -> Redis:
 
     target = parse_sentinel(url)
     tls = {"ssl": True} if target.tls else {}
+    options["connection_class"] = _following_connection(target.tls)
     sentinel_options = {"socket_connect_timeout": options["socket_connect_timeout"],
                         "socket_timeout": options["socket_connect_timeout"], **tls}
     # redis-py's Sentinel is untyped; the client it returns is a plain `Redis` on a sentinel-aware pool.
@@ -61,6 +62,30 @@ def connect(url: str, profile: Profile = "worker", **overrides: Any) -> Redis:
         db=target.db, username=target.username, password=target.password, **tls, **options)
     client: Redis = sentinel.master_for(target.service, redis_class=Redis)  # type: ignore[no-untyped-call]
     return client
+
+
+def _following_connection(tls: bool) -> type:
+    """A Sentinel-managed connection that asks the sentinels for the primary on *every* reconnect.
+
+    redis-py 8.1 re-queries Sentinel only when a connection is taken from the pool; a command retried
+    after its connection dropped reconnects to the cached address — the dead primary — and the retry
+    backs off there until it gives up (seen in tests/test_sentinel_failover.py: an idle worker stuck in
+    BLMOVE for minutes after a failover). Here each reconnect asks again, and a failed connect is left
+    to the command's own retry (which asks again) instead of retrying the same address.
+    """
+    from redis.sentinel import SentinelManagedConnection, SentinelManagedSSLConnection
+
+    base: Any = SentinelManagedSSLConnection if tls else SentinelManagedConnection
+
+    class FollowingConnection(base):  # type: ignore[misc]
+        def connect_check_health(self, check_health: bool = True, retry_socket_connect: bool = True) -> None:
+            if self._sock:
+                return
+            if self.connection_pool.is_master:
+                self.host, self.port = self.connection_pool.get_master_address()
+            super().connect_check_health(check_health=check_health, retry_socket_connect=False)
+
+    return FollowingConnection
 
 
 def describe(url: str) -> str:

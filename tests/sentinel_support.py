@@ -38,7 +38,16 @@ class SentinelGroup:
     primary: Node
     replicas: list[Node]
     sentinels: list[Node]
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    workdir: Path
+    extra: list[Node] = field(default_factory=list)
+
+    def restart_primary(self) -> None:
+        """Start a fresh, empty redis-server on the old primary's port (the killed one's data is gone);
+        Sentinel notices it and turns it into a replica of the current primary."""
+        folder = self.workdir / f"primary-again-{time.monotonic_ns()}"
+        folder.mkdir()
+        self.primary = _start(_server_args(self.primary.port, folder), self.primary.port)
+        self.extra.append(self.primary)
 
     @property
     def url(self) -> str:
@@ -71,12 +80,16 @@ def _start(args: list[str], port: int) -> Node:
     raise RuntimeError(f"nothing answered on port {port}")
 
 
+def _server_args(port: int, folder: Path, *extra: str) -> list[str]:
+    return [redis_server_binary(), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
+            "--save", "", "--appendonly", "no", "--loglevel", "warning", *extra]
+
+
 def _server(workdir: Path, name: str, *extra: str) -> Node:
     port = free_port()
     folder = workdir / name
     folder.mkdir()
-    return _start([redis_server_binary(), "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
-                   "--save", "", "--appendonly", "no", "--loglevel", "warning", *extra], port)
+    return _start(_server_args(port, folder, *extra), port)
 
 
 def _sentinel(workdir: Path, name: str, primary_port: int, quorum: int) -> Node:
@@ -97,6 +110,7 @@ def _sentinel(workdir: Path, name: str, primary_port: int, quorum: int) -> Node:
 @contextmanager
 def sentinel_group(workdir: Path, *, replicas: int = 1, sentinels: int = 3) -> Iterator[SentinelGroup]:
     nodes: list[Node] = []
+    group: SentinelGroup | None = None
     try:
         primary = _server(workdir, "primary")
         nodes.append(primary)
@@ -105,11 +119,11 @@ def sentinel_group(workdir: Path, *, replicas: int = 1, sentinels: int = 3) -> I
         nodes += copies
         watchers = [_sentinel(workdir, f"sentinel{i}", primary.port, sentinels // 2 + 1) for i in range(sentinels)]
         nodes += watchers
-        group = SentinelGroup(primary, copies, watchers)
+        group = SentinelGroup(primary, copies, watchers, workdir)
         _wait_ready(group)
         yield group
     finally:
-        for node in reversed(nodes):
+        for node in reversed([*nodes, *(group.extra if group else [])]):
             if node.process.poll() is None:
                 node.process.terminate()
                 try:
