@@ -110,9 +110,12 @@ def _receive(event: str | None) -> tuple[tuple[Response, int], str]:
     try:
         durable(svc.redis, keys.intake(svc.settings.queue_name), pack(event, delivery_id, body),
                 svc.settings.min_replicas)
+    except TooFewReplicas as exc:
+        log.warning("could not queue delivery %s (%s): %s", delivery_id or "-", event, exc)
+        return _error("could not queue the delivery; retry later", 503), "unavailable"
     except Exception:
-        # Whatever failed (Redis down, a timeout, too few replicas), the delivery is not durably queued:
-        # say so, and GitHub (or the redelivery sweep) brings it back.
+        # Whatever failed (Redis down, a timeout), the delivery is not durably queued: say so, and GitHub
+        # (or the redelivery sweep) brings it back.
         log.exception("could not queue delivery %s (%s)", delivery_id or "-", event)
         return _error("could not queue the delivery; retry later", 503), "unavailable"
     return (jsonify(queued=job_id(delivery_id)), 202), "queued"
