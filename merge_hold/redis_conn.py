@@ -6,8 +6,9 @@ command that reconnects lands on the promoted replica. Two profiles:
 
 - ``web``: fail fast. A webhook must get its 503 well inside GitHub's 10 s timeout; a blip gets three
   quick retries, then GitHub (or our redelivery sweep) delivers again.
-- ``worker``: ride it out. Each command is retried with backoff for about half a minute, which covers a
-  Sentinel failover (down-after-milliseconds plus the election) and a Redis restart.
+- ``worker``: ride it out. Each command is retried 30 times with backoff up to 2 s apart (and, on a plain
+  URL, each reconnect too), which covers a Sentinel failover (down-after-milliseconds plus the
+  election) and a Redis restart.
 
 rq needs raw bytes, so responses are never decoded.
 """
@@ -28,7 +29,7 @@ Profile = Literal["web", "worker"]
 _PROFILES: dict[str, dict[str, Any]] = {
     "web": {"socket_connect_timeout": 2.0, "socket_timeout": 5.0,
             "retry": lambda: Retry(ExponentialBackoff(cap=0.2, base=0.02), 3)},
-    # 30 retries, 0.05 s doubling to 2 s: about 45 s in all before a command gives up.
+    # 30 retries, 0.05 s doubling to 2 s: about 50 s of attempts before a command gives up.
     "worker": {"socket_connect_timeout": 2.0, "socket_timeout": 30.0,
                "retry": lambda: Retry(ExponentialBackoff(cap=2.0, base=0.05), 30)},
 }
