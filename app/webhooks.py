@@ -50,8 +50,11 @@ def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
 
 def read_capped(limit: int) -> bytes | None:
     """The raw body, or None when it exceeds ``limit`` (checked on Content-Length, then while reading)."""
-    if request.content_length is not None and request.content_length > limit:
-        return None
+    if request.content_length is not None:
+        if request.content_length > limit:
+            return None
+        # Announced and within the cap (GitHub always announces it): one read, as any receiver does.
+        return request.get_data(cache=False)
     # Werkzeug enforces this on chunked bodies too, where no Content-Length announces the size.
     request.max_content_length = limit
     parts: list[bytes] = []
