@@ -10,12 +10,11 @@ from dataclasses import dataclass
 
 from flask import Flask, current_app
 from redis import Redis
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 from rq import Queue
 
 from app.auth import TokenStore
 from app.health import Metrics
+from merge_hold.redis_conn import connect
 from merge_hold.settings import Settings
 
 EXTENSION = "merge_hold"
@@ -31,19 +30,9 @@ class Services:
 
 
 def redis_client(url: str) -> Redis:
-    """A client that fails fast: a webhook must get its 503 well inside GitHub's 10 s timeout.
-
-    redis-py's default retries a refused connection ten times with backoff (seconds); here a blip
-    gets three quick retries and then the request answers 503 and GitHub redelivers. rq needs raw
-    bytes, so responses are not decoded.
-    """
-    return Redis.from_url(
-        url,
-        socket_connect_timeout=2.0,
-        socket_timeout=5.0,
-        retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 3),
-        health_check_interval=30,
-    )
+    """The web tier's client: fails fast (`merge_hold.redis_conn`'s ``web`` profile), so that a webhook
+    gets its 503 well inside GitHub's 10 s timeout. Works with ``redis+sentinel://`` URLs."""
+    return connect(url, "web")
 
 
 def services(app: Flask | None = None) -> Services:

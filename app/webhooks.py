@@ -1,8 +1,11 @@
-"""`POST /webhooks/github`: verify, filter cheaply, queue durably, acknowledge. Nothing else.
+"""`POST /webhooks/github`: verify, filter on the event header, store durably, acknowledge. Nothing else.
 
-Contract (design §4, invariant 4): a delivery gets a 2xx only once it is in the rq queue; any failure
-to queue answers 503 so that GitHub (and our redelivery sweep) brings it back. No GitHub call and no
-state change happen here; the workers decide everything beyond "is this worth a job".
+Contract (design §4, invariant 4): a delivery gets a 2xx only once its raw body is in Redis — in the
+intake list, which the workers' pump turns into rq jobs without losing an entry (`workers/intake.py`) —
+and, with ``MERGE_HOLD_MIN_REPLICAS=N``, once N replicas have it too (`WAIT`), so a Sentinel failover
+loses no acknowledged delivery. Any failure answers 503 so that GitHub (and our redelivery sweep)
+brings it back. The body is not parsed here (design §7's acknowledgement budget): the pump drops the
+actions that cannot matter (`core.deliveries.ignore_reason`). No GitHub call and no state change here.
 """
 
 from __future__ import annotations
@@ -13,34 +16,19 @@ import json
 import logging
 import re
 import time
-from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
+from redis import Redis
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.services import services
-from core.status import CONTEXT
-from workers.queueing import enqueue_delivery
+from core import keys
+from core.deliveries import event_handled, pack
+from workers.queueing import job_id
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("webhooks", __name__)
-
-RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
-    "issue_comment": frozenset({"created"}),
-    "pull_request_review": frozenset({"submitted", "dismissed"}),
-    "pull_request": frozenset({
-        "opened", "reopened", "synchronize", "edited", "ready_for_review", "labeled", "unlabeled", "closed",
-    }),
-    "push": None,
-    "merge_group": frozenset({"checks_requested"}),
-    # Rare events: every action goes to the workers, which know what suspend/unsuspend mean.
-    "installation": None,
-    "installation_repositories": None,
-    "status": None,
-    "repository": frozenset({"renamed", "transferred"}),  # the repo's keys move to its new name
-}
-"""Events the service handles, with the actions that matter (None: every action). Design §4."""
 
 DELIVERY_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 """GitHub's X-GitHub-Delivery is a GUID; it becomes part of the rq job id, whose alphabet is this."""
@@ -62,8 +50,11 @@ def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
 
 def read_capped(limit: int) -> bytes | None:
     """The raw body, or None when it exceeds ``limit`` (checked on Content-Length, then while reading)."""
-    if request.content_length is not None and request.content_length > limit:
-        return None
+    if request.content_length is not None:
+        if request.content_length > limit:
+            return None
+        # Announced and within the cap (GitHub always announces it): one read, as any receiver does.
+        return request.get_data(cache=False)
     # Werkzeug enforces this on chunked bodies too, where no Content-Length announces the size.
     request.max_content_length = limit
     parts: list[bytes] = []
@@ -78,30 +69,6 @@ def read_capped(limit: int) -> bytes | None:
     except RequestEntityTooLarge:
         return None
     return b"".join(parts)
-
-
-def ignore_reason(event: str, payload: dict[str, Any]) -> str | None:
-    """Why a delivery cannot matter, judged from a few top-level fields; None when it may matter."""
-    if event not in RELEVANT_ACTIONS:
-        return "event not handled"
-    actions = RELEVANT_ACTIONS[event]
-    if actions is not None and payload.get("action") not in actions:
-        return "action not handled"
-    if event == "issue_comment":
-        issue = payload.get("issue")
-        if not isinstance(issue, dict) or not issue.get("pull_request"):
-            return "comment on an issue, not a pull request"
-    elif event == "pull_request" and payload.get("action") == "edited":
-        changes = payload.get("changes")
-        if not isinstance(changes, dict) or "base" not in changes:
-            return "edit without a base change"
-    elif event == "push":
-        ref = payload.get("ref")
-        if isinstance(ref, str) and not ref.startswith("refs/heads/"):
-            return "not a branch push"
-    elif event == "status" and payload.get("context") != CONTEXT:
-        return "another status context"
-    return None
 
 
 @bp.post("/webhooks/github")
@@ -134,21 +101,46 @@ def _receive(event: str | None) -> tuple[tuple[Response, int], str]:
     delivery_id = request.headers.get("X-GitHub-Delivery", "")
     if delivery_id and not DELIVERY_ID.fullmatch(delivery_id):
         return _error("malformed X-GitHub-Delivery header", 400), "malformed"
-    try:
-        payload = json.loads(body)
-    except ValueError:  # UnicodeDecodeError is a ValueError too
-        return _error("body is not valid JSON", 400), "malformed"
-    if not isinstance(payload, dict):
-        return _error("body is not a JSON object", 400), "malformed"
     if event == "ping":
-        return (jsonify(ok=True, zen=payload.get("zen")), 200), "ping"
-    reason = ignore_reason(event, payload)
-    if reason is not None:
-        return (jsonify(ignored=event, reason=reason), 202), "ignored"
+        try:
+            payload = json.loads(body)
+        except ValueError:  # UnicodeDecodeError is a ValueError too
+            payload = None
+        zen = payload.get("zen") if isinstance(payload, dict) else None
+        return (jsonify(ok=True, zen=zen), 200), "ping"
+    if not event_handled(event):
+        return (jsonify(ignored=event, reason="event not handled"), 202), "ignored"
     try:
-        job_id = enqueue_delivery(svc.queue, event, delivery_id, body)
+        durable(svc.redis, keys.intake(svc.settings.queue_name), pack(event, delivery_id, body),
+                svc.settings.min_replicas)
+    except TooFewReplicas as exc:
+        log.warning("could not queue delivery %s (%s): %s", delivery_id or "-", event, exc)
+        return _error("could not queue the delivery; retry later", 503), "unavailable"
     except Exception:
-        # Whatever failed (Redis down, a timeout, rq), the delivery is not durably queued: say so.
+        # Whatever failed (Redis down, a timeout), the delivery is not durably queued: say so, and GitHub
+        # (or the redelivery sweep) brings it back.
         log.exception("could not queue delivery %s (%s)", delivery_id or "-", event)
         return _error("could not queue the delivery; retry later", 503), "unavailable"
-    return (jsonify(queued=job_id), 202), "queued"
+    return (jsonify(queued=job_id(delivery_id)), 202), "queued"
+
+
+REPLICA_WAIT_MS = 1000
+"""How long the receiver waits for MERGE_HOLD_MIN_REPLICAS replicas to confirm (well inside GitHub's 10 s)."""
+
+
+class TooFewReplicas(RuntimeError):
+    """WAIT returned fewer replicas than required: the delivery may not survive a failover."""
+
+
+def durable(redis: Redis, intake: str, entry: bytes, min_replicas: int) -> None:
+    """Push one intake entry, and with ``min_replicas`` wait until that many replicas have it — one round
+    trip either way (LPUSH and WAIT pipelined). Raises on any failure; the caller answers 503."""
+    if min_replicas <= 0:
+        redis.lpush(intake, entry)
+        return
+    with redis.pipeline(transaction=False) as pipe:
+        pipe.lpush(intake, entry)
+        pipe.execute_command("WAIT", min_replicas, REPLICA_WAIT_MS)  # type: ignore[no-untyped-call]
+        _length, replicas = pipe.execute()
+    if int(replicas) < min_replicas:
+        raise TooFewReplicas(f"{replicas} of {min_replicas} replicas confirmed within {REPLICA_WAIT_MS} ms")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -44,6 +45,9 @@ P50_BUDGET_MS = 100.0
 P99_BUDGET_MS = 1000.0
 NOOP_DELIVERIES = 100
 DRAIN_TIMEOUT = 30.0
+PEAK_MB_BUDGET = 32.0
+"""Peak Redis memory during the measured phase. Keeping finished delivery jobs (20 KB bodies) for ten
+minutes grew it by ~60 KB per PR touched; with nothing kept of a success it stays near the baseline."""
 SECRET = "merge-hold-bench-secret"
 HOLDER = "alice"
 
@@ -137,6 +141,31 @@ def _wait(condition: Callable[[], bool], timeout: float) -> bool:
     return True
 
 
+class MemoryPeak:
+    """Samples Redis's ``used_memory`` in a thread while the ``with`` block runs; ``peak`` in bytes."""
+
+    def __init__(self, url: str) -> None:
+        from redis import Redis
+
+        self.client = Redis.from_url(url)
+        self.start = self.peak = int(self.client.info("memory")["used_memory"])
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.1):
+            self.peak = max(self.peak, int(self.client.info("memory")["used_memory"]))
+
+    def __enter__(self) -> MemoryPeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.client.close()
+
+
 class Deliveries:
     """Request i of a phase, built when it is due: ``open`` PR i+1; ``flip`` a `/hold` or `/unhold` by
     alice on PR (i mod 50)+1 (alternating per PR); ``noop`` a comment without a command."""
@@ -183,9 +212,10 @@ def run() -> list[Row]:
                     raise RuntimeError("warm-up: not every PR got its first status; see the worker logs")
                 before = len(_statuses(emulator, plan.repo))
                 flips = Deliveries(plan, "flip")
-                results = paced(port, flips, rate=RATE, count=count)
-                _check_accepted(results, "measured phase")
-                _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)
+                with MemoryPeak(url) as memory:
+                    results = paced(port, flips, rate=RATE, count=count)
+                    _check_accepted(results, "measured phase")
+                    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)
                 time.sleep(0.5)  # a late duplicate post would land now
                 latencies = _match(results, _statuses(emulator, plan.repo), plan)
                 flip_writes = len(_statuses(emulator, plan.repo)) - before
@@ -207,6 +237,9 @@ def run() -> list[Row]:
         ("GitHub writes on no-op events", float(noop_writes), 0.0,
          f"{NOOP_DELIVERIES} comments without a command + {NOOP_DELIVERIES} duplicate deliveries"),
         ("token mints per installation", float(mints), 1.0, "whole run, one installation"),
+        ("peak Redis MB during the 50/s run", memory.peak / 2**20, PEAK_MB_BUDGET,
+         f"used_memory sampled every 100 ms: {memory.start / 2**20:.1f} MB before, peak {memory.peak / 2**20:.1f} MB; "
+         f"finished jobs are not kept"),
     ]
 
 
@@ -248,9 +281,11 @@ def _queue_idle(url: str, queue: str) -> bool:
     from redis import Redis
     from rq import Queue
 
+    from core import keys
+
     with Redis.from_url(url) as client:
         q = Queue(queue, connection=client)
-        return q.count == 0 and q.started_job_registry.count == 0
+        return client.llen(keys.intake(queue)) == 0 and q.count == 0 and q.started_job_registry.count == 0
 
 
 def _cleanup(url: str, plan: Plan) -> None:
@@ -260,7 +295,7 @@ def _cleanup(url: str, plan: Plan) -> None:
 
     with Redis.from_url(url) as client:
         Queue(plan.queue, connection=client).delete(delete_jobs=True)
-        patterns = [f"mh:{{{plan.repo.lower()}}}*", f"mh:inst:{plan.installation}:*"]
+        patterns = [f"mh:{{{plan.repo.lower()}}}*", f"mh:inst:{plan.installation}:*", f"mh:intake:{plan.queue}*"]
         for pattern in patterns:
             for key in client.scan_iter(match=pattern, count=500):
                 client.delete(key)

@@ -10,7 +10,7 @@ receive the same signed 20 KB `pull_request` deliveries (a fresh X-GitHub-Delive
 
 The two servers are measured in alternating rounds (no-op, merge-hold, no-op, ...) and each keeps its
 best round, so a burst of load elsewhere on the machine does not decide the ratio. The deliveries go to
-a queue of their own, deleted afterwards, so no worker ever runs them. Redis: ``REDIS_URL`` if set,
+a queue (and intake list) of their own, deleted afterwards, so no worker ever runs them. Redis: ``REDIS_URL`` if set,
 else a throwaway redis-server. ``BENCH_SECONDS`` sets each round's measured seconds (default 3).
 """
 
@@ -91,8 +91,11 @@ def _drop_queue(url: str, queue: str) -> None:
     from redis import Redis
     from rq import Queue
 
+    from core import keys
+
     client = Redis.from_url(url)
     Queue(queue, connection=client).delete(delete_jobs=True)
+    client.delete(keys.intake(queue))  # acknowledged deliveries wait here for a pump that never runs
     client.close()
 
 
@@ -111,18 +114,49 @@ def run() -> list[Row]:
                 wait_http(ports["no-op"], "/healthz", process=noop)
                 wait_http(ports["merge-hold"], "/healthz", process=app)
                 best = {name: 0.0 for name in ports}
+                cpu = {name: float("inf") for name in ports}
+                pids = {"no-op": noop.pid, "merge-hold": app.pid}
                 errors = 0
                 for round_ in range(ROUNDS):
                     for name, port in ports.items():
+                        before = _cpu_seconds(pids[name], url)
                         rate, failed = closed_loop(port, template, duration=seconds, tag=f"r{round_}{name[0]}")
-                        print(f"  {name}: {rate:.0f} deliveries/s ({failed} errors)", file=sys.stderr)
+                        used = _cpu_seconds(pids[name], url) - before
+                        per = used / (rate * seconds) * 1000 if rate else float("inf")
+                        print(f"  {name}: {rate:.0f} deliveries/s ({failed} errors), {per:.2f} CPU ms each",
+                              file=sys.stderr)
                         best[name] = max(best[name], rate)
+                        cpu[name] = min(cpu[name], per)
                         errors += failed
                     _drop_queue(url, queue)  # keep Redis small: nobody will run these jobs
                 latencies = {name: _paced_latencies(port, template) for name, port in ports.items()}
         finally:
             _drop_queue(url, queue)
-    return _rows(best, errors, latencies)
+    return _rows(best, errors, latencies, cpu)
+
+
+def _cpu_seconds(pid: int, url: str) -> float:
+    """CPU seconds (user + system) used so far by a server process and its children, plus Redis's.
+
+    Throughput on a loaded machine measures the neighbours as much as the server; CPU per delivery does
+    not, so it is reported beside the throughput ratio (on a saturated CPU, throughput is its inverse).
+    Redis's own CPU counts, since merge-hold makes it work (the no-op round charges it too). 0 without /proc.
+    """
+    from redis import Redis
+
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    proc = Path("/proc")
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):  # the master, or one of its workers
+            total += (int(fields[11]) + int(fields[12])) / tick
+    with Redis.from_url(url) as client:
+        info = client.info("cpu")
+    return total + float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 def _paced_latencies(port: int, template: Template) -> list[float]:
@@ -138,7 +172,7 @@ def _paced_latencies(port: int, template: Template) -> list[float]:
     return [r.latency * 1000 for r in results]
 
 
-def _rows(best: dict[str, float], errors: int, paced_ms: dict[str, list[float]]) -> list[Row]:
+def _rows(best: dict[str, float], errors: int, paced_ms: dict[str, list[float]], cpu: dict[str, float]) -> list[Row]:
     noop, app = best["no-op"], best["merge-hold"]
     ratio = app / noop if noop else 0.0
     slowdown = noop / app if app else float("inf")
@@ -149,6 +183,9 @@ def _rows(best: dict[str, float], errors: int, paced_ms: dict[str, list[float]])
         ("webhook throughput: no-op / merge-hold", slowdown, 1 / THROUGHPUT_RATIO,
          f"merge-hold {app:.0f}/s = {ratio:.2f} x no-op {noop:.0f}/s (budget >= {THROUGHPUT_RATIO}); "
          f"20 KB signed deliveries, gunicorn 2 workers, client on the same {os.cpu_count()} CPUs; {errors} errors"),
+        ("webhook CPU per delivery: merge-hold / no-op", cpu["merge-hold"] / cpu["no-op"], 1 / THROUGHPUT_RATIO,
+         f"merge-hold {cpu['merge-hold']:.2f} ms = {cpu['no-op'] / cpu['merge-hold']:.2f} x the no-op's "
+         f"{cpu['no-op']:.2f} ms per delivery (servers' and Redis's CPU, best round; budget <= 1/0.7)"),
         ("webhook p99 ms at 200/s", p99, P99_BUDGET_MS,
          f"p50 {p50:.1f} ms, max {max(latencies):.1f} ms over {len(latencies)} deliveries, open loop; "
          f"no-op p99 {noop_p99:.1f} ms"),

@@ -154,6 +154,28 @@ def config_lock(repo: str) -> str:
     return f"{_repo(repo)}:config:lock"
 
 
+def intake(queue: str) -> str:
+    """List of verified, not yet queued webhook deliveries (`core.deliveries.pack`): the receiver pushes
+    on the left, the intake pump takes from the right. One per rq queue, so deployments sharing a Redis
+    under different queue names never take each other's deliveries."""
+    return f"{PREFIX}:intake:{queue}"
+
+
+def intake_taken(queue: str, pump: str) -> str:
+    """List: the entries one pump has taken from the intake and not yet turned into rq jobs."""
+    return f"{PREFIX}:intake:{queue}:taken:{pump}"
+
+
+def intake_pumps(queue: str) -> str:
+    """Set of pump names that may hold taken entries (a dead pump's are put back by the others)."""
+    return f"{PREFIX}:intake:{queue}:pumps"
+
+
+def intake_alive(queue: str, pump: str) -> str:
+    """Expiring heartbeat of one pump; when it is gone the pump's taken entries go back to the intake."""
+    return f"{PREFIX}:intake:{queue}:alive:{pump}"
+
+
 def fanout(repo: str) -> str:
     """Hash: the repo's fan-out progress (generations wanted/done, the pass and its cursor)."""
     return f"{_repo(repo)}:fanout"

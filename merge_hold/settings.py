@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.redis_url import RedisUrlError
+from core.redis_url import check as check_redis_url
+
 
 class SettingsError(ValueError):
     """A missing or invalid environment variable; the message names it."""
@@ -52,6 +55,15 @@ def _csv(_name: str, raw: str) -> tuple[str, ...]:
 
 
 def _str(_name: str, raw: str) -> str:
+    return raw
+
+
+def _redis_url(name: str, raw: str) -> str:
+    try:
+        check_redis_url(raw)
+    except RedisUrlError as exc:
+        # The message never repeats the URL: it may carry a password.
+        raise SettingsError(f"{name}: {exc}") from None
     return raw
 
 
@@ -106,7 +118,8 @@ class Settings:
 
 # variable -> (field, parser, why). The reasons are the documentation (README table is generated from it).
 FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
-    "REDIS_URL": ("redis_url", _str, "Redis (or Sentinel-fronted primary) holding queue and state"),
+    "REDIS_URL": ("redis_url", _redis_url,
+                  "redis://, rediss://, unix://, or redis+sentinel://[u:p@]H:P[,H:P]/SERVICE[/DB] (rediss+ TLS)"),
     "GITHUB_APP_ID": ("github_app_id", _int, "the GitHub App's id, the JWT issuer"),
     "GITHUB_PRIVATE_KEY": ("github_private_key", _str, "the App's PEM private key itself"),
     "GITHUB_PRIVATE_KEY_PATH": ("github_private_key", _str, "or a path to the PEM file"),
@@ -162,8 +175,6 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     if ("github_app_id" in values) != ("github_private_key" in values):
         missing = "GITHUB_PRIVATE_KEY" if "github_app_id" in values else "GITHUB_APP_ID"
         raise SettingsError(f"{missing}: required together with the other App credential")
-    if values.get("redis_url") and not str(values["redis_url"]).startswith(("redis://", "rediss://", "unix://")):
-        raise SettingsError(f"REDIS_URL: expected redis://, rediss:// or unix://, got {values['redis_url']!r}")
     return Settings(**values)
 
 

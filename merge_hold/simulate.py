@@ -127,12 +127,11 @@ def _describe(delivery: samples.Delivery) -> str:
 
 
 def redis_reader(url: str) -> Reader:
-    from redis import Redis
-
     from core import keys
     from merge_hold import verdicts
+    from merge_hold.redis_conn import connect
 
-    client = Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    client = connect(url, "web")
     client.ping()
 
     def read(repo: str, number: int) -> Result | None:

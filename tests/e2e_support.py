@@ -109,7 +109,10 @@ class Service:
         )
 
     def drain(self) -> None:
-        """Run a real rq worker (in this process, no fork) until the queue is empty."""
+        """Pump the intake, then run a real rq worker (in this process, no fork) until the queue is empty."""
+        from workers.intake import drain
+
+        drain(self.rt.redis, self.rt.queue)
         SimpleWorker([self.rt.queue], connection=self.rt.redis).work(burst=True, with_scheduler=False)
         failed = self.rt.queue.failed_job_registry
         if failed.count:

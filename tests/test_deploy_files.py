@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from app.webhooks import RELEVANT_ACTIONS
+from core.deliveries import RELEVANT_ACTIONS
 from merge_hold.settings import FIELDS
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
@@ -100,13 +100,16 @@ def _compose() -> dict[str, Any]:
 
 def test_compose_runs_redis_web_and_worker_from_one_dockerfile() -> None:
     services = _compose()["services"]
-    assert set(services) == {"redis", "web", "worker"}
+    default = {name for name, service in services.items() if not service.get("profiles")}
+    assert default == {"redis", "web", "worker"}
+    sentinel = {name for name, service in services.items() if "sentinel" in service.get("profiles", ())}
+    assert sentinel == {"redis-replica", "sentinel1", "sentinel2", "sentinel3"}
     for name in ("web", "worker"):
         build = services[name]["build"]
         assert (build["dockerfile"], build["target"]) == ("deploy/Dockerfile", name)
         assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == (DEPLOY / "Dockerfile").resolve()
         env = services[name]["environment"]
-        assert env["REDIS_URL"].startswith("redis://redis:")
+        assert env["REDIS_URL"].startswith("${REDIS_URL:-redis://redis:")  # profile `sentinel` sets it
         assert set(env) <= set(FIELDS), f"{name}: variables the settings would reject"
         assert secret_literals(env) == []
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"

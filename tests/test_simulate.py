@@ -14,8 +14,9 @@ from redis import Redis
 from rq import SimpleWorker
 
 from app import create_app
-from app.webhooks import ignore_reason, signature_valid
+from app.webhooks import signature_valid
 from core.comments import parse_comment
+from core.deliveries import ignore_reason
 from merge_hold import samples, simulate
 from merge_hold.redis_server import free_port
 from merge_hold.settings import Settings
@@ -132,6 +133,9 @@ def service(redis_client: Redis, redis_url: str, monkeypatch: pytest.MonkeyPatch
 
 
 def _drain(rt: Runtime) -> None:
+    from workers.intake import drain
+
+    drain(rt.redis, rt.queue)
     SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False)
     assert rt.queue.failed_job_registry.count == 0
 

@@ -53,6 +53,14 @@ def main(argv: list[str]) -> int:
     # timeouts still apply (SIGALRM), and a dead worker's jobs are re-queued by rq's maintenance.
     worker_class = Worker if args.fork else SimpleWorker
     worker = worker_class([rt.queue], connection=rt.redis, name=args.name)
+    # The intake pump turns acknowledged webhook deliveries into jobs (workers/intake.py).
+    from workers.intake import Pump
+
+    pump = Pump(rt.redis, rt.queue, worker.name)
+    if args.burst:
+        pump.drain()
+    else:
+        pump.start()
     mode = "dry-run" if not settings.has_app_credentials or settings.dry_run else settings.github_api_url
     logging.getLogger(__name__).info("worker on queue %s (%s)", rt.queue.name, mode)
     worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)

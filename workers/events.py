@@ -30,8 +30,13 @@ log = logging.getLogger(__name__)
 
 PERMISSION_TTL = 600
 """Permission look-ups are cached ten minutes: a revoked maintainer keeps lifting power that long at most."""
-DELIVERY_SEEN_TTL = 3 * 24 * 3600
-"""GitHub redelivers within three days; a delivery processed once is skipped for that long."""
+DELIVERY_SEEN_TTL = 3600
+"""A delivery processed once is skipped for an hour: it covers GitHub's retry of a 503 and our redelivery
+sweep (every 10 minutes). Later duplicates are still harmless, since every handler is idempotent (design
+§4 invariant 2); the marker only saves the work. Three days of markers at 50 deliveries/s were ~1 GB."""
+AUDITED_TTL = 3 * 24 * 3600
+"""Per comment or review (far fewer than deliveries): GitHub's whole redelivery window, so the audit
+history never lists one comment's outcomes twice."""
 ZERO_SHA = "0" * 40
 CONFIG_LOCK_TIMEOUT = 30
 """A config reload is one contents read; a lock held longer belongs to a dead worker."""
@@ -93,7 +98,7 @@ def _permission(rt: Runtime, repo: str, login: str, association: str | None) -> 
 def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any], item: str) -> None:
     """Audit what a comment or review did, once per ``item``: the same comment redelivered under a new
     delivery id (GitHub's redelivery, our sweep's) applies as a no-op and must not log it again."""
-    if not outcomes or not rt.redis.set(keys.audited(repo, item), "1", nx=True, ex=DELIVERY_SEEN_TTL):
+    if not outcomes or not rt.redis.set(keys.audited(repo, item), "1", nx=True, ex=AUDITED_TTL):
         return
     for outcome in outcomes:
         store.audit(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,

@@ -12,6 +12,7 @@ from github import GithubException
 from redis import Redis
 from rq import Queue
 
+from merge_hold.redis_conn import connect
 from merge_hold.settings import Settings, SettingsError, from_env
 from workers.github import AppGateway, DryRunGateway, GitHubGateway
 from workers.queueing import work_queue
@@ -51,7 +52,7 @@ _current: Runtime | None = None
 def build(settings: Settings, redis: Redis | None = None) -> Runtime:
     if not settings.redis_url and redis is None:
         raise SettingsError("REDIS_URL: required by the workers but not set")
-    conn = redis if redis is not None else Redis.from_url(str(settings.redis_url))
+    conn = redis if redis is not None else connect(str(settings.redis_url), "worker")
     github: GitHubGateway
     if settings.has_app_credentials and not settings.dry_run:
         assert settings.github_app_id is not None and settings.github_private_key is not None

@@ -8,6 +8,7 @@ independent of the order in which they win.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -20,9 +21,16 @@ from core.holds import Exemption, Hold
 from core.prstate import PullState
 from merge_hold import verdicts
 
+log = logging.getLogger(__name__)
+
 CLOSED_STATE_TTL = 30 * 24 * 3600
 """A closed PR's state is kept a month as a tombstone, so a late event cannot resurrect it as open."""
-HISTORY_MAXLEN = 10_000
+HISTORY_MAXLEN = 2_000
+"""Audit events kept per repo (about 300 B each, ~600 KB a repo at most): the dashboard's recent history.
+Older events are trimmed from Redis (design §7: ≤ 2 KB per tracked PR); every event is also written to
+the process log (logger ``workers.store``, INFO), which is where long-term history lives."""
+AUDIT_MAXLEN = 20_000
+"""Audit events kept across all repos (the API's ``/api/v1/events``); older ones live in the log only."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +131,9 @@ def audit(redis: Redis, repo: str | None, event: str, **data: Any) -> None:
     """Append an audit event to the repo's history and the global log (what the dashboard shows)."""
     fields: dict[Any, Any] = {"event": event, "data": json.dumps({"repo": repo, **data}, default=str),
               "at": datetime.now(UTC).isoformat(timespec="seconds")}
+    log.info("audit %s %s", event, fields["data"])
     with redis.pipeline(transaction=False) as pipe:
         if repo:
             pipe.xadd(keys.history(repo), fields, maxlen=HISTORY_MAXLEN, approximate=True)
-        pipe.xadd(keys.AUDIT, fields, maxlen=HISTORY_MAXLEN * 10, approximate=True)
+        pipe.xadd(keys.AUDIT, fields, maxlen=AUDIT_MAXLEN, approximate=True)
         pipe.execute()

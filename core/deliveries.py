@@ -1,0 +1,91 @@
+"""A GitHub webhook delivery on its way in: which ones can matter, and how one is kept in the intake list.
+
+The receiver (`app/webhooks.py`) does the least it can before the 2xx: verify the signature, look at the
+``X-GitHub-Event`` header, and push the raw body to the intake list in one Redis round trip. The intake
+pump (`workers/intake.py`) parses it, drops what cannot matter (`ignore_reason`) and creates the rq jobs.
+Pure functions only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from core.status import CONTEXT
+
+RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
+    "issue_comment": frozenset({"created"}),
+    "pull_request_review": frozenset({"submitted", "dismissed"}),
+    "pull_request": frozenset({
+        "opened", "reopened", "synchronize", "edited", "ready_for_review", "labeled", "unlabeled", "closed",
+    }),
+    "push": None,
+    "merge_group": frozenset({"checks_requested"}),
+    # Rare events: every action goes to the workers, which know what suspend/unsuspend mean.
+    "installation": None,
+    "installation_repositories": None,
+    "status": None,
+    "repository": frozenset({"renamed", "transferred"}),  # the repo's keys move to its new name
+}
+"""Events the service handles, with the actions that matter (None: every action). Design §4."""
+
+
+def event_handled(event: str) -> bool:
+    """Whether any delivery of this ``X-GitHub-Event`` can matter (the receiver's only filter)."""
+    return event in RELEVANT_ACTIONS
+
+
+def ignore_reason(event: str, payload: Any) -> str | None:
+    """Why a delivery cannot matter, judged from a few top-level fields; None when it may matter."""
+    if event not in RELEVANT_ACTIONS:
+        return "event not handled"
+    if not isinstance(payload, dict):
+        return "body is not a JSON object"
+    actions = RELEVANT_ACTIONS[event]
+    if actions is not None and payload.get("action") not in actions:
+        return "action not handled"
+    if event == "issue_comment":
+        issue = payload.get("issue")
+        if not isinstance(issue, dict) or not issue.get("pull_request"):
+            return "comment on an issue, not a pull request"
+    elif event == "pull_request" and payload.get("action") == "edited":
+        changes = payload.get("changes")
+        if not isinstance(changes, dict) or "base" not in changes:
+            return "edit without a base change"
+    elif event == "push":
+        ref = payload.get("ref")
+        if isinstance(ref, str) and not ref.startswith("refs/heads/"):
+            return "not a branch push"
+    elif event == "status" and payload.get("context") != CONTEXT:
+        return "another status context"
+    return None
+
+
+@dataclass(frozen=True)
+class Delivery:
+    event: str
+    delivery_id: str
+    body: bytes
+
+    def payload(self) -> Any:
+        """The parsed body; raises ValueError when it is not JSON (UnicodeDecodeError is one)."""
+        return json.loads(self.body)
+
+
+_SEP = b"\n"
+
+
+def pack(event: str, delivery_id: str, body: bytes) -> bytes:
+    """One intake entry: ``event\\ndelivery_id\\nbody``. Neither header can hold a newline (the receiver
+    checks both against narrow alphabets), so the first two newlines split it back."""
+    return event.encode() + _SEP + delivery_id.encode() + _SEP + body
+
+
+def unpack(entry: bytes) -> Delivery:
+    """The inverse of `pack`; raises ValueError on an entry that is not one."""
+    event, sep1, rest = entry.partition(_SEP)
+    delivery_id, sep2, body = rest.partition(_SEP)
+    if not (sep1 and sep2 and event):
+        raise ValueError("not an intake entry")
+    return Delivery(event.decode(), delivery_id.decode(), body)
