@@ -21,6 +21,8 @@ from typing import Any, TypeVar, cast
 from flask import Blueprint, jsonify, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
+from app.services import services
+
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -105,8 +107,6 @@ class TokenStore:
 
 
 def _store() -> TokenStore:
-    from app.services import services
-
     return services().tokens
 
 

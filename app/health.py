@@ -10,6 +10,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
+from app.services import services
+
 KNOWN_EVENTS = frozenset({
     "ping", "issue_comment", "pull_request_review", "pull_request", "push", "merge_group",
     "installation", "installation_repositories", "status",
@@ -49,8 +51,6 @@ def healthz() -> Response:
 
 @bp.get("/readyz")
 def readyz() -> tuple[Response, int]:
-    from app.services import services
-
     try:
         services().redis.ping()
     except Exception as exc:  # any failure to reach Redis means: do not route traffic here
@@ -60,7 +60,5 @@ def readyz() -> tuple[Response, int]:
 
 @bp.get("/metrics")
 def metrics() -> Response:
-    from app.services import services
-
     body = generate_latest(services().metrics.registry)
     return Response(body, mimetype=None, content_type=CONTENT_TYPE_LATEST)
