@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings | None = None, *, redis: Redis | None = None) -> Flask:
     """Build the app. ``settings`` default to `merge_hold.settings.from_env()`; ``redis`` to a client
     for ``REDIS_URL`` (required unless given)."""
-    from app import api, auth, chat, dashboard, health, webhooks
+    from app import api, auth, chat, dashboard, health, security, webhooks
     from app.services import EXTENSION, Services, redis_client
     from merge_hold.settings import from_env, require
     from workers.queueing import work_queue
@@ -52,6 +52,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
         PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
     )
+    security.install(app, https=settings.public_url.startswith("https://"))
     app.extensions[EXTENSION] = Services(
         settings=settings,
         redis=redis,

@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 from flask import Blueprint, jsonify, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
+from app.security import safe_next
 from app.services import services
 
 log = logging.getLogger(__name__)
@@ -159,13 +160,6 @@ def login_required(view: F) -> F:
 bp = Blueprint("auth", __name__)
 
 
-def _safe_next(target: str | None) -> str:
-    """Only same-site paths: ``//evil.example`` or ``https://…`` would make the login an open redirect."""
-    if target and target.startswith("/") and not target.startswith(("//", "/\\")):
-        return target
-    return url_for("dashboard.index")
-
-
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> Response | str | tuple[str, int]:
     target = request.values.get("next")
@@ -176,7 +170,7 @@ def login() -> Response | str | tuple[str, int]:
         session.clear()
         session.permanent = True
         session["user"], session["key"] = identity.name, identity.fingerprint
-        return redirect(_safe_next(target))
+        return redirect(safe_next(target, url_for("dashboard.index")))
     return render_template("login.html", error=None, next=target)
 
 

@@ -105,7 +105,9 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
         log.info("chat command refused: %s %s in %s", req.command, req.user_id, req.room)
         return ephemeral(refused)
     try:
-        services().queue.enqueue(CHAT_JOB, req.to_dict(), result_ttl=600, failure_ttl=7 * 86400)
+        # A description of our own: rq's default shows the arguments, and response_url is a credential.
+        services().queue.enqueue(CHAT_JOB, req.to_dict(), result_ttl=600, failure_ttl=7 * 86400,
+                                 description=f"chat command {req.command} from {req.room}")
     except Exception:
         log.exception("could not queue a chat command from %s", req.room)
         return ephemeral("merge-hold could not queue that command just now; please try again.")
