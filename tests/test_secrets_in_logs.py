@@ -46,7 +46,8 @@ def wait_until(check: Callable[[], bool], timeout: float = 30.0) -> None:
 
 
 def send(url: str, body: bytes | None = None, headers: dict[str, str] | None = None) -> int:
-    request = urllib.request.Request(url, data=body, headers=headers or {}, method="POST" if body is not None else "GET")
+    method = "POST" if body is not None else "GET"
+    request = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
             return int(answer.status)

@@ -137,8 +137,9 @@ def test_machine_endpoints_need_no_csrf(redis_client: redis.Redis, tmp_path: Pat
 
 
 def test_the_settings_repr_holds_no_secret() -> None:
-    values: dict[str, Any] = {"github_private_key": "-----BEGIN RSA PRIVATE KEY-----zzPEMzz", "github_webhook_secret": "zzHOOKzz",
-              "github_client_secret": "zzCLIENTzz", "slack_signing_secret": "zzSLACKzz", "slack_bot_token": "zzBOTzz",
-              "mattermost_token": "zzMMzz", "secret_key": "zzKEYzz", "metrics_token": "zzMETRICSzz"}
+    values: dict[str, Any] = {
+        "github_private_key": "-----BEGIN RSA PRIVATE KEY-----zzPEMzz", "github_webhook_secret": "zzHOOKzz",
+        "github_client_secret": "zzCLIENTzz", "slack_signing_secret": "zzSLACKzz", "slack_bot_token": "zzBOTzz",
+        "mattermost_token": "zzMMzz", "secret_key": "zzKEYzz", "metrics_token": "zzMETRICSzz"}
     shown = repr(Settings(**values)) + str(Settings(**values))
     assert not [v for v in values.values() if v in shown]
