@@ -48,7 +48,7 @@ def make_app(redis: Redis | None, tmp_path: Path, redis_url: str = "redis://127.
              **overrides: Any) -> tuple[Flask, str]:
     """An app over ``redis`` and a valid API token for it."""
     config = settings(redis_url, tmp_path, **overrides)
-    token = create_token(Path(config.api_tokens_file or tmp_path / "tokens"), "tester")
+    token = create_token(Path(config.api_tokens_file or tmp_path / "tokens"), "tester", "admin")
     return create_app(config, redis=redis), token
 
 

@@ -14,10 +14,9 @@ the user for listings and errors.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import requests
@@ -27,11 +26,12 @@ from core import keys
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, holder_workspace, reply_url_allowed, within
 from core.durations import format_duration
-from core.holds import Exemption, Hold, Source
-from core.scopes import scope_applies, scope_repo
+from core.holds import Hold
+from core.scopes import scope_applies
 from workers import store
 from workers.fanout import repos_in_scope, request_fanout
 from workers.publish import request_recompute
+from workers.room_state import holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -41,68 +41,15 @@ LIST_LIMIT = 25
 REPLY_TIMEOUT = 10.0
 
 
-__all__ = ["CHAT_JOB", "ChatRequest", "Reply"]  # their home is core.chat_request; named here for old imports
+# Their homes are core.chat_request and workers.room_state; named here for the imports of old.
+__all__ = ["CHAT_JOB", "ChatRequest", "Reply", "lift_exemption", "lift_holds", "place_exemption", "place_hold"]
 
 
 # --- the hold state ------------------------------------------------------------------------------
 
 
-def _hash(scope: str) -> str:
-    repo = scope_repo(scope)
-    return keys.room_holds(repo) if repo else keys.org_room_holds(scope)
-
-
 def _until(expires_at: datetime | None) -> str:
     return "" if expires_at is None else f" until {expires_at:%Y-%m-%d %H:%M} UTC"
-
-
-def place_hold(redis: Redis, scope: str, *, holder: str, holder_id: str, reason: str, origin: str,
-               now: datetime, duration: timedelta | None = None) -> Hold:
-    """Record (or renew) ``holder``'s room hold on ``scope``. ``holder_id`` is the stable chat identity
-    (``slack:T123:U456``): one hold per holder and scope."""
-    hold = Hold(id=f"room:{holder_id}:{scope}", source=Source.ROOM, scope=scope, holder=holder, reason=reason,
-                created_at=now, expires_at=now + duration if duration else None, origin=origin)
-    redis.hset(_hash(scope), hold.id, json.dumps(hold.to_dict()))
-    store.audit(redis, scope_repo(scope), "room.held", scope=scope, holder=holder, holder_id=holder_id,
-                reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"])
-    return hold
-
-
-def lift_holds(redis: Redis, scope: str, *, actor: str, origin: str,
-               may_lift: Callable[[Hold], bool] = lambda _hold: True) -> list[Hold]:
-    """Lift every room hold with exactly this scope that ``may_lift`` (default: whoever placed it)."""
-    key = _hash(scope)
-    lifted = [h for h in _holds_in(redis, key) if h.scope == scope and h.source is Source.ROOM and may_lift(h)]
-    if lifted:
-        redis.hdel(key, *(h.id for h in lifted))
-        store.audit(redis, scope_repo(scope), "room.lifted", scope=scope, actor=actor, origin=origin,
-                    holders=[h.holder for h in lifted])
-    return lifted
-
-
-def place_exemption(redis: Redis, pr_scope: str, *, by: str, reason: str, origin: str, now: datetime,
-                    duration: timedelta | None = None) -> Exemption:
-    repo, _, number = pr_scope.partition("#")
-    exemption = Exemption(pr_scope=pr_scope, by=by, reason=reason, created_at=now,
-                          expires_at=now + duration if duration else None, origin=origin)
-    redis.hset(keys.exemptions(repo), number, json.dumps(exemption.to_dict()))
-    store.audit(redis, repo, "room.exempted", number=int(number), by=by, reason=reason, origin=origin,
-                expires_at=exemption.to_dict()["expires_at"])
-    return exemption
-
-
-def lift_exemption(redis: Redis, pr_scope: str, *, actor: str, origin: str) -> Exemption | None:
-    repo, _, number = pr_scope.partition("#")
-    found = store.exemption(redis, repo, int(number))
-    if found is not None:
-        redis.hdel(keys.exemptions(repo), number)
-        store.audit(redis, repo, "room.unexempted", number=int(number), actor=actor, origin=origin,
-                    by=found.by, reason=found.reason)
-    return found
-
-
-def _holds_in(redis: Redis, key: str) -> list[Hold]:
-    return [Hold.from_dict(json.loads(v)) for v in redis.hvals(key)]
 
 
 def active_room_holds(redis: Redis, scope: str | None, now: datetime) -> list[Hold]:
@@ -111,7 +58,7 @@ def active_room_holds(redis: Redis, scope: str | None, now: datetime) -> list[Ho
     owners = sorted({r.split("/", 1)[0] for r in repos} | ({scope.lower()} if scope and "/" not in scope else set()))
     found: list[Hold] = []
     for key in [*(keys.room_holds(r) for r in repos), *(keys.org_room_holds(o) for o in owners)]:
-        for hold in _holds_in(redis, key):
+        for hold in holds_in(redis, key):
             if not hold.active(now):
                 redis.hdel(key, hold.id)
             elif scope is None or _touches(redis, hold, scope):
