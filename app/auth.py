@@ -28,6 +28,7 @@ from typing import Any, TypeVar, cast, overload
 from flask import Blueprint, jsonify, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
+from app import github_login
 from app.security import safe_next
 from app.services import services
 
@@ -205,14 +206,31 @@ def current_identity() -> Identity | None:
     return found if isinstance(found, Identity) else None
 
 
+REPOS = "merge_hold.repos"
+"""Request environ key: the repos a GitHub-signed-in user may see (absent for a token login)."""
+
+
+def _session_identity() -> Identity | None:
+    if session.get("kind") == "github":
+        seen = github_login.viewer()
+        if seen is None:
+            return None
+        login, repos = seen
+        request.environ[REPOS] = repos
+        return Identity(login, "github", "read", ())
+    name, fingerprint = session.get("user"), session.get("key")
+    if isinstance(name, str) and isinstance(fingerprint, str):
+        return _store().still_valid(name, fingerprint)
+    return None
+
+
 def login_required(view: F) -> F:
-    """Dashboard views: redirect to the login form unless the session's token is still in the file."""
+    """Dashboard views: redirect to the login page unless the session is still good: a token still in
+    the file, or a GitHub sign-in whose server-side session lives and whose token GitHub accepts."""
 
     @wraps(view)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        name, fingerprint = session.get("user"), session.get("key")
-        identity = _store().still_valid(name, fingerprint) if isinstance(name, str) and isinstance(
-            fingerprint, str) else None
+        identity = _session_identity()
         if identity is None:
             session.clear()
             return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
@@ -222,24 +240,40 @@ def login_required(view: F) -> F:
     return cast(F, guarded)
 
 
+def may_see(repo: str) -> bool:
+    """Whether the signed-in user may see ``repo``: a GitHub user only their readable repos, a token
+    login only its orgs. ``""`` asks whether they see every repo."""
+    identity = current_identity()
+    if identity is None:
+        return False
+    repos = request.environ.get(REPOS)
+    if isinstance(repos, frozenset) and (not repo or repo.lower() not in repos):
+        return False
+    return not identity.orgs if not repo else identity.covers(repo)
+
+
 bp = Blueprint("auth", __name__)
 
 
 @bp.route("/login", methods=["GET", "POST"])
 def login() -> Response | str | tuple[str, int]:
     target = request.values.get("next")
+    github = github_login.enabled(services().settings)
     if request.method == "POST":
         identity = _store().identify(request.form.get("token", "").strip())
         if identity is None:
-            return render_template("login.html", error="That token is not valid.", next=target), 401
+            return render_template("login.html", error="That token is not valid.", next=target,
+                                   github=github), 401
         session.clear()
         session.permanent = True
         session["user"], session["key"] = identity.name, identity.fingerprint
         return redirect(safe_next(target, url_for("dashboard.index")))
-    return render_template("login.html", error=None, next=target)
+    return render_template("login.html", error=None, next=target, github=github)
 
 
 @bp.route("/logout", methods=["POST"])
 def logout() -> Response:
+    if session.get("kind") == "github":
+        github_login.sign_out()
     session.clear()
     return redirect(url_for("auth.login"))

@@ -13,7 +13,7 @@ from typing import Any
 from flask import Blueprint, abort, render_template, url_for
 
 from app import reads
-from app.auth import login_required
+from app.auth import login_required, may_see
 from app.services import services
 from core.holds import from_iso
 
@@ -71,6 +71,8 @@ def index() -> str:
     now = datetime.now(UTC)
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for name, number, record in reads.held_records(svc.redis):
+        if not may_see(name):
+            continue
         repo = str(record.get("repo") or name) if record else name  # as GitHub spells it, not lower-cased
         holds = [h for h in (record or {}).get("holds") or [] if isinstance(h, dict) and reads.hold_active(h, now)]
         groups[repo].append({
@@ -82,9 +84,9 @@ def index() -> str:
     return render_template(
         "index.html",
         groups=sorted(groups.items()),
-        repos=reads.managed_repos(svc.redis),
+        repos=[r for r in reads.managed_repos(svc.redis) if may_see(r)],
         dry_run=svc.settings.dry_run,
-        recent=reads.dry_run_statuses(svc.redis, 10) if svc.settings.dry_run else [],
+        recent=_visible_statuses(reads.dry_run_statuses(svc.redis, 10)) if svc.settings.dry_run else [],
     )
 
 
@@ -92,8 +94,8 @@ def index() -> str:
 @login_required
 def pull(owner: str, name: str, number: int) -> str:
     repo = f"{owner}/{name}"
-    if not reads.valid_repo(repo):
-        abort(404)
+    if not reads.valid_repo(repo) or not may_see(repo):
+        abort(404)  # not even whether it exists
     redis = services().redis
     record = reads.verdict(redis, repo, number)
     now = datetime.now(UTC)
@@ -116,5 +118,11 @@ def pull(owner: str, name: str, number: int) -> str:
 def dry_run() -> str:
     svc = services()
     return render_template(
-        "dry_run.html", statuses=reads.dry_run_statuses(svc.redis), dry_run=svc.settings.dry_run
+        "dry_run.html", statuses=_visible_statuses(reads.dry_run_statuses(svc.redis)), dry_run=svc.settings.dry_run
     )
+
+
+def _visible_statuses(statuses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # A record without a repo (unreadable) is shown only to whoever sees every repo.
+    everything = may_see("")
+    return [s for s in statuses if (may_see(str(s["repo"])) if isinstance(s.get("repo"), str) else everything)]

@@ -83,7 +83,7 @@ def dev_token(tokens_file: Path, token_file: Path) -> str:
         if token and stored.get(TOKEN_NAME) == token_hash(token):
             return token
     revoke(tokens_file, TOKEN_NAME)
-    token = create(tokens_file, TOKEN_NAME)
+    token = create(tokens_file, TOKEN_NAME, "admin")  # this machine's operator: dashboard, API, hook records
     _write_private(token_file, token + "\n")
     return token
 
