@@ -247,9 +247,25 @@ def may_see(repo: str) -> bool:
     if identity is None:
         return False
     repos = request.environ.get(REPOS)
-    if isinstance(repos, frozenset) and (not repo or repo.lower() not in repos):
+    if isinstance(repos, dict) and (not repo or repo.lower() not in repos):
         return False
     return not identity.orgs if not repo else identity.covers(repo)
+
+
+RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
+TOKEN_ROLE = {"admin": "admin", "hold": "write"}
+"""A token login acts with its scope: ``hold`` as a writer (its own holds), ``admin`` as an admin."""
+
+
+def role_in(repo: str) -> str:
+    """The signed-in user's role in ``repo``: GitHub's for a GitHub sign-in, the token scope's else."""
+    identity = current_identity()
+    if identity is None or not may_see(repo):
+        return "none"
+    repos = request.environ.get(REPOS)
+    if isinstance(repos, dict):
+        return str(repos.get(repo.lower(), "none"))
+    return TOKEN_ROLE.get(identity.scope, "read")
 
 
 bp = Blueprint("auth", __name__)

@@ -151,19 +151,31 @@ def _pages(settings: Settings, token: str, path: str, field: str) -> list[dict[s
     return found
 
 
-def readable_repos(settings: Settings, token: str) -> set[str]:
-    """Lower-cased full names of the repos in this App's installations the user can read."""
-    repos: set[str] = set()
+ROLES = ("admin", "maintain", "push", "triage", "pull")
+"""GitHub's ``permissions`` flags, strongest first; ``push`` is the role repo config calls ``write``."""
+
+
+def _role(repo: dict[str, object]) -> str:
+    flags = repo.get("permissions")
+    found = next((r for r in ROLES if isinstance(flags, dict) and flags.get(r)), "pull")
+    return {"push": "write", "pull": "read"}.get(found, found)
+
+
+def readable_repos(settings: Settings, token: str) -> dict[str, str]:
+    """Lower-cased full names of the repos in this App's installations the user can read, with the
+    user's role in each (admin, maintain, write, triage, read: what the listing's ``permissions`` say)."""
+    repos: dict[str, str] = {}
     for installation in _pages(settings, token, "/user/installations", "installations"):
         for repo in _pages(settings, token, f"/user/installations/{installation.get('id')}/repositories",
                            "repositories"):
             if isinstance(repo.get("full_name"), str):
-                repos.add(str(repo["full_name"]).lower())
+                repos[str(repo["full_name"]).lower()] = _role(repo)
     return repos
 
 
-def viewer() -> tuple[str, frozenset[str]] | None:
-    """The signed-in GitHub user and the managed repos they may see; None when the session is gone
+def viewer() -> tuple[str, dict[str, str]] | None:
+    """The signed-in GitHub user and the managed repos they may see, with their role in each; None
+    when the session is gone
     (logged out, expired, or GitHub no longer accepts their token)."""
     sid = session.get("sid")
     svc = services()
@@ -174,16 +186,17 @@ def viewer() -> tuple[str, frozenset[str]] | None:
     login, token = str(stored.get("login") or ""), str(stored.get("token") or "")
     cached = svc.redis.get(keys.user_repos(login))
     if cached is not None:
-        return login, frozenset(json.loads(cached))
+        return login, dict(json.loads(cached))
     try:
         readable = readable_repos(svc.settings, token)
     except GitHubLoginError as exc:
         log.info("dashboard session of %s ended: %s", login, exc)
         svc.redis.delete(keys.web_session(str(sid)))
         return None
-    visible = sorted(readable & {r.lower() for r in reads.managed_repos(svc.redis)})
+    managed = {r.lower() for r in reads.managed_repos(svc.redis)}
+    visible = {repo: role for repo, role in sorted(readable.items()) if repo in managed}
     svc.redis.set(keys.user_repos(login), json.dumps(visible), ex=REPOS_TTL)
-    return login, frozenset(visible)
+    return login, visible
 
 
 def sign_out() -> None:

@@ -21,6 +21,12 @@ from core.scopes import scope_repo
 from workers import store
 
 
+def _pr(scope: str) -> dict[str, int]:
+    """``number`` for a PR scope: the PR's page shows history entries that name it."""
+    number = scope.partition("#")[2]
+    return {"number": int(number)} if number.isdigit() else {}
+
+
 def scope_key(scope: str) -> str:
     repo = scope_repo(scope)
     return keys.room_holds(repo) if repo else keys.org_room_holds(scope)
@@ -34,7 +40,7 @@ def place_hold(redis: Redis, scope: str, *, holder: str, holder_id: str, reason:
                 created_at=now, expires_at=now + duration if duration else None, origin=origin)
     redis.hset(scope_key(scope), hold.id, json.dumps(hold.to_dict()))
     store.audit(redis, scope_repo(scope), "room.held", scope=scope, holder=holder, holder_id=holder_id,
-                reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"])
+                reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"], **_pr(scope))
     return hold
 
 
@@ -46,7 +52,7 @@ def lift_holds(redis: Redis, scope: str, *, actor: str, origin: str,
     if lifted:
         redis.hdel(key, *(h.id for h in lifted))
         store.audit(redis, scope_repo(scope), "room.lifted", scope=scope, actor=actor, origin=origin,
-                    holders=[h.holder for h in lifted])
+                    holders=[h.holder for h in lifted], **_pr(scope))
     return lifted
 
 
@@ -90,4 +96,4 @@ def lift_hold(redis: Redis, hold: Hold, *, actor: str, origin: str) -> None:
     """Lift one room hold (by its id), audited like a lift from chat."""
     redis.hdel(scope_key(hold.scope), hold.id)
     store.audit(redis, scope_repo(hold.scope), "room.lifted", scope=hold.scope, actor=actor, origin=origin,
-                holders=[hold.holder], hold_id=hold.id)
+                holders=[hold.holder], hold_id=hold.id, **_pr(hold.scope))

@@ -126,9 +126,22 @@ def user_installation_repositories(world: World, req: Request) -> Response:
     found = _reachable(world, _login(req), installation_id)
     if installation_id not in world.installations or not found:
         return not_found()
-    return paginate(req, found, lambda r: repo_object(world, req.base, r.full_name),
-                    lambda chunk: {"total_count": len(found), "repository_selection": "selected",
-                                   "repositories": chunk})
+    login = _login(req)
+
+    def render(repo: Any) -> dict[str, Any]:
+        return {**repo_object(world, req.base, repo.full_name), "permissions": permissions(world.role_of(repo, login))}
+
+    return paginate(req, found, render, lambda chunk: {"total_count": len(found), "repository_selection": "selected",
+                                                       "repositories": chunk})
+
+
+LADDER = ("read", "triage", "write", "maintain", "admin")
+
+
+def permissions(role: str | None) -> dict[str, bool]:
+    """The ``permissions`` flags GitHub puts on a repository listed for a user: each role has the lower ones."""
+    rank = LADDER.index(role) if role in LADDER else -1
+    return {"admin": rank >= 4, "maintain": rank >= 3, "push": rank >= 2, "triage": rank >= 1, "pull": rank >= 0}
 
 
 ROUTES: list[Route] = [
