@@ -223,7 +223,8 @@ def banner(url: str, token: str, redis_note: str, github: str, folder: Path, *, 
     return (
         f"\nmerge-hold dev is running\n"
         f"  dashboard   {url}/   (log in with token {token})\n"
-        f"              sign in at {url}/login: paste the token (no GitHub App here, so no GitHub sign-in)\n"
+        f"              sign in at {url}/login: paste the token"
+        + (" (dry run: no GitHub App, so no GitHub sign-in)\n" if dry_run else "\n")
         + (f"  dry-run log {url}/dry-run\n" if dry_run else "") +
         f"  webhooks    POST {url}/webhooks/github\n"
         f"  redis       {redis_note}\n"
