@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
         PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
     )
-    security.install(app, https=settings.public_url.startswith("https://"))
+    security.install(app, https=settings.public_url.startswith("https://"), github_web_url=settings.github_web_url)
     app.extensions[EXTENSION] = Services(
         settings=settings,
         redis=redis,

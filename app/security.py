@@ -15,9 +15,10 @@ from urllib.parse import unquote, urlsplit
 
 from flask import Flask, Response, abort, request, session
 
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; "
+CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'{forms}; base-uri 'none'; "
        "frame-ancestors 'none'")
-"""No script source at all: the pages have none, so injected markup cannot run any."""
+"""No script source at all: the pages have none, so injected markup cannot run any. Forms may post here
+and to GitHub's web pages (the App manifest set-up posts a form there)."""
 CSRF_FIELD = "csrf_token"
 CSRF_EXEMPT_PREFIXES = ("/api/", "/webhooks/", "/chat/")
 """Machine endpoints: authenticated by bearer token or request signature, which a browser never adds."""
@@ -71,14 +72,15 @@ def _check_csrf() -> None:
         abort(400, description="The form has expired or did not come from this site; reload the page and retry.")
 
 
-def install(app: Flask, *, https: bool) -> None:
+def install(app: Flask, *, https: bool, github_web_url: str = "https://github.com") -> None:
     """CSRF checks before each request, security headers after it."""
     app.before_request(_check_csrf)
     app.jinja_env.globals["csrf_token"] = csrf_token
+    policy = CSP.format(forms=f" {github_web_url}" if github_web_url.startswith(("http://", "https://")) else "")
 
     @app.after_request
     def headers(response: Response) -> Response:
-        response.headers.setdefault("Content-Security-Policy", CSP)
+        response.headers.setdefault("Content-Security-Policy", policy)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")
         response.headers.setdefault("Referrer-Policy", "same-origin")

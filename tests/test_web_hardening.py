@@ -105,6 +105,7 @@ def test_security_headers_on_every_answer(redis_client: redis.Redis, tmp_path: P
     csp = headers["Content-Security-Policy"]
     assert "frame-ancestors 'none'" in csp and "script-src" not in csp and "default-src 'none'" in csp
     assert "unsafe-inline" not in csp
+    assert "form-action 'self' https://github.com;" in csp  # the App manifest set-up posts a form there
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert headers["Referrer-Policy"] == "same-origin"
     assert "Strict-Transport-Security" not in headers  # plain http: HSTS would be ignored, or pin a dev host
