@@ -153,6 +153,14 @@ def _hook_events_body() -> tuple[list[dict[str, Any]] | None, Reply | None]:
     return items, None
 
 
+def _named_repos(item: dict[str, Any]) -> list[str]:
+    """The repos a hook record names: its ``repo`` and each of its ``merges``' (the hook's record shape)."""
+    merges = item.get("merges")
+    named = [item.get("repo"), *(m.get("repo") for m in merges if isinstance(m, dict))] if isinstance(
+        merges, list) else [item.get("repo")]
+    return [repo for repo in named if isinstance(repo, str) and repo]
+
+
 @bp.post("/hook-events")
 @require_token(permission="hook-events")
 def hook_events() -> Reply:
@@ -160,6 +168,11 @@ def hook_events() -> Reply:
     if bad is not None or items is None:
         return bad or _error("no events", 400)
     identity = current_identity()
+    if identity is not None and identity.orgs:
+        outside = sorted({repo for item in items for repo in _named_repos(item) if not identity.covers(repo)})
+        if outside:
+            return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}; "
+                          f"the records name {', '.join(outside[:3])}", 403)
     pipe = services().redis.pipeline(transaction=True)
     for item in items:
         fields: dict[Any, Any] = {

@@ -138,3 +138,15 @@ def test_an_admin_token_lifts_any_hold_in_its_orgs(redis_client: redis.Redis, tm
     hold_id = (placed.get_json() or {})["hold"]["id"]
     assert client.delete(f"/api/v1/holds/{hold_id}", headers=headers["admin"]).status_code == 200
     assert redis_client.hlen(keys.org_room_holds("acme")) == 0
+
+
+def test_an_org_limited_token_stores_only_records_of_its_orgs(redis_client: redis.Redis, tmp_path: Path) -> None:
+    app, _ = make_app(redis_client, tmp_path)
+    token = create_token(tmp_path / "tokens", "hook-acme", "hook-events", ("acme",))
+    client, header = app.test_client(), {"Authorization": f"Bearer {token}"}
+    mine = {"events": [{"repo": "acme/widgets", "merges": [{"repo": "ACME/widgets"}]}, {"tool": "Bash"}]}
+    assert client.post("/api/v1/hook-events", json=mine, headers=header).status_code == 202
+    for other in ({"repo": "other/x"}, {"merges": [{"repo": "acme/widgets"}, {"repo": "other/x"}]}):
+        answer = client.post("/api/v1/hook-events", json={"events": [other]}, headers=header)
+        assert answer.status_code == 403 and "other/x" in str((answer.get_json() or {}).get("error"))
+    assert redis_client.xlen(keys.HOOK_EVENTS) == 2
