@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings | None = None, *, redis: Redis | None = None) -> Flask:
     """Build the app. ``settings`` default to `merge_hold.settings.from_env()`; ``redis`` to a client
     for ``REDIS_URL`` (required unless given)."""
-    from app import api, auth, chat, dashboard, health, webhooks
+    from app import api, api_holds, auth, chat, dashboard, dashboard_actions, github_login, health, security, webhooks
     from app.services import EXTENSION, Services, redis_client
     from merge_hold.settings import from_env, require
     from workers.queueing import work_queue
@@ -52,6 +52,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
         PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
     )
+    security.install(app, https=settings.public_url.startswith("https://"), github_web_url=settings.github_web_url)
     app.extensions[EXTENSION] = Services(
         settings=settings,
         redis=redis,
@@ -62,12 +63,15 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
 
     app.register_blueprint(webhooks.bp)
     app.register_blueprint(api.bp)
+    app.register_blueprint(api_holds.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
+    app.register_blueprint(github_login.bp)
     # Chat commands (`POST /chat/slack`, `POST /chat/mattermost`); static paths win over the
     # dashboard's `/<owner>/<repo>/pull/<n>` in Werkzeug's matcher whatever the order.
     app.register_blueprint(chat.bp)
     app.register_blueprint(dashboard.bp)
+    app.register_blueprint(dashboard_actions.bp)
 
     _register_errors(app)
     return app

@@ -1,7 +1,8 @@
 """The JSON API under ``/api/v1``: verdicts, holds and audit events to read, hook records to store.
 
-Every route needs a bearer token (`app.auth`). Hook records are stored for the audit log only; no
-verdict ever consults them.
+Every route needs a bearer token (`app.auth`) whose scope grants the route's permission, and a repo
+within the token's orgs. Hook records are stored for the audit log only; no verdict ever consults
+them. Room holds are placed and lifted in `app.api_holds`.
 """
 
 from __future__ import annotations
@@ -39,7 +40,18 @@ def _repo(owner: str, name: str) -> str | None:
     return repo if reads.valid_repo(repo) else None
 
 
+def outside_orgs(repo: str) -> Reply | None:
+    """403 when the token is limited to orgs that do not include ``repo``'s."""
+    identity = current_identity()
+    if identity is None or identity.covers(repo):
+        return None
+    return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}", 403)
+
+
 def _verdict_reply(repo: str, number: int | None) -> Reply:
+    refused = outside_orgs(repo)
+    if refused is not None:
+        return refused
     redis = services().redis
     record = reads.verdict(redis, repo, number) if number is not None else None
     if record is None:
@@ -71,6 +83,9 @@ def held(owner: str, name: str) -> Reply:
     repo = _repo(owner, name)
     if repo is None:
         return _error("not a repository name", 400)
+    refused = outside_orgs(repo)
+    if refused is not None:
+        return refused
     redis = services().redis
     return jsonify(managed=reads.is_managed(redis, repo), held=reads.held_numbers(redis, repo),
                    heads=reads.held_heads(redis, repo)), 200
@@ -82,7 +97,7 @@ def _repo_arg() -> tuple[str | None, Reply | None]:
         return None, None
     if not reads.valid_repo(repo):
         return None, _error("repo must be owner/repo", 400)
-    return repo, None
+    return repo, outside_orgs(repo)
 
 
 @bp.get("/holds")
@@ -91,7 +106,9 @@ def holds() -> Reply:
     repo, bad = _repo_arg()
     if bad is not None:
         return bad
-    rows = reads.active_holds(services().redis, datetime.now(UTC), repo)
+    identity = current_identity()
+    rows = [row for row in reads.active_holds(services().redis, datetime.now(UTC), repo)
+            if identity is None or identity.covers(str(row.get("repo") or ""))]
     return jsonify(holds=rows), 200
 
 
@@ -101,6 +118,9 @@ def events() -> Reply:
     repo, bad = _repo_arg()
     if bad is not None:
         return bad
+    identity = current_identity()
+    if repo is None and identity is not None and identity.orgs:
+        return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}: pass ?repo=OWNER/NAME", 403)
     try:
         limit = int(request.args.get("limit", EVENTS_DEFAULT_LIMIT))
     except ValueError:
@@ -134,13 +154,26 @@ def _hook_events_body() -> tuple[list[dict[str, Any]] | None, Reply | None]:
     return items, None
 
 
+def _named_repos(item: dict[str, Any]) -> list[str]:
+    """The repos a hook record names: its ``repo`` and each of its ``merges``' (the hook's record shape)."""
+    merges = item.get("merges")
+    named = [item.get("repo"), *(m.get("repo") for m in merges if isinstance(m, dict))] if isinstance(
+        merges, list) else [item.get("repo")]
+    return [repo for repo in named if isinstance(repo, str) and repo]
+
+
 @bp.post("/hook-events")
-@require_token
+@require_token(permission="hook-events")
 def hook_events() -> Reply:
     items, bad = _hook_events_body()
     if bad is not None or items is None:
         return bad or _error("no events", 400)
     identity = current_identity()
+    if identity is not None and identity.orgs:
+        outside = sorted({repo for item in items for repo in _named_repos(item) if not identity.covers(repo)})
+        if outside:
+            return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}; "
+                          f"the records name {', '.join(outside[:3])}", 403)
     pipe = services().redis.pipeline(transaction=True)
     for item in items:
         fields: dict[Any, Any] = {

@@ -1,10 +1,11 @@
 """`POST /chat/slack` and `POST /chat/mattermost`: room holds from slash commands.
 
 Each request is authenticated (Slack's ``v0`` signature within its five-minute window; Mattermost's
-command token), checked against the served workspaces and the allowed users, parsed, and queued; the
-answer comes at once, only to the user (Slack wants one within 3 s). The job (`workers.rooms`) does
-the work and reports through the command's ``response_url``. Malformed text gets the usage text and
-records nothing.
+command token), checked against the workspace's org binding, the allow-list and the chat admins
+(`core.chat_request` states the trust model), parsed, and queued; the answer comes at once, only to
+the user (Slack wants one within 3 s). The job (`workers.rooms`, queued by name: this module imports
+no worker code) does the work and reports through the command's ``response_url``. Anything refused or
+malformed gets a reply and records nothing.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from slack_sdk.signature import Clock, SignatureVerifier
 
 from app.services import services
 from app.webhooks import read_capped
-from core.chat_grammar import ChatUsageError, parse_chat
+from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
+from core.chat_request import CHAT_JOB, Binding, ChatRequest, bound_orgs, listed, reply_url_allowed, within
 from core.holds import to_iso
+from core.targets import is_pr_scope
 from merge_hold.settings import Settings
-from workers.rooms import CHAT_JOB, ChatRequest
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,12 @@ CLOCK = "MERGE_HOLD_CHAT_CLOCK"
 """App config key: a ``() -> float`` clock for the signature window (tests pin it to a vector's time)."""
 NOT_ENABLED = "This workspace is not enabled for merge-hold: ask its operator to add it."
 NOT_ALLOWED = "You are not on the list of people who may place or lift holds from chat."
+NOT_BOUND = ("This workspace is not bound to any GitHub organisation, so merge-hold takes no commands from "
+             "it: ask its operator to bind it (`TEAM=org+org` in MERGE_HOLD_SLACK_TEAMS or "
+             "MERGE_HOLD_MATTERMOST_TEAMS).")
+NOT_ADMIN = ("Org- and repo-wide holds, lifting them, and exemptions need a merge-hold chat admin "
+             "(MERGE_HOLD_CHAT_ADMINS); a single PR (`owner/repo#123`) you may hold yourself.")
+BAD_RESPONSE_URL = "merge-hold answers only to this server's MATTERMOST_URL; this command's response_url is elsewhere."
 
 
 class _Clock(Clock):
@@ -60,15 +68,31 @@ def _form(body: bytes) -> dict[str, str]:
 
 
 def may_change_holds(allowed: tuple[str, ...], platform: str, team_id: str, user_id: str, channel_id: str) -> bool:
-    """Who may hold and lift from chat. Empty list: anyone in a served workspace. Entries are user ids
-    (``U024BE7LH``), channel ids with ``#`` (``#C0123``: anyone in that channel), either one optionally
-    qualified by the workspace (``T123/U456``) and the platform (``slack:``/``mattermost:``)."""
-    if not allowed:
-        return True
-    subjects = [user_id, f"#{channel_id}"]
-    accepted = {form for s in subjects if s.strip("#") for form in (s, f"{team_id}/{s}")}
-    accepted |= {f"{platform}:{form}" for form in accepted}
-    return any(entry.strip() in accepted for entry in allowed)
+    """Who may hold and lift single PRs from chat: empty list, anyone in a bound workspace; else the
+    listed users and channels (`core.chat_request.listed` for the forms)."""
+    return not allowed or listed(allowed, platform, team_id, user_id, channel_id)
+
+
+def outside(orgs: tuple[str, ...], scope: str) -> str:
+    bound = ", ".join(orgs)
+    return (f"This workspace may act only on {bound}; {scope} is outside that. "
+            "Nothing was recorded.")
+
+
+def refusal(settings: Settings, req: ChatRequest, command: ChatCommand) -> str | None:
+    """Why this command may not run from this workspace and user, or None when it may."""
+    orgs = req.bound
+    if command.scope is not None and not within(orgs, command.scope):
+        return outside(orgs, command.scope)
+    if command.action == "list":
+        return None
+    admin = listed(settings.chat_admins, req.platform, req.team_id, req.user_id)
+    if command.action in ("hold", "unhold") and command.scope is not None and is_pr_scope(command.scope):
+        allowed = admin or may_change_holds(settings.chat_allowed_users, req.platform, req.team_id,
+                                            req.user_id, req.channel_id)
+        return None if allowed else NOT_ALLOWED
+    # Wider holds and exemptions override what maintainers configured: chat admins only.
+    return None if admin else NOT_ADMIN
 
 
 def _dispatch(req: ChatRequest) -> tuple[Response, int]:
@@ -76,11 +100,14 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
     parsed = parse_chat(req.command, req.text)
     if isinstance(parsed, ChatUsageError):
         return ephemeral(parsed.text)
-    if parsed.action != "list" and not may_change_holds(settings.chat_allowed_users, req.platform, req.team_id,
-                                                        req.user_id, req.channel_id):
-        return ephemeral(NOT_ALLOWED)
+    refused = refusal(settings, req, parsed)
+    if refused is not None:
+        log.info("chat command refused: %s %s in %s", req.command, req.user_id, req.room)
+        return ephemeral(refused)
     try:
-        services().queue.enqueue(CHAT_JOB, req.to_dict(), result_ttl=600, failure_ttl=7 * 86400)
+        # A description of our own: rq's default shows the arguments, and response_url is a credential.
+        services().queue.enqueue(CHAT_JOB, req.to_dict(), result_ttl=600, failure_ttl=7 * 86400,
+                                 description=f"chat command {req.command} from {req.room}")
     except Exception:
         log.exception("could not queue a chat command from %s", req.room)
         return ephemeral("merge-hold could not queue that command just now; please try again.")
@@ -89,13 +116,23 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
     return ephemeral(f"Working on `{req.command} {req.text.strip()}`; the channel will hear when it is done.")
 
 
-def _request(platform: str, form: dict[str, str], team_name: str) -> ChatRequest:
+def _bound(binding: Binding, *team_ids: str) -> tuple[tuple[str, ...] | None, tuple[Response, int] | None]:
+    """The workspace's orgs, or the reply refusing it: unknown (not enabled) or bound to nothing."""
+    orgs = bound_orgs(binding, *team_ids)
+    if orgs is None:
+        return None, ephemeral(NOT_ENABLED)
+    if not orgs:
+        return None, ephemeral(NOT_BOUND)
+    return orgs, None
+
+
+def _request(platform: str, form: dict[str, str], team_name: str, orgs: tuple[str, ...]) -> ChatRequest:
     return ChatRequest(
         platform=platform, team_id=form.get("team_id", ""), team_name=team_name,
         channel_id=form.get("channel_id", ""), channel_name=form.get("channel_name", ""),
         user_id=form.get("user_id", ""), user_name=form.get("user_name", ""), command=form.get("command", ""),
         text=form.get("text", ""), response_url=form.get("response_url", ""),
-        received_at=to_iso(datetime.now(UTC)) or "",
+        received_at=to_iso(datetime.now(UTC)) or "", orgs="+".join(orgs),
     )
 
 
@@ -118,11 +155,11 @@ def slack() -> tuple[Response, int]:
     form = _form(body)
     if form.get("ssl_check") == "1":
         return jsonify(ok=True), 200
-    served = settings.slack_teams
-    team, enterprise = form.get("team_id", ""), form.get("enterprise_id", "")
-    if not (team and team in served) and not (enterprise and enterprise in served):
-        return ephemeral(NOT_ENABLED)
-    return _dispatch(_request("slack", form, form.get("team_domain") or team))
+    team = form.get("team_id", "")
+    orgs, refused = _bound(settings.slack_teams, team, form.get("enterprise_id", ""))
+    if refused is not None or orgs is None:
+        return refused or ephemeral(NOT_ENABLED)
+    return _dispatch(_request("slack", form, form.get("team_domain") or team, orgs))
 
 
 def _mattermost_token(form: dict[str, str]) -> str:
@@ -149,4 +186,10 @@ def mattermost() -> tuple[Response, int]:
     matched = [hmac.compare_digest(given, token.encode()) for token in expected]
     if not given or not any(matched):
         return jsonify(error="missing or invalid Mattermost token"), 401
-    return _dispatch(_request("mattermost", form, form.get("team_domain") or form.get("team_id", "")))
+    orgs, refused = _bound(settings.mattermost_teams, form.get("team_id", ""))
+    if refused is not None or orgs is None:
+        return refused or ephemeral(NOT_ENABLED)
+    if not reply_url_allowed(form.get("response_url", ""), settings.mattermost_url):
+        log.warning("mattermost command refused: its response_url is not under MATTERMOST_URL")
+        return ephemeral(BAD_RESPONSE_URL)
+    return _dispatch(_request("mattermost", form, form.get("team_domain") or form.get("team_id", ""), orgs))

@@ -13,9 +13,11 @@ from typing import Any
 from flask import Blueprint, abort, render_template, url_for
 
 from app import reads
-from app.auth import login_required
+from app.auth import login_required, may_see
+from app.dashboard_actions import may_hold, may_lift
 from app.services import services
 from core.holds import from_iso
+from workers import room_state
 
 bp = Blueprint("dashboard", __name__)
 
@@ -55,6 +57,38 @@ def compact_filter(data: Any) -> str:
     return json.dumps(data, separators=(", ", ": "), sort_keys=True, default=str)
 
 
+SENTENCES = {
+    "room.held": "@{holder} held {scope} ({origin}): {reason}",
+    "room.lifted": "@{actor} lifted the hold on {scope} ({origin})",
+    "room.exempted": "@{by} exempted this PR from room and freeze holds ({origin}): {reason}",
+    "room.unexempted": "@{actor} ended the exemption ({origin})",
+    "status.posted": "merge-hold posted {state}: {description}",
+    "status.forged": "A merge-hold status not posted by the App was overwritten",
+    "verdict.held": "The verdict became held",
+    "verdict.free": "The verdict became free",
+    "fanout.skipped": "A fan-out skipped this PR ({status})",
+}
+
+
+@bp.app_template_filter("sentence")
+def sentence_filter(entry: Any) -> str:
+    """A history entry as a sentence ("@alice held this PR: waiting for DB migration"); the raw record
+    stays one click away on the page."""
+    event = str(entry.get("event", "")) if isinstance(entry, dict) else ""
+    data = entry.get("data") if isinstance(entry, dict) else None
+    if not isinstance(data, dict):
+        return event or "?"
+    if event.startswith("hold."):
+        actor, verb = data.get("actor"), event.partition(".")[2].replace("_", " ")
+        said = data.get("message") or data.get("reason") or ""
+        return f"@{actor} {verb}{': ' + str(said) if said else ''}" if actor else compact_filter(data)
+    template = SENTENCES.get(event)
+    if template is None:
+        return f"{event}: {compact_filter(data)}"
+    fields = defaultdict(lambda: "?", {k: v for k, v in data.items() if v not in (None, "")})
+    return template.format_map(fields)
+
+
 @bp.app_template_global("pr_url")
 def pr_url(repo: Any, number: Any) -> str | None:
     """The PR page's URL, or None for anything that is not a well-formed repo and number."""
@@ -71,6 +105,8 @@ def index() -> str:
     now = datetime.now(UTC)
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for name, number, record in reads.held_records(svc.redis):
+        if not may_see(name):
+            continue
         repo = str(record.get("repo") or name) if record else name  # as GitHub spells it, not lower-cased
         holds = [h for h in (record or {}).get("holds") or [] if isinstance(h, dict) and reads.hold_active(h, now)]
         groups[repo].append({
@@ -79,12 +115,14 @@ def index() -> str:
             "holds": holds,
             "error": record.get("error") if record else "no verdict recorded",
         })
+    visible = [r for r in reads.managed_repos(svc.redis) if may_see(r)]
     return render_template(
         "index.html",
         groups=sorted(groups.items()),
-        repos=reads.managed_repos(svc.redis),
+        errors=reads.error_records(svc.redis, visible),
+        repos=visible,
         dry_run=svc.settings.dry_run,
-        recent=reads.dry_run_statuses(svc.redis, 10) if svc.settings.dry_run else [],
+        recent=_visible_statuses(reads.dry_run_statuses(svc.redis, 10)) if svc.settings.dry_run else [],
     )
 
 
@@ -92,12 +130,14 @@ def index() -> str:
 @login_required
 def pull(owner: str, name: str, number: int) -> str:
     repo = f"{owner}/{name}"
-    if not reads.valid_repo(repo):
-        abort(404)
+    if not reads.valid_repo(repo) or not may_see(repo):
+        abort(404)  # not even whether it exists
     redis = services().redis
     record = reads.verdict(redis, repo, number)
     now = datetime.now(UTC)
     holds = [h for h in (record or {}).get("holds") or [] if isinstance(h, dict)]
+    liftable = {str(h.get("id")) for h in holds if str(h.get("id", "")).startswith("room:")
+                and (found := room_state.find_hold(redis, str(h["id"]))) is not None and may_lift(found)}
     return render_template(
         "pull.html",
         repo=repo,
@@ -108,6 +148,8 @@ def pull(owner: str, name: str, number: int) -> str:
         managed=reads.is_managed(redis, repo),
         posted=reads.last_posted(redis, repo, number),
         history=reads.pr_history(redis, repo, number),
+        liftable=liftable,
+        may_hold=reads.is_managed(redis, repo) and may_hold(repo, number),
     )
 
 
@@ -116,5 +158,11 @@ def pull(owner: str, name: str, number: int) -> str:
 def dry_run() -> str:
     svc = services()
     return render_template(
-        "dry_run.html", statuses=reads.dry_run_statuses(svc.redis), dry_run=svc.settings.dry_run
+        "dry_run.html", statuses=_visible_statuses(reads.dry_run_statuses(svc.redis)), dry_run=svc.settings.dry_run
     )
+
+
+def _visible_statuses(statuses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # A record without a repo (unreadable) is shown only to whoever sees every repo.
+    everything = may_see("")
+    return [s for s in statuses if (may_see(str(s["repo"])) if isinstance(s.get("repo"), str) else everything)]

@@ -1,5 +1,9 @@
 """Liveness, readiness and Prometheus metrics.
 
+`/metrics` answers only a scraper presenting ``Authorization: Bearer $MERGE_HOLD_METRICS_TOKEN``; with
+no token configured it is not served at all (404): counts of deliveries by event and outcome tell an
+outsider what runs here and when, and the app is public because GitHub must reach its webhook.
+
 Each app has its own `CollectorRegistry`: two apps in one process (tests, `merge-hold dev`) keep
 separate counts, and nothing registers at import. Under gunicorn every worker process counts its own
 requests; a scrape sees the worker that answered it.
@@ -7,8 +11,12 @@ requests; a scrape sees the worker that answered it.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+import hmac
+
+from flask import Blueprint, Response, abort, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+from app.services import services
 
 KNOWN_EVENTS = frozenset({
     "ping", "issue_comment", "pull_request_review", "pull_request", "push", "merge_group",
@@ -49,8 +57,6 @@ def healthz() -> Response:
 
 @bp.get("/readyz")
 def readyz() -> tuple[Response, int]:
-    from app.services import services
-
     try:
         services().redis.ping()
     except Exception as exc:  # any failure to reach Redis means: do not route traffic here
@@ -59,8 +65,14 @@ def readyz() -> tuple[Response, int]:
 
 
 @bp.get("/metrics")
-def metrics() -> Response:
-    from app.services import services
-
+def metrics() -> Response | tuple[Response, int]:
+    expected = services().settings.metrics_token
+    if not expected:
+        abort(404)
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected.encode()):
+        response = jsonify(error="a valid metrics bearer token is required")
+        response.headers["WWW-Authenticate"] = 'Bearer realm="merge-hold metrics"'
+        return response, 401
     body = generate_latest(services().metrics.registry)
     return Response(body, mimetype=None, content_type=CONTENT_TYPE_LATEST)

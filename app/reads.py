@@ -87,6 +87,26 @@ def held_records(r: Redis, repo: str | None = None) -> list[tuple[str, int, dict
     return verdicts.held_records(r, [repo.lower()] if repo else managed_repos(r))
 
 
+def error_records(r: Redis, repos: list[str]) -> list[tuple[str, int, dict[str, Any]]]:
+    """(repo, number, record) of open PRs whose verdict is ``error``: not in a held set (the record's
+    ``held`` is false), yet their status blocks and someone should look."""
+    prs = []
+    for name in repos:
+        held = {_text(n) for n in r.smembers(keys.held_prs(name))}
+        prs += [(name, int(n)) for n in (_text(m) for m in r.smembers(keys.open_prs(name)))
+                if n.isdigit() and n not in held]
+    prs.sort()
+    pipe = r.pipeline(transaction=False)
+    for name, number in prs:
+        pipe.get(keys.verdict(name, number))
+    found = []
+    for (name, number), raw in zip(prs, pipe.execute(), strict=True):
+        record = _json(raw)
+        if isinstance(record, dict) and record.get("error"):
+            found.append((name, number, record))
+    return found
+
+
 def hold_active(hold: dict[str, Any], now: datetime) -> bool:
     return record_hold_active(hold, now)  # the one expiry rule (an unreadable expiry still holds)
 

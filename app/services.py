@@ -2,20 +2,27 @@
 
 Built once in `create_app` and stored on the app (``app.extensions["merge_hold"]``), so that two apps
 in one process (tests, `merge-hold dev`) never share state through module globals.
+
+A leaf: it imports no other `app` module (their types are named for the checker only), so every
+blueprint may import it at the top without an auth <-> services <-> health cycle.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flask import Flask, current_app
 from redis import Redis
-from rq import Queue
 
-from app.auth import TokenStore
-from app.health import Metrics
 from merge_hold.redis_conn import connect
-from merge_hold.settings import Settings
+
+if TYPE_CHECKING:
+    from rq import Queue
+
+    from app.auth import TokenStore
+    from app.health import Metrics
+    from merge_hold.settings import Settings
 
 EXTENSION = "merge_hold"
 

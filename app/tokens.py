@@ -1,7 +1,8 @@
 """`merge-hold token`: create, list and revoke API tokens in the hashed tokens file.
 
-A new token is printed once and never stored: the file keeps ``name:sha256hex(token)``, so a leaked
-file grants nothing. The server notices changes to the file without a restart (`app.auth.TokenStore`).
+A new token is printed once and never stored: the file keeps ``name:sha256hex(token):scope[:orgs]``,
+so a leaked file grants nothing. The server notices changes to the file without a restart
+(`app.auth.TokenStore`, which also says what each scope may do).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from app.auth import parse_tokens, token_hash
+from app.auth import SCOPES, Grant, parse_grants, token_hash
 from merge_hold.cliargs import ArgumentParser
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
@@ -28,21 +29,31 @@ def new_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-def _read(path: Path) -> dict[str, str]:
+ORG = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}")
+"""A GitHub user or organisation name."""
+
+
+def _read(path: Path) -> dict[str, Grant]:
     try:
-        return parse_tokens(path.read_text(encoding="utf-8"))
+        return parse_grants(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
 
 
-def create(path: Path, name: str) -> str:
+def create(path: Path, name: str, scope: str = "read", orgs: tuple[str, ...] = ()) -> str:
     """Append a token for ``name`` and return it (the only time it exists in clear)."""
     if name in _read(path):
         raise ValueError(f"a token named {name!r} exists; revoke it first")
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r} (known: {', '.join(SCOPES)})")
+    bad = [org for org in orgs if not ORG.fullmatch(org)]
+    if bad:
+        raise ValueError(f"not a GitHub organisation name: {bad[0]!r}")
     token = new_token()
     path.parent.mkdir(parents=True, exist_ok=True)
     existing = path.read_bytes() if path.exists() else b""
-    line = f"{name}:{token_hash(token)}\n"
+    limited = f":{'+'.join(sorted({o.lower() for o in orgs}))}" if orgs else ""
+    line = f"{name}:{token_hash(token)}:{scope}{limited}\n"
     if existing and not existing.endswith(b"\n"):
         line = "\n" + line  # a hand-edited file without a final newline must not swallow our line
     # 0600 at creation: the hashes are not secrets, but nobody else needs to read or extend the list.
@@ -58,7 +69,7 @@ def revoke(path: Path, name: str) -> bool:
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     except FileNotFoundError:
         return False
-    kept = [line for line in lines if line.strip().rpartition(":")[0] != name]
+    kept = [line for line in lines if line.strip().split(":", 1)[0] != name]
     if len(kept) == len(lines):
         return False
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -86,7 +97,13 @@ def _parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(action, help=summary)
         cmd.add_argument("name", help="who or what the token is for, e.g. ci-bot or alice")
         cmd.add_argument("--file", help="tokens file (default: MERGE_HOLD_API_TOKENS_FILE)")
-    cmd = sub.add_parser("list", help="list token names")
+        if action == "create":
+            cmd.add_argument("--scope", choices=list(SCOPES), default="read",
+                             help="read (default): verdicts, holds, events; hook-events: also the hook's "
+                                  "records; hold: also place and lift its own room holds; admin: everything")
+            cmd.add_argument("--org", action="append", default=[], metavar="ORG",
+                             help="limit the token to this org (repeat for more; default: every org)")
+    cmd = sub.add_parser("list", help="list tokens: name, scope, orgs")
     cmd.add_argument("--file", help="tokens file (default: MERGE_HOLD_API_TOKENS_FILE)")
     return parser
 
@@ -116,7 +133,7 @@ def main(argv: list[str]) -> int:
         return 64
     try:
         if args.action == "create":
-            token = create(path, args.name)
+            token = create(path, args.name, args.scope, tuple(args.org))
             print(token)
             print(f"Token {args.name!r} stored as a hash in {path}; it is shown only this once.",
                   file=sys.stderr)
@@ -126,8 +143,8 @@ def main(argv: list[str]) -> int:
                 return 1
             print(f"Revoked {args.name!r}.", file=sys.stderr)
         else:
-            for name in sorted(_read(path)):
-                print(name)
+            for name, grant in sorted(_read(path).items()):
+                print(f"{name}\t{grant.scope}\t{'+'.join(grant.orgs) or '*'}")
     except (ValueError, OSError) as exc:
         print(f"merge-hold token: {exc}", file=sys.stderr)
         return 1

@@ -200,6 +200,16 @@ def pacer(bucket: str) -> str:
     return f"{PREFIX}:pace:{bucket}"
 
 
+def web_session(sid: str) -> str:
+    """JSON: a dashboard user signed in with GitHub (login and their user access token), with a TTL."""
+    return f"{PREFIX}:web:session:{sid}"
+
+
+def user_repos(login: str) -> str:
+    """JSON list: the repos a signed-in GitHub user may read (lower-cased), cached at most 10 minutes."""
+    return f"{PREFIX}:web:repos:{login.lower()}"
+
+
 MANAGED_REPOS = f"{PREFIX}:repos"
 """Set of every managed repo (lower-cased ``owner/repo``)."""
 

@@ -83,7 +83,7 @@ def dev_token(tokens_file: Path, token_file: Path) -> str:
         if token and stored.get(TOKEN_NAME) == token_hash(token):
             return token
     revoke(tokens_file, TOKEN_NAME)
-    token = create(tokens_file, TOKEN_NAME)
+    token = create(tokens_file, TOKEN_NAME, "admin")  # this machine's operator: dashboard, API, hook records
     _write_private(token_file, token + "\n")
     return token
 
@@ -223,6 +223,8 @@ def banner(url: str, token: str, redis_note: str, github: str, folder: Path, *, 
     return (
         f"\nmerge-hold dev is running\n"
         f"  dashboard   {url}/   (log in with token {token})\n"
+        f"              sign in at {url}/login: paste the token"
+        + (" (dry run: no GitHub App, so no GitHub sign-in)\n" if dry_run else "\n")
         + (f"  dry-run log {url}/dry-run\n" if dry_run else "") +
         f"  webhooks    POST {url}/webhooks/github\n"
         f"  redis       {redis_note}\n"

@@ -96,7 +96,9 @@ def main(argv: list[str]) -> int:
     if not isinstance(level, int):
         print(f"merge-hold serve: MERGE_HOLD_LOG_LEVEL: unknown level {settings.log_level!r}", file=sys.stderr)
         return 78
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from merge_hold.logs import configure
+
+    configure(level)
     if not settings.secret_key:
         # One key for every worker, or a login made on one worker would be refused by the next.
         log.warning("MERGE_HOLD_SECRET_KEY is not set: dashboard sessions last until this server stops")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.chat_request import Binding, parse_binding
 from core.redis_url import RedisUrlError
 from core.redis_url import check as check_redis_url
 
@@ -67,6 +68,13 @@ def _redis_url(name: str, raw: str) -> str:
     return raw
 
 
+def _binding(name: str, raw: str) -> Binding:
+    try:
+        return parse_binding(name, raw)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+
+
 def _url(name: str, raw: str) -> str:
     if not raw.startswith(("http://", "https://")):
         raise SettingsError(f"{name}: expected an http(s) URL, got {raw!r}")
@@ -86,11 +94,12 @@ class Settings:
     github_client_secret: str | None = field(default=None, repr=False)
     public_url: str = "http://127.0.0.1:8000"
     slack_signing_secret: str | None = field(default=None, repr=False)
-    slack_teams: tuple[str, ...] = ()
+    slack_teams: Binding = ()
     slack_bot_token: str | None = field(default=None, repr=False)
     slack_api_url: str = "https://slack.com/api"  # slack_sdk wants a trailing "/": add it there
     mattermost_token: str | None = field(default=None, repr=False)
     mattermost_url: str | None = None
+    mattermost_teams: Binding = ()
     api_tokens_file: str | None = None
     # MERGE_HOLD_* -----------------------------------------------------------------------------
     dry_run: bool = False
@@ -100,6 +109,7 @@ class Settings:
     secret_key: str | None = field(default=None, repr=False)
     app_slug: str | None = None
     chat_allowed_users: tuple[str, ...] = ()
+    chat_admins: tuple[str, ...] = ()
     data_dir: str = ".merge-hold"
     log_level: str = "INFO"
     reconcile_seconds: int = 600
@@ -130,11 +140,12 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "GITHUB_CLIENT_SECRET": ("github_client_secret", _str, "the App's OAuth client secret"),
     "MERGE_HOLD_PUBLIC_URL": ("public_url", _url, "the dashboard's base URL, for status target_url"),
     "SLACK_SIGNING_SECRET": ("slack_signing_secret", _str, "verifies Slack's v0 request signatures"),
-    "MERGE_HOLD_SLACK_TEAMS": ("slack_teams", _csv, "Slack workspace ids served; others are refused"),
+    "MERGE_HOLD_SLACK_TEAMS": ("slack_teams", _binding, "`T123=acme+acme-labs,T456=other`: workspace -> orgs"),
     "SLACK_BOT_TOKEN": ("slack_bot_token", _str, "bot token for chat.postMessage notifications"),
     "SLACK_API_URL": ("slack_api_url", _url, "Slack's Web API base (a stand-in in tests)"),
     "MATTERMOST_TOKEN": ("mattermost_token", _str, "the Mattermost slash command's token"),
     "MATTERMOST_URL": ("mattermost_url", _url, "the Mattermost server: replies go only there"),
+    "MERGE_HOLD_MATTERMOST_TEAMS": ("mattermost_teams", _binding, "Mattermost team id -> orgs, same form"),
     "MERGE_HOLD_API_TOKENS_FILE": ("api_tokens_file", _str, "file of hashed API tokens (`merge-hold token`)"),
     "MERGE_HOLD_DRY_RUN": ("dry_run", _bool, "record statuses instead of posting them"),
     "MERGE_HOLD_QUEUE": ("queue_name", _str, "rq queue name"),
@@ -142,7 +153,8 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_WRITE_RATE": ("write_rate_per_minute", _float, "status writes a minute in fan-outs"),
     "MERGE_HOLD_SECRET_KEY": ("secret_key", _str, "signs dashboard sessions (random if unset)"),
     "MERGE_HOLD_APP_SLUG": ("app_slug", _str, "the App's slug: its `slug[bot]` events are ignored"),
-    "MERGE_HOLD_CHAT_ALLOWED_USERS": ("chat_allowed_users", _csv, "chat user/group ids allowed to hold"),
+    "MERGE_HOLD_CHAT_ALLOWED_USERS": ("chat_allowed_users", _csv, "chat user/channel ids allowed PR holds"),
+    "MERGE_HOLD_CHAT_ADMINS": ("chat_admins", _csv, "chat user ids for org/repo holds and exemptions"),
     "MERGE_HOLD_DATA_DIR": ("data_dir", _str, "where `merge-hold dev` keeps its embedded Redis data"),
     "MERGE_HOLD_LOG_LEVEL": ("log_level", _str, "logging level"),
     "MERGE_HOLD_RECONCILE_SECONDS": ("reconcile_seconds", _int, "scheduled reconcile period (0: off)"),

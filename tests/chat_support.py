@@ -30,6 +30,8 @@ from workers.runtime import Runtime
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 MATTERMOST_TOKEN = "okwexkjpe7ygb8eq1ww58t483w"
 TEAM = "T0MERGE1"
+BINDING = ((TEAM, ("acme",)),)
+"""The test workspace may act on the org ``acme`` (MERGE_HOLD_SLACK_TEAMS=T0MERGE1=acme)."""
 
 
 def slack_signature(body: bytes, timestamp: str, secret: str = SLACK_SECRET) -> str:

@@ -17,6 +17,9 @@ from tests.chat_support import MATTERMOST_TOKEN, drain, dry_runtime, manage, res
 from tests.webapp_support import FIXTURES, make_app
 
 FORM = "application/x-www-form-urlencoded"
+MM_TEAM = "carya1qs77bemjup96ff538snh"
+MM_USER = "aoa1agao6t8fmx3ikt1j9w5ybw"
+MM_BINDING = ((MM_TEAM, ("acme",)),)
 
 
 def documented_request() -> tuple[dict[str, str], bytes]:
@@ -33,7 +36,10 @@ def documented_request() -> tuple[dict[str, str], bytes]:
 def mm_app(redis: Redis, redis_url: str, tmp_path: Path, token: str | None = MATTERMOST_TOKEN,
            **overrides: Any) -> Flask:
     tmp_path.mkdir(exist_ok=True)
-    app, _ = make_app(redis, tmp_path, redis_url, mattermost_token=token, **overrides)
+    settings: dict[str, Any] = {"mattermost_teams": MM_BINDING, "chat_admins": (MM_USER,),
+                                "mattermost_url": "http://localhost:8065"}
+    settings.update(overrides)
+    app, _ = make_app(redis, tmp_path, redis_url, mattermost_token=token, **settings)
     return app
 
 
@@ -103,23 +109,27 @@ def test_malformed_text_records_nothing(redis_client: Redis, redis_url: str, tmp
 
 
 def test_allowed_users_apply_to_mattermost_ids(redis_client: Redis, redis_url: str, tmp_path: Path) -> None:
-    app = mm_app(redis_client, redis_url, tmp_path, chat_allowed_users=("mattermost:aoa1agao6t8fmx3ikt1j9w5ybw",))
-    ok = app.test_client().post("/chat/mattermost", data=mm_body("acme/widgets x", token=MATTERMOST_TOKEN),
+    app = mm_app(redis_client, redis_url, tmp_path, chat_allowed_users=("mattermost:aoa1agao6t8fmx3ikt1j9w5ybw",),
+                 chat_admins=())
+    ok = app.test_client().post("/chat/mattermost", data=mm_body("acme/widgets#1 x", token=MATTERMOST_TOKEN),
                                 headers={"Content-Type": FORM})
     assert ok.json is not None and ok.json["text"].startswith("Working on")
-    app = mm_app(redis_client, redis_url, tmp_path / "other", chat_allowed_users=("slack:aoa1agao6t8fmx3ikt1j9w5ybw",))
-    refused = app.test_client().post("/chat/mattermost", data=mm_body("acme/widgets x", token=MATTERMOST_TOKEN),
+    app = mm_app(redis_client, redis_url, tmp_path / "other", chat_allowed_users=("slack:aoa1agao6t8fmx3ikt1j9w5ybw",),
+                 chat_admins=())
+    refused = app.test_client().post("/chat/mattermost", data=mm_body("acme/widgets#1 x", token=MATTERMOST_TOKEN),
                                      headers={"Content-Type": FORM})
     assert refused.json is not None and "not on the list" in refused.json["text"]
     assert queued(redis_client) == 1
 
 
 def test_branch_hold_and_exemption_from_mattermost(redis_client: Redis, redis_url: str, tmp_path: Path) -> None:
-    client = mm_app(redis_client, redis_url, tmp_path).test_client()
-    rt = dry_runtime(redis_client, redis_url, write_rate_per_minute=60_000)
     manage(redis_client, "acme/widgets", {1: "main", 2: "release/2.0", 3: "release/2.1"})
     headers = {"Content-Type": FORM, "Authorization": f"Token {MATTERMOST_TOKEN}"}
     with response_catcher() as catcher:
+        server = catcher.url.split("/hooks/", 1)[0]
+        client = mm_app(redis_client, redis_url, tmp_path, mattermost_url=server).test_client()
+        rt = dry_runtime(redis_client, redis_url, write_rate_per_minute=60_000, mattermost_url=server,
+                         mattermost_teams=MM_BINDING)
         client.post("/chat/mattermost", data=mm_body("acme/widgets@release/* for 1d code freeze",
                                                      response_url=catcher.url), headers=headers)
         client.post("/chat/mattermost", data=mm_body("exempt acme/widgets#3 security fix",

@@ -18,6 +18,7 @@ from app.chat import CLOCK, NOT_ALLOWED, NOT_ENABLED, may_change_holds
 from core import keys
 from core.chat_grammar import VERBS
 from tests.chat_support import (
+    BINDING,
     SLACK_SECRET,
     TEAM,
     drain,
@@ -37,7 +38,8 @@ FORM = "application/x-www-form-urlencoded"
 
 
 def slack_app(redis: Redis, redis_url: str, tmp_path: Path, **overrides: Any) -> Flask:
-    settings: dict[str, Any] = {"slack_signing_secret": SLACK_SECRET, "slack_teams": (TEAM,)}
+    settings: dict[str, Any] = {"slack_signing_secret": SLACK_SECRET, "slack_teams": BINDING,
+                                "chat_admins": ("U0DANA", "U0ERIN")}
     settings.update(overrides)
     app, _token = make_app(redis, tmp_path, redis_url, **settings)
     return app
@@ -57,7 +59,7 @@ def room_keys(redis: Redis) -> list[str]:
 
 def vector_app(redis: Redis, redis_url: str, tmp_path: Path, *, pinned: bool = True) -> Flask:
     app = slack_app(redis, redis_url, tmp_path, slack_signing_secret=VECTOR["signing_secret"],
-                    slack_teams=("T1DC2JH3J",))
+                    slack_teams=(("T1DC2JH3J", ("acme",)),))
     if pinned:
         app.config[CLOCK] = lambda: float(VECTOR["timestamp"])
     return app
@@ -125,7 +127,7 @@ def test_without_a_signing_secret_nothing_is_served(redis_client: Redis, redis_u
 ])
 def test_only_configured_workspaces_are_served(redis_client: Redis, redis_url: str, tmp_path: Path,
                                                fields: dict[str, str], served: bool) -> None:
-    app = slack_app(redis_client, redis_url, tmp_path, slack_teams=(TEAM, "E0GRID"))
+    app = slack_app(redis_client, redis_url, tmp_path, slack_teams=(*BINDING, ("E0GRID", ("acme",))))
     body = slack_body("/hold", "acme/widgets incident 4711", **fields)
     answer = app.test_client().post("/chat/slack", data=body, headers=slack_headers(body))
     assert answer.status_code == 200 and answer.json is not None
@@ -177,8 +179,9 @@ def test_who_may_hold(allowed: tuple[str, ...], user: str, channel: str, ok: boo
 
 
 def test_a_user_not_allowed_may_still_list(redis_client: Redis, redis_url: str, tmp_path: Path) -> None:
-    client = slack_app(redis_client, redis_url, tmp_path, chat_allowed_users=("U0BOSS",)).test_client()
-    body = slack_body("/hold", "acme/widgets incident 4711")
+    client = slack_app(redis_client, redis_url, tmp_path, chat_allowed_users=("U0BOSS",), chat_admins=()
+                       ).test_client()
+    body = slack_body("/hold", "acme/widgets#4 incident 4711")
     refused = client.post("/chat/slack", data=body, headers=slack_headers(body)).json
     assert refused is not None and refused["text"] == NOT_ALLOWED and queued(redis_client) == 0
     body = slack_body("/holds", "acme/widgets")
@@ -188,7 +191,8 @@ def test_a_user_not_allowed_may_still_list(redis_client: Redis, redis_url: str, 
 
 def test_redis_down_still_answers_slack_in_time(tmp_path: Path) -> None:
     url = closed_port_url()
-    app, _ = make_app(None, tmp_path, url, slack_signing_secret=SLACK_SECRET, slack_teams=(TEAM,))
+    app, _ = make_app(None, tmp_path, url, slack_signing_secret=SLACK_SECRET, slack_teams=BINDING,
+                      chat_admins=("U0DANA",))
     body = slack_body("/hold", "acme/widgets incident 4711")
     started = time.monotonic()
     answer = app.test_client().post("/chat/slack", data=body, headers=slack_headers(body))
@@ -210,7 +214,7 @@ def test_ssl_check_is_acknowledged(redis_client: Redis, redis_url: str, tmp_path
 def test_hold_and_lift_from_slack_reach_the_channel_and_the_statuses(redis_client: Redis, redis_url: str,
                                                                       tmp_path: Path) -> None:
     app = slack_app(redis_client, redis_url, tmp_path)
-    rt = dry_runtime(redis_client, redis_url, write_rate_per_minute=60_000)
+    rt = dry_runtime(redis_client, redis_url, write_rate_per_minute=60_000, slack_teams=BINDING)
     manage(redis_client, "acme/widgets", {1: "main", 2: "main", 3: "release/1"})
     client = app.test_client()
     with response_catcher() as catcher:
@@ -269,7 +273,7 @@ def test_real_slash_command_bodies_are_read(redis_client: Redis, redis_url: str,
     raw: str = BODIES[name]
     body = raw.encode()
     team = dict(p.split("=", 1) for p in raw.split("&"))["team_id"]
-    app = slack_app(redis_client, redis_url, tmp_path, slack_teams=(team,))
+    app = slack_app(redis_client, redis_url, tmp_path, slack_teams=((team, ("acme",)),))
     stamp = str(int(time.time()))
     answer = app.test_client().post("/chat/slack", data=body, headers={
         "Content-Type": FORM, "X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": slack_signature(body, stamp)})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -14,14 +15,14 @@ from app.dashboard import ago
 from app.tokens import revoke
 from core import keys
 from core.holds import from_iso
-from tests.webapp_support import closed_port_url, hold, make_app, serving, store_verdict
+from tests.webapp_support import closed_port_url, hold, make_app, post_form, serving, store_verdict
 
 REPO = "octo/widgets"
 
 
 def _login(app: Flask, token: str) -> FlaskClient:
     client = app.test_client()
-    response = client.post("/login", data={"token": token})
+    response = post_form(client, "/login", {"token": token})
     assert response.status_code == 302
     return client
 
@@ -38,7 +39,7 @@ def test_pages_need_a_login(redis_client: redis.Redis, tmp_path: Path, path: str
 def test_login_with_a_bad_token_is_refused(redis_client: redis.Redis, tmp_path: Path, token: str) -> None:
     app, good = make_app(redis_client, tmp_path)
     client = app.test_client()
-    response = client.post("/login", data={"token": token.format(token=good)})
+    response = post_form(client, "/login", {"token": token.format(token=good)})
     assert response.status_code == 401
     assert b"not valid" in response.data
     assert client.get("/").status_code == 302
@@ -59,14 +60,14 @@ def test_login_lands_only_on_our_pages(
 ) -> None:
     app, token = make_app(redis_client, tmp_path)
     data = {"token": token} if next_path is None else {"token": token, "next": next_path}
-    response = app.test_client().post("/login", data=data)
+    response = post_form(app.test_client(), "/login", data)
     assert response.status_code == 302
     assert response.headers["Location"] == landing
 
 
 def test_session_cookie_is_signed_and_httponly(redis_client: redis.Redis, tmp_path: Path) -> None:
     app, token = make_app(redis_client, tmp_path)
-    response = app.test_client().post("/login", data={"token": token})
+    response = post_form(app.test_client(), "/login", {"token": token})
     cookie = response.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
     assert token not in cookie
@@ -163,7 +164,7 @@ def test_logout_and_revocation_end_the_session(redis_client: redis.Redis, tmp_pa
     app, token = make_app(redis_client, tmp_path)
     client = _login(app, token)
     assert client.get("/").status_code == 200
-    assert client.post("/logout").status_code == 302
+    assert post_form(client, "/logout", {}).status_code == 302
     assert client.get("/").status_code == 302
     client = _login(app, token)
     assert revoke(tmp_path / "tokens", "tester")
@@ -178,7 +179,11 @@ def test_dashboard_through_a_real_server(redis_client: redis.Redis, redis_url: s
     store_verdict(redis_client, REPO, 12, (hold("alice", "waiting"),))
     with serving(app) as base:
         session = requests.Session()
-        assert session.post(f"{base}/login", data={"token": token}, timeout=10).status_code == 200
+        form = session.get(f"{base}/login", timeout=10).text
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', form)
+        assert csrf is not None
+        answer = session.post(f"{base}/login", data={"token": token, "csrf_token": csrf[1]}, timeout=10)
+        assert answer.status_code == 200
         page = session.get(f"{base}/", timeout=10)
         css = session.get(f"{base}/static/style.css", timeout=10)
     assert "@alice" in page.text

@@ -49,7 +49,8 @@ def deployment(github_emulator: GitHubEmulator, redis_client: Any, redis_url: st
     for number, sha in SHAS.items():
         emu.add_pull(REPO, number, head_sha=sha, head_ref=f"topic-{number}", user="octocat")
     settings = service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug)
-    env = service_env(settings) | {"SLACK_SIGNING_SECRET": SLACK_SECRET, "MERGE_HOLD_SLACK_TEAMS": TEAM,
+    env = service_env(settings) | {"SLACK_SIGNING_SECRET": SLACK_SECRET, "MERGE_HOLD_SLACK_TEAMS": f"{TEAM}=acme",
+                                   "MERGE_HOLD_CHAT_ADMINS": "U0DANA",
                                    "MERGE_HOLD_WRITE_RATE": "6000"}
     port = free_port()
     command = [sys.executable, "-m", "merge_hold.cli"]

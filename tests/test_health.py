@@ -43,9 +43,13 @@ def _sample(text: str, name: str) -> float:
     return 0.0
 
 
+METRICS_TOKEN = "metrics-7f3a9c0d1e"
+SCRAPER = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
+
 def test_metrics_count_deliveries_by_event_and_outcome(redis_client: redis.Redis, tmp_path: Path) -> None:
-    app, _ = make_app(redis_client, tmp_path)
-    other, _ = make_app(redis_client, tmp_path / "other")
+    app, _ = make_app(redis_client, tmp_path, metrics_token=METRICS_TOKEN)
+    other, _ = make_app(redis_client, tmp_path / "other", metrics_token=METRICS_TOKEN)
     client = app.test_client()
     body = fixture_body("pull_request/opened.payload.json")
     for delivery in ("a", "b"):
@@ -55,7 +59,7 @@ def test_metrics_count_deliveries_by_event_and_outcome(redis_client: redis.Redis
     client.post("/webhooks/github", data=label, headers=delivery_headers("label", label))
     client.post("/webhooks/github", data=label, headers=delivery_headers("made-up-event-123", label))
 
-    response = client.get("/metrics")
+    response = client.get("/metrics", headers=SCRAPER)
     assert response.status_code == 200
     assert response.content_type.startswith("text/plain")
     text = response.get_data(as_text=True)
@@ -65,7 +69,28 @@ def test_metrics_count_deliveries_by_event_and_outcome(redis_client: redis.Redis
     assert "made-up-event-123" not in text  # a sender cannot grow the label set
     assert _sample(text, "merge_hold_webhook_seconds_count") == 5
     # Each app has its own registry: the other app counted nothing.
-    assert _sample(other.test_client().get("/metrics").get_data(as_text=True), "merge_hold_webhook_seconds_count") == 0
+    scraped = other.test_client().get("/metrics", headers=SCRAPER).get_data(as_text=True)
+    assert _sample(scraped, "merge_hold_webhook_seconds_count") == 0
+
+
+@pytest.mark.parametrize(("configured", "header", "status"), [
+    (None, None, 404),  # no token configured: not served on the public app at all
+    (None, f"Bearer {METRICS_TOKEN}", 404),
+    (METRICS_TOKEN, None, 401),
+    (METRICS_TOKEN, f"Bearer {METRICS_TOKEN}x", 401),
+    (METRICS_TOKEN, f"Bearer {METRICS_TOKEN[:-1]}", 401),
+    (METRICS_TOKEN, f"Basic {METRICS_TOKEN}", 401),
+    (METRICS_TOKEN, "Bearer ", 401),
+    (METRICS_TOKEN, f"bearer {METRICS_TOKEN}", 200),
+    (METRICS_TOKEN, f"Bearer {METRICS_TOKEN}", 200),
+])
+def test_metrics_need_their_bearer_token(redis_client: redis.Redis, tmp_path: Path, configured: str | None,
+                                         header: str | None, status: int) -> None:
+    app, api_token = make_app(redis_client, tmp_path, metrics_token=configured)
+    headers = {"Authorization": header} if header else {}
+    assert app.test_client().get("/metrics", headers=headers).status_code == status
+    # An API token is no metrics token.
+    assert app.test_client().get("/metrics", headers={"Authorization": f"Bearer {api_token}"}).status_code != 200
 
 
 # -- `merge-hold serve` -------------------------------------------------------------------------------------

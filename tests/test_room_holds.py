@@ -131,7 +131,7 @@ def test_a_long_listing_is_cut(redis_client: Redis) -> None:
 def request(**fields: str) -> ChatRequest:
     base = {"platform": "slack", "team_id": "T1", "team_name": "acme", "channel_id": "C1", "channel_name": "ops",
             "user_id": "U1", "user_name": "dana", "command": "/hold", "text": "", "response_url": "",
-            "received_at": "2026-01-05T10:00:00Z"}
+            "received_at": "2026-01-05T10:00:00Z", "orgs": "acme+elsewhere+nobody"}
     base.update(fields)
     return ChatRequest.from_dict(base)
 

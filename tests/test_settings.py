@@ -54,7 +54,7 @@ def test_a_full_environment(tmp_path: Path) -> None:
         "GITHUB_PRIVATE_KEY_PATH": str(key),
         "GITHUB_WEBHOOK_SECRET": "s",
         "GITHUB_API_URL": "https://ghe.example/api/v3/",
-        "MERGE_HOLD_SLACK_TEAMS": "T1, T2,,",
+        "MERGE_HOLD_SLACK_TEAMS": "T1=Acme+acme-labs, T2,,",
         "MERGE_HOLD_DRY_RUN": "yes",
         "MERGE_HOLD_MAX_BODY_BYTES": "1024",
         "MERGE_HOLD_APP_SLUG": "merge-hold",
@@ -63,7 +63,7 @@ def test_a_full_environment(tmp_path: Path) -> None:
     })
     assert settings.github_private_key == PEM and settings.github_app_id == 4242
     assert settings.github_api_url == "https://ghe.example/api/v3"
-    assert settings.slack_teams == ("T1", "T2")
+    assert settings.slack_teams == (("T1", ("acme", "acme-labs")), ("T2", ()))  # a bare id: bound to no org
     assert (settings.dry_run, settings.max_body_bytes, settings.bot_login) == (True, 1024, "merge-hold[bot]")
     assert settings.api_tokens_file == "/etc/merge-hold/tokens"
 
@@ -79,3 +79,10 @@ def test_require_names_what_a_command_needs() -> None:
     with pytest.raises(SettingsError, match=r"^REDIS_URL: required"):
         require(from_env({}), "REDIS_URL")
     require(from_env({"REDIS_URL": "redis://r"}), "REDIS_URL")
+
+
+@pytest.mark.parametrize("raw", ["=acme", "T1=acme/widgets", "T1=ac me", "T1=acme+ev!l"])
+def test_a_malformed_chat_binding_fails_at_start(raw: str) -> None:
+    for name in ("MERGE_HOLD_SLACK_TEAMS", "MERGE_HOLD_MATTERMOST_TEAMS"):
+        with pytest.raises(SettingsError, match=name):
+            from_env({name: raw})

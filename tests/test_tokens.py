@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.auth import TokenStore, parse_tokens
+from app.auth import Grant, TokenStore, parse_grants, parse_tokens
 from app.tokens import main
 from merge_hold.cli import main as cli_main
 
@@ -27,14 +27,14 @@ def test_create_prints_once_and_stores_the_hash(tmp_path: Path, capsys: pytest.C
     assert code == 0 and token.startswith("mhk_") and len(token) > 40
     assert "shown only this once" in err and token not in err
     content = path.read_text()
-    assert content == f"ci-bot:{hashlib.sha256(token.encode()).hexdigest()}\n"
+    assert content == f"ci-bot:{hashlib.sha256(token.encode()).hexdigest()}:read\n"  # least privilege by default
     assert token not in content
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert TokenStore(str(path)).identify(token) is not None
 
     code, second, _ = _run(capsys, "create", "alice@example.com", "--file", str(path))
     assert code == 0 and second.strip() != token
-    assert _run(capsys, "list", "--file", str(path))[1] == "alice@example.com\nci-bot\n"
+    assert _run(capsys, "list", "--file", str(path))[1] == "alice@example.com\tread\t*\nci-bot\tread\t*\n"
 
 
 def test_create_refuses_an_existing_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,7 +100,7 @@ def test_file_from_the_environment(tmp_path: Path, capsys: pytest.CaptureFixture
         ("a:" + "f" * 63, {}),  # truncated hash
         (":" + "f" * 64, {}),  # no name
         ("a" + "f" * 64, {}),  # no separator
-        ("a:b:" + "f" * 64, {"a:b": "f" * 64}),  # split at the last colon
+        ("a:b:" + "f" * 64, {}),  # names never hold a colon: the second field must be the hash
         ("  a:" + "f" * 64 + "  \r\n", {"a": "f" * 64}),
     ],
 )
@@ -112,3 +112,32 @@ def test_store_without_a_file_accepts_nothing(tmp_path: Path) -> None:
     assert TokenStore(None).identify("anything") is None
     assert TokenStore(str(tmp_path / "missing")).identify("") is None
     assert TokenStore(None).names() == []
+
+
+@pytest.mark.parametrize(("line", "grant"), [
+    ("a:" + "f" * 64, Grant("f" * 64, "hook-events", ())),  # made before scopes: what it could do then
+    ("a:" + "f" * 64 + ":read", Grant("f" * 64, "read", ())),
+    ("a:" + "f" * 64 + ":hold:Acme+acme-labs", Grant("f" * 64, "hold", ("acme", "acme-labs"))),
+    ("a:" + "f" * 64 + ":admin:", Grant("f" * 64, "admin", ())),
+    ("a:" + "f" * 64 + ":root", None),  # an unknown scope grants nothing
+    ("a:" + "f" * 64 + ":Read", None),
+    ("a:" + "f" * 64 + ":read:acme:x", None),
+])
+def test_grants_are_parsed(line: str, grant: Grant | None) -> None:
+    assert parse_grants(line).get("a") == grant
+
+
+def test_create_with_scope_and_orgs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tokens"
+    code, out, _ = _run(capsys, "create", "deploy", "--scope", "hold", "--org", "Acme", "--org", "beta",
+                        "--file", str(path))
+    assert code == 0
+    identity = TokenStore(str(path)).identify(out.strip())
+    assert identity is not None and (identity.scope, identity.orgs) == ("hold", ("acme", "beta"))
+    assert identity.may("hold") and identity.may("read") and not identity.may("admin")
+    assert identity.covers("acme/widgets#1") and identity.covers("BETA") and not identity.covers("other/x")
+    assert _run(capsys, "list", "--file", str(path))[1] == "deploy\thold\tacme+beta\n"
+    code, _, err = _run(capsys, "create", "x", "--org", "not/an-org", "--file", str(path))
+    assert code == 1 and "organisation" in err
+    with pytest.raises(SystemExit):
+        main(["create", "y", "--scope", "root", "--file", str(path)])

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from flask.testing import FlaskClient
 from redis import Redis
 from werkzeug.serving import make_server
+from werkzeug.test import TestResponse
 
 from app import create_app
 from app.tokens import create as create_token
@@ -46,7 +48,7 @@ def make_app(redis: Redis | None, tmp_path: Path, redis_url: str = "redis://127.
              **overrides: Any) -> tuple[Flask, str]:
     """An app over ``redis`` and a valid API token for it."""
     config = settings(redis_url, tmp_path, **overrides)
-    token = create_token(Path(config.api_tokens_file or tmp_path / "tokens"), "tester")
+    token = create_token(Path(config.api_tokens_file or tmp_path / "tokens"), "tester", "admin")
     return create_app(config, redis=redis), token
 
 
@@ -110,3 +112,15 @@ def store_verdict(r: Redis, repo: str, number: int, holds: tuple[Hold, ...] = ()
         r.hset(keys.held_heads(repo), str(number), json.dumps({"base": "main", "head_sha": verdict.head_sha,
                                                                   "description": record["description"]}))
     return record
+
+
+def csrf_of(client: FlaskClient) -> str:
+    """The session's CSRF token, as a browser gets it: from the login form (which also starts the session)."""
+    client.get("/login")
+    with client.session_transaction() as state:
+        return str(state["csrf_token"])
+
+
+def post_form(client: FlaskClient, path: str, data: dict[str, str]) -> TestResponse:
+    """A form POST the way the page sends it: with the session's CSRF token."""
+    return client.post(path, data={**data, "csrf_token": csrf_of(client)})

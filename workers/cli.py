@@ -38,7 +38,9 @@ def main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"merge-hold worker: {exc}", file=sys.stderr)
         return 78  # EX_CONFIG
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from merge_hold.logs import configure
+
+    configure(settings.log_level)  # basicConfig, and no URL-bearing urllib3 lines at DEBUG
     from rq import SimpleWorker, Worker
 
     # Import the job modules before forking work-horses, so each job starts warm.

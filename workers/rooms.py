@@ -2,9 +2,11 @@
 
 A room hold is one holder's hold on a scope (``o/r#12``, ``o/r``, ``o/r@glob`` or ``o``), with the room
 it was placed from. Holds are per holder, but ``/unhold TARGET`` lifts every room hold with exactly that
-scope, whoever placed it (Merge Freeze's behaviour: a channel unfreezes what the channel froze). A hold
-on a wider or narrower scope stays: lifting ``acme/widgets`` leaves ``acme/widgets@release/*`` alone.
-Exemptions let one PR through room and freeze holds (the verdict applies them).
+scope placed from a chat workspace bound to the target's org, whoever placed it (Merge Freeze's
+behaviour: a channel unfreezes what the channel froze; a workspace of another org cannot). A hold on a
+wider or narrower scope stays: lifting ``acme/widgets`` leaves ``acme/widgets@release/*`` alone.
+Exemptions let one PR through room and freeze holds (the verdict applies them). The web tier checked
+who may do what (`core.chat_request`); the job checks the org binding again, as the last line.
 
 The chat job answers through the command's ``response_url``: in the channel for what changed, only to
 the user for listings and errors.
@@ -12,10 +14,9 @@ the user for listings and errors.
 
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import requests
@@ -23,120 +24,33 @@ from redis import Redis
 
 from core import keys
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
+from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, holder_workspace, reply_url_allowed, within
 from core.durations import format_duration
-from core.holds import Exemption, Hold, Source, from_iso
-from core.scopes import scope_applies, scope_repo
+from core.holds import Hold
+from core.scopes import scope_applies
 from merge_hold import verdicts
 from workers import store
 from workers.fanout import repos_in_scope, request_fanout
 from workers.publish import request_recompute
+from workers.room_state import holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
 
-CHAT_JOB = "workers.rooms.chat_command_job"
 LIST_LIMIT = 25
 """Lines per section of a `/holds` answer; chat messages should stay short."""
 REPLY_TIMEOUT = 10.0
 
 
-@dataclass(frozen=True)
-class ChatRequest:
-    """One slash command as the chat platform sent it, normalised (job argument, kept JSON-plain)."""
-
-    platform: str  # "slack" | "mattermost"
-    team_id: str
-    team_name: str
-    channel_id: str
-    channel_name: str
-    user_id: str
-    user_name: str
-    command: str
-    text: str
-    response_url: str
-    received_at: str
-
-    @property
-    def room(self) -> str:
-        """Human-readable, for status descriptions: ``slack:acme/#releases``."""
-        return f"{self.platform}:{self.team_name or self.team_id}/#{self.channel_name or self.channel_id}"
-
-    @property
-    def now(self) -> datetime:
-        return from_iso(self.received_at) or datetime.now(UTC)
-
-    def to_dict(self) -> dict[str, str]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ChatRequest:
-        return cls(**{name: str(data.get(name) or "") for name in cls.__dataclass_fields__})
-
-
-@dataclass(frozen=True)
-class Reply:
-    text: str
-    in_channel: bool = False
+# Their homes are core.chat_request and workers.room_state; named here for the imports of old.
+__all__ = ["CHAT_JOB", "ChatRequest", "Reply", "lift_exemption", "lift_holds", "place_exemption", "place_hold"]
 
 
 # --- the hold state ------------------------------------------------------------------------------
 
 
-def _hash(scope: str) -> str:
-    repo = scope_repo(scope)
-    return keys.room_holds(repo) if repo else keys.org_room_holds(scope)
-
-
 def _until(expires_at: datetime | None) -> str:
     return "" if expires_at is None else f" until {expires_at:%Y-%m-%d %H:%M} UTC"
-
-
-def place_hold(redis: Redis, scope: str, *, holder: str, holder_id: str, reason: str, origin: str,
-               now: datetime, duration: timedelta | None = None) -> Hold:
-    """Record (or renew) ``holder``'s room hold on ``scope``. ``holder_id`` is the stable chat identity
-    (``slack:T123:U456``): one hold per holder and scope."""
-    hold = Hold(id=f"room:{holder_id}:{scope}", source=Source.ROOM, scope=scope, holder=holder, reason=reason,
-                created_at=now, expires_at=now + duration if duration else None, origin=origin)
-    redis.hset(_hash(scope), hold.id, json.dumps(hold.to_dict()))
-    store.audit(redis, scope_repo(scope), "room.held", scope=scope, holder=holder, holder_id=holder_id,
-                reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"])
-    return hold
-
-
-def lift_holds(redis: Redis, scope: str, *, actor: str, origin: str) -> list[Hold]:
-    """Lift every room hold with exactly this scope, whoever placed it."""
-    key = _hash(scope)
-    lifted = [h for h in _holds_in(redis, key) if h.scope == scope and h.source is Source.ROOM]
-    if lifted:
-        redis.hdel(key, *(h.id for h in lifted))
-        store.audit(redis, scope_repo(scope), "room.lifted", scope=scope, actor=actor, origin=origin,
-                    holders=[h.holder for h in lifted])
-    return lifted
-
-
-def place_exemption(redis: Redis, pr_scope: str, *, by: str, reason: str, origin: str, now: datetime,
-                    duration: timedelta | None = None) -> Exemption:
-    repo, _, number = pr_scope.partition("#")
-    exemption = Exemption(pr_scope=pr_scope, by=by, reason=reason, created_at=now,
-                          expires_at=now + duration if duration else None, origin=origin)
-    redis.hset(keys.exemptions(repo), number, json.dumps(exemption.to_dict()))
-    store.audit(redis, repo, "room.exempted", number=int(number), by=by, reason=reason, origin=origin,
-                expires_at=exemption.to_dict()["expires_at"])
-    return exemption
-
-
-def lift_exemption(redis: Redis, pr_scope: str, *, actor: str, origin: str) -> Exemption | None:
-    repo, _, number = pr_scope.partition("#")
-    found = store.exemption(redis, repo, int(number))
-    if found is not None:
-        redis.hdel(keys.exemptions(repo), number)
-        store.audit(redis, repo, "room.unexempted", number=int(number), actor=actor, origin=origin,
-                    by=found.by, reason=found.reason)
-    return found
-
-
-def _holds_in(redis: Redis, key: str) -> list[Hold]:
-    return [Hold.from_dict(json.loads(v)) for v in redis.hvals(key)]
 
 
 def active_room_holds(redis: Redis, scope: str | None, now: datetime) -> list[Hold]:
@@ -145,7 +59,7 @@ def active_room_holds(redis: Redis, scope: str | None, now: datetime) -> list[Ho
     owners = sorted({r.split("/", 1)[0] for r in repos} | ({scope.lower()} if scope and "/" not in scope else set()))
     found: list[Hold] = []
     for key in [*(keys.room_holds(r) for r in repos), *(keys.org_room_holds(o) for o in owners)]:
-        for hold in _holds_in(redis, key):
+        for hold in holds_in(redis, key):
             if not hold.active(now):
                 redis.hdel(key, hold.id)
             elif scope is None or _touches(redis, hold, scope):
@@ -196,11 +110,15 @@ def held_prs(redis: Redis, scope: str | None) -> list[tuple[str, dict[str, Any]]
     return found
 
 
-def listing(redis: Redis, scope: str | None, now: datetime) -> str:
-    """The `/holds [TARGET]` answer."""
+def listing(redis: Redis, scope: str | None, now: datetime, orgs: tuple[str, ...] | None = None) -> str:
+    """The `/holds [TARGET]` answer; without a target, only the holds within ``orgs`` (None: all)."""
     where = f" on {scope}" if scope else ""
-    rooms = active_room_holds(redis, scope, now)
-    held = held_prs(redis, scope)
+    if scope is None and orgs is not None:
+        rooms = [h for org in orgs for h in active_room_holds(redis, org, now)]
+        held = [pr for org in orgs for pr in held_prs(redis, org)]
+    else:
+        rooms = active_room_holds(redis, scope, now)
+        held = held_prs(redis, scope)
     if not rooms and not held:
         return f"No active holds{where}."
     lines: list[str] = []
@@ -235,6 +153,23 @@ def _reach(redis: Redis, scope: str) -> str:
     return f" ({prs})"
 
 
+def lifted_from_bound_workspace(rt: Runtime, scope: str) -> Callable[[Hold], bool]:
+    """Chat may lift a room hold placed from a chat workspace that is bound to the scope's org."""
+    def may_lift(hold: Hold) -> bool:
+        workspace = holder_workspace(hold.id)
+        if workspace is None:
+            return False  # placed over the API or the dashboard: lifted there
+        platform, team = workspace
+        binding = rt.settings.slack_teams if platform == "slack" else rt.settings.mattermost_teams
+        return within(bound_orgs(binding, team) or (), scope)
+    return may_lift
+
+
+def republish_job(scope: str) -> None:
+    """Republish what a hold on ``scope`` reaches (queued by the API and dashboard after a change)."""
+    _republish(current(), scope)
+
+
 def _republish(rt: Runtime, scope: str) -> None:
     if "#" in scope:
         repo, _, number = scope.partition("#")
@@ -246,8 +181,10 @@ def _republish(rt: Runtime, scope: str) -> None:
 def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
     """Apply one well-formed chat command; the reply says what happened."""
     redis, now, who = rt.redis, req.now, f"@{req.user_name or req.user_id}"
+    if command.scope is not None and not within(req.bound, command.scope):
+        return Reply(f"This workspace may not act on {command.scope}. Nothing was recorded.")
     if command.action == "list":
-        return Reply(listing(redis, command.scope, now))
+        return Reply(listing(redis, command.scope, now, req.bound))
     scope = str(command.scope)
     if not _managed(redis, scope):
         return Reply(f"merge-hold does not manage {scope}: is the GitHub App installed there?")
@@ -260,7 +197,8 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         return Reply(f"{who} held {scope}{_reach(redis, scope)}{span}{_until(hold.expires_at)}: {command.reason}",
                      in_channel=True)
     if command.action == "unhold":
-        lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room)
+        lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room,
+                            may_lift=lifted_from_bound_workspace(rt, scope))
         if not lifted:
             return Reply(f"No room hold on exactly {scope}. `/holds {scope}` lists the holds that touch it.")
         _republish(rt, scope)
@@ -280,15 +218,23 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
     return Reply(f"{who} ended the exemption of {scope} (granted by @{ended.by}: {ended.reason})", in_channel=True)
 
 
-def respond(url: str, reply: Reply) -> bool:
-    """POST the reply to the command's ``response_url``; False (logged) when that fails."""
+def respond(url: str, reply: Reply, *, only_under: str | None = None) -> bool:
+    """POST the reply to the command's ``response_url``; False (logged) when that fails. With
+    ``only_under`` (Mattermost: MATTERMOST_URL) a URL elsewhere gets no request at all. The URL is a
+    bearer credential (anyone holding it may post to the channel): it is never logged."""
     if not url:
+        return False
+    if only_under is not None and not reply_url_allowed(url, only_under or None):
+        log.warning("not answering a chat command: its response_url is not under MATTERMOST_URL")
         return False
     body = {"response_type": "in_channel" if reply.in_channel else "ephemeral", "text": reply.text}
     try:
-        requests.post(url, json=body, timeout=REPLY_TIMEOUT).raise_for_status()
+        response = requests.post(url, json=body, timeout=REPLY_TIMEOUT, allow_redirects=False)
     except requests.RequestException as exc:
-        log.warning("could not answer a chat command through its response_url: %s", exc)
+        log.warning("could not answer a chat command through its response_url: %s", type(exc).__name__)
+        return False
+    if not response.ok:
+        log.warning("could not answer a chat command through its response_url: HTTP %s", response.status_code)
         return False
     return True
 
@@ -298,6 +244,7 @@ def chat_command_job(data: dict[str, Any]) -> str:
     answer through ``response_url``."""
     rt = current()
     req = ChatRequest.from_dict(data)
+    only_under = (rt.settings.mattermost_url or "") if req.platform == "mattermost" else None
     parsed = parse_chat(req.command, req.text)
     if isinstance(parsed, ChatUsageError):
         reply = Reply(parsed.text)
@@ -305,7 +252,8 @@ def chat_command_job(data: dict[str, Any]) -> str:
         try:
             reply = execute(rt, req, parsed)
         except Exception:
-            respond(req.response_url, Reply("merge-hold failed to carry out that command; try again."))
+            respond(req.response_url, Reply("merge-hold failed to carry out that command; try again."),
+                    only_under=only_under)
             raise
-    respond(req.response_url, reply)
+    respond(req.response_url, reply, only_under=only_under)
     return reply.text

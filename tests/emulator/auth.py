@@ -54,6 +54,9 @@ def identify(world: World, authorization: str | None) -> Principal:
         return Principal("none", error="Bad credentials")
     if credential.count(".") == 2:
         return Principal("jwt", error=jwt_error(world, credential))
+    login = world.user_tokens.get(credential)
+    if login is not None:
+        return Principal("user", login=login)
     token = world.tokens.get(credential)
     if token is None or token.expires_at <= world.clock():
         return Principal("token", error="Bad credentials")

@@ -10,7 +10,15 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from tests.emulator import auth, routes_apps, routes_contents, routes_deliveries, routes_pulls, routes_statuses
+from tests.emulator import (
+    auth,
+    oauth,
+    routes_apps,
+    routes_contents,
+    routes_deliveries,
+    routes_pulls,
+    routes_statuses,
+)
 from tests.emulator.state import Fault, RequestRecord
 from tests.emulator.wire import Principal, Request, Response, Route, error, not_found
 from tests.emulator.world import World
@@ -18,7 +26,7 @@ from tests.emulator.world import World
 log = logging.getLogger(__name__)
 
 ROUTES: list[Route] = [*routes_apps.ROUTES, *routes_pulls.ROUTES, *routes_statuses.ROUTES,
-                       *routes_contents.ROUTES, *routes_deliveries.ROUTES]
+                       *routes_contents.ROUTES, *routes_deliveries.ROUTES, *oauth.ROUTES]
 DOCS_RATE = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 SECONDARY = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
              "If you reach out to GitHub Support for help, please include the request ID {}.")
@@ -29,6 +37,8 @@ def dispatch(world: World, method: str, target: str, headers: Mapping[str, str],
              base: str) -> tuple[int, dict[str, str], bytes]:
     """Answer one request: (status, headers, body bytes). `headers` keys are lower-case."""
     split = urlsplit(target)
+    if split.path.startswith("/login/oauth/"):
+        return oauth.web(world, method, target, raw, dict(headers))  # github.com's pages, not the API
     query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
     body: Any = None
     if raw:
@@ -96,6 +106,9 @@ def _answer(world: World, req: Request) -> Response:
         return error(401, auth.BAD_JWT)
     if found.auth == "token" and principal.kind != "token":
         return error(403, "Resource not accessible by integration")
+    if found.auth == "user" and principal.kind != "user":
+        return error(403, "Resource not accessible by integration" if principal.kind != "none"
+                     else "Requires authentication")
     if "owner" in req.params and found.auth == "token" and not _visible(world, principal, req):
         # GitHub answers 404, not 403, for a repository the token may not see: it does not
         # confirm that the repository exists.

@@ -102,6 +102,12 @@ class Seeding(Store):
         with self.lock:
             self.require_repo(repo).roles[login.lower()] = role
 
+    def sign_in_as(self, login: str | None) -> None:
+        """Who is signed in at the emulated github.com: they approve the App's OAuth authorization at once
+        (`tests/emulator/oauth.py`); what they may see follows `set_permission`."""
+        with self.lock:
+            self.oauth_login = login
+
     def set_file(self, repo: str, path: str, text: str, ref: str | None = None) -> None:
         with self.lock:
             found = self.require_repo(repo)

@@ -213,6 +213,10 @@ class Store:
         self.redeliveries: list[int] = []
         self.on_redeliver: Callable[[dict[str, Any]], int | None] | None = None
         self.tokens: dict[str, Token] = {}
+        # The OAuth web flow (tests/emulator/oauth.py): who is signed in at github.com, codes, user tokens.
+        self.oauth_login: str | None = None
+        self.oauth_codes: dict[str, Any] = {}
+        self.user_tokens: dict[str, str] = {}  # ghu_ token -> login
         self.mints: dict[int, int] = {}
         self.log: list[RequestRecord] = []
         self.faults: list[Fault] = []

@@ -22,10 +22,11 @@ MAX_PER_PAGE = 100
 class Principal:
     """Who is calling: an App (JWT), an installation (token) or nobody."""
 
-    kind: str  # "jwt" | "token" | "none"
+    kind: str  # "jwt" | "token" | "user" | "none"
     installation_id: int | None = None
     repos: frozenset[str] | None = None  # a token narrowed to these lower-case full names
     error: str | None = None  # why the credentials were refused (401)
+    login: str | None = None  # a user-to-server (ghu_) token's user
 
     @property
     def bucket_key(self) -> str:
@@ -33,6 +34,8 @@ class Principal:
             return "anonymous"
         if self.kind == "token" and self.installation_id is not None:
             return f"installation:{self.installation_id}"
+        if self.kind == "user":
+            return f"user:{self.login}"
         return "app" if self.kind == "jwt" else "anonymous"
 
 

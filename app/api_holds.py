@@ -1,0 +1,108 @@
+"""Room holds over the API, for machines: ``POST /api/v1/holds`` and ``DELETE /api/v1/holds/{id}``.
+
+A deploy pipeline freezes merges while it runs: a ``hold``-scoped token places a room hold on a PR,
+branch, repo or org within its orgs, and lifts it after. The hold is recorded the way a chat hold is
+(`workers.room_state`, audited under the token's name, origin ``api:NAME``) and the same republish
+job then publishes the statuses. A ``hold`` token lifts the holds it placed; an ``admin`` token any
+room hold within its orgs.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from app import reads
+from app.auth import Identity, current_identity, require_token
+from app.services import services
+from core.chat_request import REPUBLISH_JOB
+from core.comments import clean_reason
+from core.durations import format_duration, parse_duration
+from core.scopes import scope_repo
+from core.targets import TargetError, parse_target
+from workers import room_state
+
+bp = Blueprint("api_holds", __name__, url_prefix="/api/v1")
+
+Reply = tuple[Response, int]
+
+
+def _error(message: str, status: int) -> Reply:
+    return jsonify(error=message), status
+
+
+def managed(scope: str) -> bool:
+    """Whether the App serves the scope: its repo, or (an org scope) at least one repo of the org."""
+    redis = services().redis
+    repo = scope_repo(scope)
+    if repo is not None:
+        return reads.is_managed(redis, repo)
+    return any(r.split("/", 1)[0].lower() == scope.lower() for r in reads.managed_repos(redis))
+
+
+def republish(scope: str) -> None:
+    services().queue.enqueue(REPUBLISH_JOB, scope, result_ttl=0, failure_ttl=7 * 86400,
+                             description=f"republish {scope} after an API hold change")
+
+
+def _body() -> tuple[dict[str, Any] | None, Reply | None]:
+    parsed = request.get_json(silent=True)
+    if not isinstance(parsed, dict):
+        return None, _error('body must be JSON: {"target": ..., "reason": ..., "for": "30m"}', 400)
+    return parsed, None
+
+
+def _holder(identity: Identity) -> str:
+    return f"api:{identity.name}"
+
+
+@bp.post("/holds")
+@require_token(permission="hold")
+def place() -> Reply:
+    identity = current_identity()
+    assert identity is not None
+    body, bad = _body()
+    if bad is not None or body is None:
+        return bad or _error("no body", 400)
+    target, reason, span = body.get("target"), body.get("reason"), body.get("for")
+    if not isinstance(target, str):
+        return _error("target is required: owner, owner/repo, owner/repo@branch-glob or owner/repo#123", 400)
+    try:
+        scope = parse_target(target)
+    except TargetError as exc:
+        return _error(str(exc), 400)
+    reason = clean_reason(reason) if isinstance(reason, str) else ""
+    if not reason:
+        return _error("reason is required: it is what the PR's status says", 400)
+    duration = None
+    if span is not None:
+        duration = parse_duration(span) if isinstance(span, str) else None
+        if duration is None:
+            return _error('for must be a duration such as "30m", "2h" or "1d12h" (at most 90d)', 400)
+    if not identity.covers(scope):
+        return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}", 403)
+    if not managed(scope):
+        return _error(f"merge-hold does not manage {scope}: is the GitHub App installed there?", 404)
+    hold = room_state.place_hold(services().redis, scope, holder=identity.name, holder_id=_holder(identity),
+                                 reason=reason, origin=_holder(identity), now=datetime.now(UTC), duration=duration)
+    republish(scope)
+    answer = {"hold": hold.to_dict(), "for": format_duration(duration) if duration else None}
+    return jsonify(answer), 201
+
+
+@bp.delete("/holds/<path:hold_id>")
+@require_token(permission="hold")
+def lift(hold_id: str) -> Reply:
+    identity = current_identity()
+    assert identity is not None
+    redis = services().redis
+    hold = room_state.find_hold(redis, hold_id)
+    if hold is None or not identity.covers(hold.scope):
+        return _error("no such room hold", 404)  # outside the token's orgs: not even its existence
+    if hold.id.removeprefix("room:").rpartition(":")[0] != _holder(identity) and not identity.may("admin"):
+        return _error("a hold token lifts only the holds it placed; an admin token lifts any", 403)
+    room_state.lift_hold(redis, hold, actor=identity.name, origin=_holder(identity))
+    republish(hold.scope)
+    return jsonify(lifted=hold.to_dict()), 200

@@ -1,0 +1,89 @@
+"""Web hardening shared by every page: same-site redirects, security headers and CSRF tokens.
+
+The dashboard is server-rendered and needs no script at all, so the CSP forbids scripts outright and
+every form works without JavaScript. A form POST carries a per-session CSRF token; the JSON API,
+webhooks and chat commands are authenticated by bearer token or signature instead, never by the
+cookie, so they are exempt.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import unicodedata
+from urllib.parse import unquote, urlsplit
+
+from flask import Flask, Response, abort, request, session
+
+CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'{forms}; base-uri 'none'; "
+       "frame-ancestors 'none'")
+"""No script source at all: the pages have none, so injected markup cannot run any. Forms may post here
+and to GitHub's web pages (the App manifest set-up posts a form there)."""
+CSRF_FIELD = "csrf_token"
+CSRF_EXEMPT_PREFIXES = ("/api/", "/webhooks/", "/chat/")
+"""Machine endpoints: authenticated by bearer token or request signature, which a browser never adds."""
+MAX_NEXT = 2048
+
+
+def _unsafe_char(c: str) -> bool:
+    # Control characters (browsers strip tab/newline inside URLs, turning "/\t/x" into "//x"), the
+    # backslash (browsers read it as a slash) and anything outside ASCII (full-width slashes and other
+    # look-alikes some parsers normalise): none belongs in a path we produced ourselves.
+    return c == "\\" or not c.isascii() or unicodedata.category(c).startswith("C") or c == " "
+
+
+def safe_next(target: str | None, fallback: str) -> str:
+    """``target`` when it is a path on this site, else ``fallback``: the login's redirect can never be
+    sent off-site (``//evil``, ``/\\evil``, ``/%09/evil``, ``https:…``, encoded slashes or controls)."""
+    if not target or len(target) > MAX_NEXT:
+        return fallback
+    decoded, seen = target, {target}
+    for _ in range(4):  # what any later hop might decode it to, up to a few rounds of %-encoding
+        decoded = unquote(decoded)
+        if decoded in seen:
+            break
+        seen.add(decoded)
+    for form in seen:
+        if any(_unsafe_char(c) for c in form):
+            return fallback
+        if not form.startswith("/") or form.startswith("//"):
+            return fallback
+        parts = urlsplit(form)
+        if parts.scheme or parts.netloc:
+            return fallback
+    return target
+
+
+def csrf_token() -> str:
+    """This session's CSRF token (made on first use); templates put it in every form."""
+    token = session.get(CSRF_FIELD)
+    if not isinstance(token, str) or len(token) < 32:
+        token = secrets.token_urlsafe(32)
+        session[CSRF_FIELD] = token
+    return token
+
+
+def _check_csrf() -> None:
+    if request.method in ("GET", "HEAD", "OPTIONS") or request.path.startswith(CSRF_EXEMPT_PREFIXES):
+        return
+    expected = session.get(CSRF_FIELD)
+    given = request.form.get(CSRF_FIELD, "")
+    if not (isinstance(expected, str) and given and hmac.compare_digest(expected.encode(), given.encode())):
+        abort(400, description="The form has expired or did not come from this site; reload the page and retry.")
+
+
+def install(app: Flask, *, https: bool, github_web_url: str = "https://github.com") -> None:
+    """CSRF checks before each request, security headers after it."""
+    app.before_request(_check_csrf)
+    app.jinja_env.globals["csrf_token"] = csrf_token
+    policy = CSP.format(forms=f" {github_web_url}" if github_web_url.startswith(("http://", "https://")) else "")
+
+    @app.after_request
+    def headers(response: Response) -> Response:
+        response.headers.setdefault("Content-Security-Policy", policy)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        if https or request.is_secure:
+            response.headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+        return response
