@@ -1,7 +1,7 @@
 """One expiry rule (`core.holds.active_until`), and the agent hook's copy pinned to it.
 
-The hook cannot import `core.holds` within its start-up budget (design §7), so `hook/decide.py` keeps
-its own `_expired`. This table makes the two agree on every shape a verdict record's ``expires_at``
+The hook cannot import `core.holds` within its start-up budget (design §7), so `hook/judgement.py` keeps
+its own `expired`. This table makes the two agree on every shape a verdict record's ``expires_at``
 can take, including the boundary instant and unreadable values (an unreadable expiry still holds)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from app import reads
 from core.holds import Hold, Source, active_until, record_hold_active, to_iso
 from core.prstate import PullState, Register, comment_hold_active
-from hook.decide import _expired
+from hook.judgement import expired as hook_expired
 
 NOW = datetime(2026, 3, 2, 9, 0, 0, tzinfo=UTC)
 NOW_ISO = to_iso(NOW) or ""
@@ -43,7 +43,7 @@ ROWS: list[tuple[str, Any, bool]] = [
 def test_the_hook_copy_and_the_readers_follow_core_rule(expires: Any, active: bool) -> None:
     hold = {"id": "comment:alice", "expires_at": expires}
     assert record_hold_active(hold, NOW) is active
-    assert _expired(hold, NOW_ISO) is (not active)  # the hook's copy
+    assert hook_expired(hold, NOW_ISO) is (not active)  # the hook's copy
     assert reads.hold_active(hold, NOW) is active  # the API and dashboard
 
 
