@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 CONFIG_PATH = ".github/merge-hold.yml"
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 HELD_STATES = ("failure", "pending")
+FEEDBACK_MODES = ("reactions", "comments", "off")
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAY_ALIASES = {"weekdays": DAYS[:5], "weekends": DAYS[5:], "daily": DAYS}
 _FULL_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -97,6 +98,9 @@ class RepoConfig:
     a hold, so it is for teams that want the label as the visible sign."""
     held_state: str = "failure"
     """Status state for a held PR: `failure` (blocks) or `pending` (blocks, shows as waiting)."""
+    feedback: str = "reactions"
+    """How commands are answered on the PR: `reactions` (👀 received, 👍 applied; one reply when refused
+    or mistyped), `comments` (a reply to every command) or `off`. Needs the App's Issues: write."""
     exempt_labels: tuple[str, ...] = ()
     """Labels that let a PR through room and freeze holds (never comment, review or label holds)."""
     freeze_windows: tuple[FreezeWindow, ...] = field(default_factory=tuple)
@@ -134,6 +138,11 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any, Path], str]:
         return str(value)
 
     return check
+
+
+def _feedback(value: Any, path: Path) -> str:
+    # YAML 1.1 reads a bare `off` as false: `feedback: off` means what it says.
+    return "off" if value is False else _choice(FEEDBACK_MODES)(value, path)
 
 
 def _bool(value: Any, path: Path) -> bool:
@@ -244,6 +253,7 @@ _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "hold_label": _label,
     "label_sync": _bool,
     "held_state": _choice(HELD_STATES),
+    "feedback": _feedback,
     "exempt_labels": _labels,
     "freeze_windows": _windows,
 }
@@ -276,6 +286,7 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
         "hold_label": config.hold_label,
         "label_sync": config.label_sync,
         "held_state": config.held_state,
+        "feedback": config.feedback,
         "exempt_labels": list(config.exempt_labels),
         "freeze_windows": [
             {

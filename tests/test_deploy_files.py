@@ -24,7 +24,7 @@ MANIFEST_KEYS = {
 PERMISSIONS = {
     "statuses": "write",  # post the merge-hold status
     "pull_requests": "read",  # PR heads, bases, labels, reviews
-    "issues": "read",  # PR comments (they are issue comments)
+    "issues": "write",  # PR comments (they are issue comments); write: reactions and replies (feedback)
     "contents": "read",  # .github/merge-hold.yml
     "metadata": "read",  # mandatory for every App
     "merge_queues": "read",  # GitHub: needed to subscribe to `merge_group`
@@ -202,3 +202,11 @@ def test_app_manifest_asks_for_exactly_what_the_service_needs() -> None:
     # subscribed or one GitHub sends to every App anyway.
     assert set(events) <= set(RELEVANT_ACTIONS)
     assert set(RELEVANT_ACTIONS) - set(events) == AUTOMATIC_EVENTS
+
+
+def test_manifest_asks_for_what_doctor_requires() -> None:
+    from core.readiness import missing_events, missing_permissions
+
+    manifest = json.loads((DEPLOY / "github-app-manifest.json").read_text())
+    assert missing_permissions(manifest["default_permissions"]) == []
+    assert missing_events(manifest["default_events"]) == []

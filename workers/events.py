@@ -22,7 +22,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import store
+from workers import feedback, store
 from workers.publish import post_if_changed, repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
 from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
@@ -120,8 +120,10 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
     _, config = _meta(rt, repo, payload)
     permission = _permission(rt, repo, actor, comment.get("author_association"))
     outcomes: list[Any] = []
+    before: list[PullState] = []
 
     def change(state: PullState) -> PullState:
+        before[:] = [state]
         new_state, found = apply_comment(
             state, comment.get("body") or "", actor=actor, permission=permission,
             is_author=actor == (issue.get("user") or {}).get("login"),
@@ -133,6 +135,7 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
 
     changed = _apply(rt, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
+    feedback.answer_comment(rt, repo, number, comment, outcomes, before[0] if before else None, config)
     if not outcomes:
         return "no-command"
     return "applied" if changed else "unchanged"

@@ -50,6 +50,8 @@ class GitHubGateway(Protocol):
     def app_slug(self) -> str | None: ...
     def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]: ...
     def redeliver(self, delivery_id: int) -> None: ...
+    def react(self, repo: str, comment_id: int, content: str) -> None: ...
+    def reply(self, repo: str, number: int, body: str) -> None: ...
 
 
 def _retry() -> GithubRetry:
@@ -257,6 +259,15 @@ class AppGateway:
     def redeliver(self, delivery_id: int) -> None:
         self._app_client().requester.requestJsonAndCheck("POST", f"/app/hook/deliveries/{delivery_id}/attempts")
 
+    # --- answers on the PR (workers/feedback.py); both need Issues: write ------------------------
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        self._request(repo, "POST", f"/repos/{repo}/issues/comments/{comment_id}/reactions",
+                      input={"content": content})
+
+    def reply(self, repo: str, number: int, body: str) -> None:
+        self._request(repo, "POST", f"/repos/{repo}/issues/{number}/comments", input={"body": body})
+
 
 def _next_link(link_header: str) -> str | None:
     for part in link_header.split(","):
@@ -317,3 +328,11 @@ class DryRunGateway:
 
     def redeliver(self, delivery_id: int) -> None:
         return None
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        if self.echo:
+            print(f"[dry-run] reaction {content} on {repo} comment {comment_id}", file=sys.stderr, flush=True)
+
+    def reply(self, repo: str, number: int, body: str) -> None:
+        if self.echo:
+            print(f"[dry-run] reply on {repo}#{number}: {body}", file=sys.stderr, flush=True)
