@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings | None = None, *, redis: Redis | None = None) -> Flask:
     """Build the app. ``settings`` default to `merge_hold.settings.from_env()`; ``redis`` to a client
     for ``REDIS_URL`` (required unless given)."""
-    from app import api, auth, chat, dashboard, health, webhooks
+    from app import api, auth, chat, dashboard, health, setup, webhooks
     from app.services import EXTENSION, Services, redis_client
     from merge_hold.settings import from_env, require
     from workers.queueing import work_queue
@@ -68,6 +68,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     # dashboard's `/<owner>/<repo>/pull/<n>` in Werkzeug's matcher whatever the order.
     app.register_blueprint(chat.bp)
     app.register_blueprint(dashboard.bp)
+    setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 
     _register_errors(app)
     return app

@@ -223,3 +223,9 @@ def test_manifest_asks_for_what_doctor_requires() -> None:
     manifest = json.loads((DEPLOY / "github-app-manifest.json").read_text())
     assert missing_permissions(manifest["default_permissions"]) == []
     assert missing_events(manifest["default_events"]) == []
+
+
+def test_app_manifest_is_the_one_setup_posts() -> None:
+    from core.app_manifest import EXAMPLE_URL, manifest
+
+    assert _manifest() == manifest(EXAMPLE_URL)
