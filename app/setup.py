@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from flask import Blueprint, Flask, abort, current_app, render_template, request
+from redis.exceptions import RedisError
 
 from core.app_manifest import manifest
 from merge_hold.settings import Settings
@@ -126,7 +127,12 @@ def install(app: Flask, config: SetupConfig, *, announce: bool = True) -> None:
     app.register_blueprint(bp)
     # A dry run (`merge-hold dev`) is reached from loopback: no token.
     if announce and not configured(config.settings) and not config.settings.dry_run:
-        token = config.states.token()
+        try:
+            token = config.states.token()
+        except RedisError as exc:
+            # The app starts without Redis (webhooks answer 503 until it is back); so does /setup.
+            log.warning("no GitHub App configured; /setup token unavailable (%s): open /setup from loopback", exc)
+            return
         log.warning("no GitHub App configured: register one at %s/setup (from loopback, or from anywhere "
                     "with ?token=%s)", config.settings.public_url, token)
 

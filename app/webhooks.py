@@ -38,6 +38,7 @@ RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
     "installation": None,
     "installation_repositories": None,
     "status": None,
+    "issues": frozenset({"closed"}),  # a /hold-for waiting on the issue (workers/holdfor.py)
 }
 """Events the service handles, with the actions that matter (None: every action). Design §4."""
 

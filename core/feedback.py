@@ -24,9 +24,9 @@ RECEIVED, APPLIED = "eyes", "+1"
 """GitHub reaction contents: 👀 and 👍."""
 
 CANONICAL = {"hold": "/hold", "unhold": "/unhold", "removehold": "/remove-hold", "holdcancel": "/hold cancel",
-             "unholdall": "/unhold all"}
+             "unholdall": "/unhold all", "holdfor": "/hold-for"}
 """A command word with its hyphens and underscores squeezed out -> how it is written."""
-VALID = frozenset({"hold", "unhold", "remove-hold"})
+VALID = frozenset({"hold", "unhold", "remove-hold", "hold-for"})
 """Command words the grammar reads as written (`/hold cancel` is `hold` plus an argument)."""
 OTHER_COMMANDS = frozenset({
     "approve", "assign", "cc", "cherry-pick", "close", "help", "hello", "kind", "label", "lgtm", "lock",
@@ -120,6 +120,6 @@ def decide(body: str, outcomes: Sequence[Outcome], *, mode: str, before: PullSta
 
 def _reply(lines: Sequence[str]) -> str:
     text = "\n".join(f"- {line}" if len(lines) > 1 else line for line in lines)
-    text += "\n\n<sub>merge-hold · commands: `/hold [for DURATION] [reason]`, `/hold cancel`, `/unhold`, " \
-            "`/unhold @user`, `/unhold all`</sub>"
+    text += "\n\n<sub>merge-hold · commands: `/hold [for DURATION] [reason]`, `/hold cancel`, `/hold-for #123`, " \
+            "`/unhold`, `/unhold @user`, `/unhold all`</sub>"
     return text[:MAX_REPLY]

@@ -33,6 +33,7 @@ REQUIRED_EVENTS: dict[str, str] = {
     "push": "heads and config reloads",
     "merge_group": "merge queue groups",
     "status": "forged-status detection",
+    "issues": "/hold-for waiting on an issue",
 }
 """event -> what for (design §4; `installation*` events reach every App without a subscription)."""
 

@@ -29,7 +29,7 @@ PERMISSIONS = {
     "metadata": "read",  # mandatory for every App
     "merge_queues": "read",  # GitHub: needed to subscribe to `merge_group`
 }
-EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status"}
+EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status", "issues"}
 AUTOMATIC_EVENTS = {"installation", "installation_repositories"}
 """GitHub sends these to every App; they cannot be subscribed to, so the manifest does not list them."""
 

@@ -22,7 +22,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import feedback, store
+from workers import feedback, holdfor, store
 from workers.publish import post_if_changed, repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
 from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
@@ -134,6 +134,8 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
         return new_state
 
     changed = _apply(rt, repo, number, change)
+    outcomes += holdfor.on_comment(rt, repo, number, comment, permission=permission, config=config,
+                                   is_author=actor == (issue.get("user") or {}).get("login"))
     _record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
     feedback.answer_comment(rt, repo, number, comment, outcomes, before[0] if before else None, config)
     if not outcomes:
@@ -201,6 +203,8 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)
     changed = _apply(rt, repo, number, change)
+    holdfor.on_dependency_event(rt, repo, number, kind="pull", action=str(payload.get("action")),
+                                merged=bool(pull.get("merged")))
     return "applied" if changed else "unchanged"
 
 
@@ -330,4 +334,5 @@ HANDLERS: dict[str, Handler] = {
     "installation": on_installation,
     "installation_repositories": on_installation_repositories,
     "status": on_status,
+    "issues": holdfor.on_issues,
 }

@@ -52,6 +52,7 @@ class GitHubGateway(Protocol):
     def redeliver(self, delivery_id: int) -> None: ...
     def react(self, repo: str, comment_id: int, content: str) -> None: ...
     def reply(self, repo: str, number: int, body: str) -> None: ...
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]: ...
 
 
 def _retry() -> GithubRetry:
@@ -268,6 +269,11 @@ class AppGateway:
     def reply(self, repo: str, number: int, body: str) -> None:
         self._request(repo, "POST", f"/repos/{repo}/issues/{number}/comments", input={"body": body})
 
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]:
+        """An issue or a PR (as GitHub's issues API shows PRs: with `pull_request.merged_at`)."""
+        data: dict[str, Any] = self._request(repo, "GET", f"/repos/{repo}/issues/{number}")
+        return data
+
 
 def _next_link(link_header: str) -> str | None:
     for part in link_header.split(","):
@@ -336,3 +342,7 @@ class DryRunGateway:
     def reply(self, repo: str, number: int, body: str) -> None:
         if self.echo:
             print(f"[dry-run] reply on {repo}#{number}: {body}", file=sys.stderr, flush=True)
+
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]:
+        # Taken as open: a dry run cannot ask, and an open dependency keeps the hold (fails closed).
+        return {"number": number, "state": "open"}

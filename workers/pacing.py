@@ -255,3 +255,6 @@ class PacedGateway:
 
     def reply(self, repo: str, number: int, body: str) -> None:
         self.inner.reply(repo, number, body)
+
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]:
+        return self.inner.get_issue(repo, number)

@@ -17,6 +17,7 @@ from tests.emulator import (
     routes_branches,
     routes_contents,
     routes_deliveries,
+    routes_issues,
     routes_pulls,
     routes_statuses,
 )
@@ -27,7 +28,8 @@ from tests.emulator.world import World
 log = logging.getLogger(__name__)
 
 ROUTES: list[Route] = [*routes_apps.ROUTES, *routes_pulls.ROUTES, *routes_statuses.ROUTES,
-                       *routes_contents.ROUTES, *routes_deliveries.ROUTES, *routes_branches.ROUTES]
+                       *routes_contents.ROUTES, *routes_deliveries.ROUTES, *routes_branches.ROUTES,
+                       *routes_issues.ROUTES]
 DOCS_RATE = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 SECONDARY = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
              "If you reach out to GitHub Support for help, please include the request ID {}.")

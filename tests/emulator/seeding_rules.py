@@ -81,3 +81,19 @@ class RuleSeeding(Store):
         and expire within an hour)."""
         with self.lock:
             self.manifest_conversions[code] = dict(answer)
+
+    def add_issue(self, repo: str, number: int, *, title: str = "", user: str = "octocat",
+                  state: str = "open") -> None:
+        """A plain issue (not a PR): what `/hold-for` may wait on."""
+        with self.lock:
+            found = self.require_repo(repo)
+            now = self.clock()
+            self.issues[(found.full_name.lower(), number)] = {
+                "repo": found.full_name, "number": number, "id": self.next_id(), "title": title or f"Issue {number}",
+                "user": user, "state": state, "created_at": now, "updated_at": now,
+                "closed_at": now if state == "closed" else None}
+
+    def close_issue(self, repo: str, number: int) -> None:
+        with self.lock:
+            issue = self.issues[(self.require_repo(repo).full_name.lower(), number)]
+            issue.update(state="closed", closed_at=self.clock(), updated_at=self.clock())

@@ -228,6 +228,7 @@ class Store:
         self.rules: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (lower repo, branch) -> active rules
         self.reactions: list[dict[str, Any]] = []  # reactions created through the API, oldest first
         self.manifest_conversions: dict[str, dict[str, Any]] = {}  # manifest flow: code -> the App's answer
+        self.issues: dict[tuple[str, int], dict[str, Any]] = {}  # (lower repo, number) -> plain issue
         self.ids = itertools.count(1_000_001)
         self.request_ids = itertools.count(1)
 
