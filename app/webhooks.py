@@ -20,6 +20,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.services import services
 from core.status import CONTEXT
+from core.treecloser import status_may_matter
 from workers.queueing import enqueue_delivery
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,8 @@ RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
     "installation_repositories": None,
     "status": None,
     "issues": frozenset({"closed"}),  # a /hold-for waiting on the issue (workers/holdfor.py)
+    "check_run": frozenset({"completed"}),  # the tree closer (workers/treecloser.py)
+    "check_suite": frozenset({"completed"}),
 }
 """Events the service handles, with the actions that matter (None: every action). Design §4."""
 
@@ -99,7 +102,7 @@ def ignore_reason(event: str, payload: dict[str, Any]) -> str | None:
         ref = payload.get("ref")
         if isinstance(ref, str) and not ref.startswith("refs/heads/"):
             return "not a branch push"
-    elif event == "status" and payload.get("context") != CONTEXT:
+    elif event == "status" and payload.get("context") != CONTEXT and not status_may_matter(payload):
         return "another status context"
     return None
 

@@ -23,6 +23,7 @@ REQUIRED_PERMISSIONS: dict[str, tuple[str, str]] = {
     "issues": ("write", "answers on the PR (reactions, replies) and the hold label"),
     "statuses": ("write", "the merge-hold status"),
     "merge_queues": ("read", "merge_group events"),
+    "checks": ("read", "check runs for the tree closer"),
 }
 """permission -> (level, what for). Every feature's need; the manifest asks for the same."""
 
@@ -34,6 +35,8 @@ REQUIRED_EVENTS: dict[str, str] = {
     "merge_group": "merge queue groups",
     "status": "forged-status detection",
     "issues": "/hold-for waiting on an issue",
+    "check_run": "the tree closer",
+    "check_suite": "the tree closer",
 }
 """event -> what for (design §4; `installation*` events reach every App without a subscription)."""
 

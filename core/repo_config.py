@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from core.treecloser import TreeRule
+
 CONFIG_PATH = ".github/merge-hold.yml"
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 HELD_STATES = ("failure", "pending")
@@ -104,6 +106,9 @@ class RepoConfig:
     exempt_labels: tuple[str, ...] = ()
     """Labels that let a PR through room and freeze holds (never comment, review or label holds)."""
     freeze_windows: tuple[FreezeWindow, ...] = field(default_factory=tuple)
+    close_on_failure: tuple[TreeRule, ...] = field(default_factory=tuple)
+    """The tree closer: when a named status or check run fails on the branch's head, every PR into the
+    branch is held until it is green again (`[{branch: main, contexts: [ci/build]}]`)."""
 
 
 DEFAULT_CONFIG = RepoConfig()
@@ -244,6 +249,23 @@ def _windows(value: Any, path: Path) -> tuple[FreezeWindow, ...]:
     return tuple(_window(v, (*path, i)) for i, v in enumerate(value))
 
 
+def _tree_rule(value: Any, path: Path) -> TreeRule:
+    keys = _keys(value, ("branch", "contexts"), path)
+    for required in ("branch", "contexts"):
+        if required not in keys:
+            raise _Invalid(path, f"{where(path)} needs {required!r}")
+    branch_key, branch = keys["branch"]
+    contexts_key, contexts = keys["contexts"]
+    return TreeRule(_glob(branch, (*path, branch_key)),
+                    _list(contexts, (*path, contexts_key), lambda v, p: _text(v, p, limit=255), empty=False))
+
+
+def _tree_rules(value: Any, path: Path) -> tuple[TreeRule, ...]:
+    if not isinstance(value, list):
+        raise _Invalid(path, f"{where(path)} must be a list of {{branch, contexts}}")
+    return tuple(_tree_rule(v, (*path, i)) for i, v in enumerate(value))
+
+
 _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "hold_permission": _choice(PERMISSIONS),
     "author_can_hold": _bool,
@@ -256,6 +278,7 @@ _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "feedback": _feedback,
     "exempt_labels": _labels,
     "freeze_windows": _windows,
+    "close_on_failure": _tree_rules,
 }
 
 
@@ -300,4 +323,5 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
             }
             for w in config.freeze_windows
         ],
+        "close_on_failure": [{"branch": r.branch, "contexts": list(r.contexts)} for r in config.close_on_failure],
     }

@@ -130,7 +130,7 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_SECRET_KEY": ("secret_key", _str, "signs dashboard sessions (random if unset)"),
     "MERGE_HOLD_APP_SLUG": ("app_slug", _str, "the App's slug: its `slug[bot]` events are ignored"),
     "MERGE_HOLD_CHAT_ALLOWED_USERS": ("chat_allowed_users", _csv, "chat user/group ids allowed to hold"),
-    "MERGE_HOLD_DATA_DIR": ("data_dir", _str, "`merge-hold dev`'s Redis data; `/setup` stores the App's credentials here"),
+    "MERGE_HOLD_DATA_DIR": ("data_dir", _str, "`merge-hold dev`'s Redis data; `/setup` stores App credentials here"),
     "MERGE_HOLD_LOG_LEVEL": ("log_level", _str, "logging level"),
     "MERGE_HOLD_RECONCILE_SECONDS": ("reconcile_seconds", _int, "scheduled reconcile period (0: off)"),
     "MERGE_HOLD_MIN_REPLICAS": ("min_replicas", _int, "acknowledge a delivery once N replicas have it (WAIT)"),

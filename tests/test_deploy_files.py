@@ -28,8 +28,10 @@ PERMISSIONS = {
     "contents": "read",  # .github/merge-hold.yml
     "metadata": "read",  # mandatory for every App
     "merge_queues": "read",  # GitHub: needed to subscribe to `merge_group`
+    "checks": "read",  # check_run / check_suite events for the tree closer
 }
-EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status", "issues"}
+EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status", "issues",
+          "check_run", "check_suite"}
 AUTOMATIC_EVENTS = {"installation", "installation_repositories"}
 """GitHub sends these to every App; they cannot be subscribed to, so the manifest does not list them."""
 

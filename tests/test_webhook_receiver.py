@@ -77,8 +77,10 @@ ROWS: list[tuple[str, str, bytes, int, dict[str, Any], bool]] = [
     ("ping", "ping", fixture_body("ping/payload.json"), 200,
      {"ok": True, "zen": "Anything added dilutes everything else."}, False),
     ("unhandled event", "label", fixture_body("label/created.payload.json"), 202, {"ignored": "label"}, False),
-    ("check_suite", "check_suite", fixture_body("check_suite/completed.payload.json"), 202,
+    ("check_suite requested", "check_suite", fixture_body("check_suite/requested.payload.json"), 202,
      {"ignored": "check_suite"}, False),
+    ("check_suite completed (tree closer)", "check_suite", fixture_body("check_suite/completed.payload.json"),
+     202, {}, True),
     ("comment on an issue", "issue_comment", _comment("created", on_pr=False), 202,
      {"ignored": "issue_comment"}, False),
     ("comment edited on a PR", "issue_comment", _comment("edited", on_pr=True), 202,
@@ -118,6 +120,11 @@ ROWS: list[tuple[str, str, bytes, int, dict[str, Any], bool]] = [
     ("installation repos", "installation_repositories",
      fixture_body("installation_repositories/removed.payload.json"), 202, {}, True),
     ("CI status", "status", fixture_body("status/payload.json"), 202, {"ignored": "status"}, False),
+    ("CI status, pending, on a branch head", "status", fixture_body(
+        "status/payload.json", state="pending", sha="f95f852bd8fca8fcc58a9a2d6c842781e32a215e"), 202,
+     {"ignored": "status"}, False),
+    ("CI failure on a branch head (tree closer)", "status", fixture_body(
+        "status/payload.json", state="failure", sha="f95f852bd8fca8fcc58a9a2d6c842781e32a215e"), 202, {}, True),
     ("our status context", "status", fixture_body("status/payload.json", context="merge-hold"), 202, {}, True),
     ("malformed JSON", "pull_request", b'{"action": "opened",', 400, {"error": "body is not valid JSON"},
      False),

@@ -22,7 +22,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import feedback, holdfor, store
+from workers import feedback, holdfor, store, treecloser
 from workers.publish import post_if_changed, repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
 from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
@@ -304,6 +304,7 @@ def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
 
 def on_status(rt: Runtime, payload: dict[str, Any]) -> str:
     """A `merge-hold` status not posted by our App is forged: record it and put ours back."""
+    treecloser.on_status(rt, payload)
     repo = repo_name(payload)
     if repo is None or payload.get("context") != CONTEXT or _is_own(rt, payload):
         return "ignored"
@@ -335,4 +336,6 @@ HANDLERS: dict[str, Handler] = {
     "installation_repositories": on_installation_repositories,
     "status": on_status,
     "issues": holdfor.on_issues,
+    "check_run": treecloser.on_check_run,
+    "check_suite": treecloser.on_check_suite,
 }
