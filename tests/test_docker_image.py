@@ -50,7 +50,7 @@ _PROBLEM = _engine_problem()
 pytestmark = pytest.mark.skipif(_PROBLEM is not None, reason=str(_PROBLEM))
 
 
-def docker(*args: str, timeout: float = 120) -> str:
+def docker(*args: str, timeout: float = 300) -> str:
     done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"docker {' '.join(args[:3])}… failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done.stdout.strip()
@@ -106,13 +106,14 @@ def test_web_and_worker_containers_turn_a_signed_webhook_into_a_dry_run_status(
            "-e", "MERGE_HOLD_DRY_RUN=1", "-e", "MERGE_HOLD_SECRET_KEY=docker-test",
            "-e", f"MERGE_HOLD_PUBLIC_URL=http://127.0.0.1:{port}"]
     tag = uuid.uuid4().hex[:8]
+    # Named before they run: a container that fails to start is removed too.
+    containers += [f"mh-web-{tag}", f"mh-worker-{tag}"]
     # The image's own command, on a free port (the host network is shared with other tests).
-    containers.append(docker("run", "-d", "--network", "host", "--name", f"mh-web-{tag}", *env, image,
+    docker("run", "-d", "--network", "host", "--name", f"mh-web-{tag}", *env, image,
                              "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "4",
                              "--worker-class", "gthread", "--no-control-socket", "--worker-tmp-dir", "/dev/shm",
-                             "app:create_app()"))
-    containers.append(docker("run", "-d", "--network", "host", "--name", f"mh-worker-{tag}", *env, image,
-                             "merge-hold", "worker"))
+                             "app:create_app()")
+    docker("run", "-d", "--network", "host", "--name", f"mh-worker-{tag}", *env, image, "merge-hold", "worker")
     base = f"http://127.0.0.1:{port}"
 
     def healthy() -> bool:
