@@ -3,6 +3,9 @@ real Redis, send a signed webhook, and read the dry-run status the worker record
 
 Skips, saying why, when no Docker engine answers. Containers use the host's network (the engine
 `/work/shared/tools/local-docker.sh` starts has no bridge), so Redis and the web port are on loopback.
+That script's stand-in `python:3.11-slim` is imported from a `mktemp -d` root, so its `/` is mode 0700
+and a non-root image cannot start (`stat /bin/sh: permission denied`); the official image has 0755.
+Re-import the stand-in with `/` at 0755 before running this test against it.
 """
 
 from __future__ import annotations
