@@ -26,7 +26,19 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings | None = None, *, redis: Redis | None = None) -> Flask:
     """Build the app. ``settings`` default to `merge_hold.settings.from_env()`; ``redis`` to a client
     for ``REDIS_URL`` (required unless given)."""
-    from app import api, api_holds, auth, chat, dashboard, dashboard_actions, github_login, health, security, webhooks
+    from app import (
+        api,
+        api_holds,
+        auth,
+        chat,
+        dashboard,
+        dashboard_actions,
+        github_login,
+        health,
+        security,
+        setup,
+        webhooks,
+    )
     from app.services import EXTENSION, Services, redis_client
     from merge_hold.settings import from_env, require
     from workers.queueing import work_queue
@@ -72,6 +84,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(chat.bp)
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(dashboard_actions.bp)
+    setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 
     _register_errors(app)
     return app

@@ -83,7 +83,7 @@ def process(argv: Sequence[str], env: Mapping[str, str], log: Path) -> Iterator[
 
 
 def gunicorn_argv(app: str, port: int, *, workers: int = 2, threads: int = 4) -> list[str]:
-    """The production server (`deploy/Dockerfile`'s web command) on loopback: 2 workers, gthread."""
+    """The production server (the Dockerfile's default command) on loopback: 2 workers, gthread."""
     return [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
             "--threads", str(threads), "--worker-class", "gthread", "--no-control-socket",
             "--log-level", "warning", app]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.status import CONTEXT
+from core.treecloser import status_may_matter
 
 RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
     "issue_comment": frozenset({"created"}),
@@ -27,6 +28,9 @@ RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
     "installation_repositories": None,
     "status": None,
     "repository": frozenset({"renamed", "transferred"}),  # the repo's keys move to its new name
+    "issues": frozenset({"closed"}),  # a /hold-for waiting on the issue (workers/holdfor.py)
+    "check_run": frozenset({"completed"}),  # the tree closer (workers/treecloser.py)
+    "check_suite": frozenset({"completed"}),
 }
 """Events the service handles, with the actions that matter (None: every action). Design §4."""
 
@@ -57,7 +61,7 @@ def ignore_reason(event: str, payload: Any) -> str | None:
         ref = payload.get("ref")
         if isinstance(ref, str) and not ref.startswith("refs/heads/"):
             return "not a branch push"
-    elif event == "status" and payload.get("context") != CONTEXT:
+    elif event == "status" and payload.get("context") != CONTEXT and not status_may_matter(payload):
         return "another status context"
     return None
 

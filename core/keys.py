@@ -122,6 +122,17 @@ def audited(repo: str, item: str) -> str:
     return f"{_repo(repo)}:audited:{item}"
 
 
+def answered(repo: str, comment_id: int | str) -> str:
+    """Set NX before merge-hold answers a comment (reaction or reply): at most one answer per comment,
+    whatever the redeliveries."""
+    return f"{_repo(repo)}:answered:{comment_id}"
+
+
+def hold_for_waiters(repo: str, number: int) -> str:
+    """Set: ``waiting-repo#N holder`` entries whose `/hold-for` waits on this PR or issue of ``repo``."""
+    return f"{_repo(repo)}:waiters:{number}"
+
+
 def delivery_seen(guid: str) -> str:
     """Set NX per X-GitHub-Delivery: a duplicate delivery changes nothing."""
     return f"{PREFIX}:delivery:{guid}"

@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from core.treecloser import TreeRule
+
 CONFIG_PATH = ".github/merge-hold.yml"
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 HELD_STATES = ("failure", "pending")
+FEEDBACK_MODES = ("reactions", "comments", "off")
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAY_ALIASES = {"weekdays": DAYS[:5], "weekends": DAYS[5:], "daily": DAYS}
 _FULL_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -93,9 +96,15 @@ class RepoConfig:
     """The label that holds a PR while present (Prow's name, so teams moving from Prow keep it)."""
     held_state: str = "failure"
     """Status state for a held PR: `failure` (blocks) or `pending` (blocks, shows as waiting)."""
+    feedback: str = "reactions"
+    """How commands are answered on the PR: `reactions` (👀 received, 👍 applied; one reply when refused
+    or mistyped), `comments` (a reply to every command) or `off`. Needs the App's Issues: write."""
     exempt_labels: tuple[str, ...] = ()
     """Labels that let a PR through room and freeze holds (never comment, review or label holds)."""
     freeze_windows: tuple[FreezeWindow, ...] = field(default_factory=tuple)
+    close_on_failure: tuple[TreeRule, ...] = field(default_factory=tuple)
+    """The tree closer: when a named status or check run fails on the branch's head, every PR into the
+    branch is held until it is green again (`[{branch: main, contexts: [ci/build]}]`)."""
 
 
 DEFAULT_CONFIG = RepoConfig()
@@ -130,6 +139,11 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any, Path], str]:
         return str(value)
 
     return check
+
+
+def _feedback(value: Any, path: Path) -> str:
+    # YAML 1.1 reads a bare `off` as false: `feedback: off` means what it says.
+    return "off" if value is False else _choice(FEEDBACK_MODES)(value, path)
 
 
 def _bool(value: Any, path: Path) -> bool:
@@ -231,6 +245,23 @@ def _windows(value: Any, path: Path) -> tuple[FreezeWindow, ...]:
     return tuple(_window(v, (*path, i)) for i, v in enumerate(value))
 
 
+def _tree_rule(value: Any, path: Path) -> TreeRule:
+    keys = _keys(value, ("branch", "contexts"), path)
+    for required in ("branch", "contexts"):
+        if required not in keys:
+            raise _Invalid(path, f"{where(path)} needs {required!r}")
+    branch_key, branch = keys["branch"]
+    contexts_key, contexts = keys["contexts"]
+    return TreeRule(_glob(branch, (*path, branch_key)),
+                    _list(contexts, (*path, contexts_key), lambda v, p: _text(v, p, limit=255), empty=False))
+
+
+def _tree_rules(value: Any, path: Path) -> tuple[TreeRule, ...]:
+    if not isinstance(value, list):
+        raise _Invalid(path, f"{where(path)} must be a list of {{branch, contexts}}")
+    return tuple(_tree_rule(v, (*path, i)) for i, v in enumerate(value))
+
+
 _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "hold_permission": _choice(PERMISSIONS),
     "author_can_hold": _bool,
@@ -239,8 +270,10 @@ _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "review_holds": _bool,
     "hold_label": _label,
     "held_state": _choice(HELD_STATES),
+    "feedback": _feedback,
     "exempt_labels": _labels,
     "freeze_windows": _windows,
+    "close_on_failure": _tree_rules,
 }
 
 
@@ -270,6 +303,7 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
         "review_holds": config.review_holds,
         "hold_label": config.hold_label,
         "held_state": config.held_state,
+        "feedback": config.feedback,
         "exempt_labels": list(config.exempt_labels),
         "freeze_windows": [
             {
@@ -283,4 +317,5 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
             }
             for w in config.freeze_windows
         ],
+        "close_on_failure": [{"branch": r.branch, "contexts": list(r.contexts)} for r in config.close_on_failure],
     }

@@ -17,6 +17,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reconcile": ("workers.reconcile", "republish verdicts (--rebuild re-reads GitHub)"),
     "token": ("app.tokens", "create an API token and store its hash"),
     "hook-guard": ("hook.guard", "the agent PreToolUse guard: exit 0 allow, 2 block"),
+    "setup": ("merge_hold.setup", "register the GitHub App through GitHub's manifest flow (/setup)"),
+    "doctor": ("merge_hold.doctor", "check credentials, Redis, App settings and that each repo requires merge-hold"),
     "hook": ("hook.cli", "agent hook tools: explain, settings, install, uninstall, fold, acl"),
 }
 

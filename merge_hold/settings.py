@@ -155,7 +155,7 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_APP_SLUG": ("app_slug", _str, "the App's slug: its `slug[bot]` events are ignored"),
     "MERGE_HOLD_CHAT_ALLOWED_USERS": ("chat_allowed_users", _csv, "chat user/channel ids allowed PR holds"),
     "MERGE_HOLD_CHAT_ADMINS": ("chat_admins", _csv, "chat user ids for org/repo holds and exemptions"),
-    "MERGE_HOLD_DATA_DIR": ("data_dir", _str, "where `merge-hold dev` keeps its embedded Redis data"),
+    "MERGE_HOLD_DATA_DIR": ("data_dir", _str, "`merge-hold dev`'s Redis data; `/setup` stores App credentials here"),
     "MERGE_HOLD_LOG_LEVEL": ("log_level", _str, "logging level"),
     "MERGE_HOLD_RECONCILE_SECONDS": ("reconcile_seconds", _int, "scheduled reconcile period (0: off)"),
     "MERGE_HOLD_MIN_REPLICAS": ("min_replicas", _int, "acknowledge a delivery once N replicas have it (WAIT)"),

@@ -24,12 +24,14 @@ MANIFEST_KEYS = {
 PERMISSIONS = {
     "statuses": "write",  # post the merge-hold status
     "pull_requests": "read",  # PR heads, bases, labels, reviews
-    "issues": "read",  # PR comments (they are issue comments)
+    "issues": "write",  # PR comments (they are issue comments); write: reactions and replies (feedback)
     "contents": "read",  # .github/merge-hold.yml
     "metadata": "read",  # mandatory for every App
     "merge_queues": "read",  # GitHub: needed to subscribe to `merge_group`
+    "checks": "read",  # check_run / check_suite events for the tree closer
 }
-EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status", "repository"}
+EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status", "repository",
+          "issues", "check_run", "check_suite"}
 AUTOMATIC_EVENTS = {"installation", "installation_repositories"}
 """GitHub sends these to every App; they cannot be subscribed to, so the manifest does not list them."""
 
@@ -71,26 +73,35 @@ def _cmd(stage: str) -> list[str]:
     return command
 
 
-def test_dockerfile_has_web_and_worker_targets_of_one_base() -> None:
-    text = (DEPLOY / "Dockerfile").read_text()
+ROOT = DEPLOY.parent
+
+
+def _final_stage(dockerfile: str) -> str:
+    return _stages(dockerfile)[list(_stages(dockerfile))[-1]]
+
+
+def test_dockerfile_at_the_root_builds_one_non_root_image_in_stages() -> None:
+    assert not (DEPLOY / "Dockerfile").exists(), "the Dockerfile lives at the repository root (design §8)"
+    text = (ROOT / "Dockerfile").read_text()
     stages = _stages(text)
-    assert set(stages) == {"base", "web", "worker"}
-    assert re.findall(r"^FROM\s+(\S+)\s+AS\s+(web|worker)", text, flags=re.MULTILINE) == [
-        ("base", "worker"), ("base", "web")]
-    web, worker = _cmd(stages["web"]), _cmd(stages["worker"])
+    assert list(stages) == ["build", "runtime"], "multi-stage: the runtime image holds no build leftovers"
+    runtime = stages["runtime"]
+    assert re.search(r"^COPY\s+--from=build\s+/opt/merge-hold\s", runtime, flags=re.MULTILINE)
+    web = _cmd(runtime)
     assert web[0] == "gunicorn" and web[-1] == "app:create_app()"
     assert web[web.index("--workers") + 1] == "2"
-    assert worker == ["merge-hold", "worker"]
-    assert re.search(r"^USER\s+10001\s*$", stages["base"], flags=re.MULTILINE), "runs as a non-root user"
+    assert re.search(r"^USER\s+10001\s*$", runtime, flags=re.MULTILINE), "runs as a non-root user"
+    assert re.search(r"^HEALTHCHECK\s.*/healthz", runtime.replace("\\\n", " "), flags=re.MULTILINE)
     assert not re.search(r"^ENV\s+.*(SECRET|PRIVATE_KEY=|WEBHOOK)", text, flags=re.MULTILINE)
     # Only package directories are copied: never .merge-hold/ (dev secrets) or a whole checkout.
-    copied = re.findall(r"^COPY\s+(.+?)\s+\S+\s*$", text, flags=re.MULTILINE)
-    assert not any(src.strip() == "." or ".merge-hold" in src for src in copied)
+    copied = re.findall(r"^COPY\s+(?!--from)(.+?)\s+\S+\s*$", text, flags=re.MULTILINE)
+    assert copied and not any(src.strip() == "." or ".merge-hold" in src for src in copied)
 
 
 def test_dockerignore_keeps_local_state_out() -> None:
-    lines = set((DEPLOY / "Dockerfile.dockerignore").read_text().split())
+    lines = set((ROOT / ".dockerignore").read_text().split())
     assert {".merge-hold", ".venv", ".git"} <= lines
+    assert "README.md" not in lines, "pyproject's readme is part of the build"
 
 
 def _compose() -> dict[str, Any]:
@@ -106,14 +117,18 @@ def test_compose_runs_redis_web_and_worker_from_one_dockerfile() -> None:
     assert sentinel == {"redis-replica", "sentinel1", "sentinel2", "sentinel3"}
     for name in ("web", "worker"):
         build = services[name]["build"]
-        assert (build["dockerfile"], build["target"]) == ("deploy/Dockerfile", name)
-        assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == (DEPLOY / "Dockerfile").resolve()
+        assert build["dockerfile"] == "Dockerfile" and "target" not in build
+        assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == (ROOT / "Dockerfile").resolve()
+        assert services[name]["image"] == services["web"]["image"], "one image for web and worker"
         env = services[name]["environment"]
         assert env["REDIS_URL"].startswith("${REDIS_URL:-redis://redis:")  # profile `sentinel` sets it
         assert set(env) <= set(FIELDS), f"{name}: variables the settings would reject"
         assert secret_literals(env) == []
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     assert services["web"]["ports"] == ["127.0.0.1:8000:8000"]
+    assert "command" not in services["web"], "the image's default command is the web server"
+    assert services["worker"]["command"] == ["merge-hold", "worker"]
+    assert "healthcheck" in services["worker"], "the image's HEALTHCHECK probes a web server a worker lacks"
 
 
 def _k8s() -> list[dict[str, Any]]:
@@ -205,3 +220,17 @@ def test_app_manifest_asks_for_exactly_what_the_service_needs() -> None:
     # subscribed or one GitHub sends to every App anyway.
     assert set(events) <= set(RELEVANT_ACTIONS)
     assert set(RELEVANT_ACTIONS) - set(events) == AUTOMATIC_EVENTS
+
+
+def test_manifest_asks_for_what_doctor_requires() -> None:
+    from core.readiness import missing_events, missing_permissions
+
+    manifest = json.loads((DEPLOY / "github-app-manifest.json").read_text())
+    assert missing_permissions(manifest["default_permissions"]) == []
+    assert missing_events(manifest["default_events"]) == []
+
+
+def test_app_manifest_is_the_one_setup_posts() -> None:
+    from core.app_manifest import EXAMPLE_URL, manifest
+
+    assert _manifest() == manifest(EXAMPLE_URL)

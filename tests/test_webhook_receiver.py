@@ -86,8 +86,10 @@ ROWS: list[Row] = [
     ("ping not JSON", "ping", b"\xff", 200, {"ok": True}, False, False),
     ("unhandled event", "label", fixture_body("label/created.payload.json"), 202, {"ignored": "label"}, False,
      False),
-    ("check_suite", "check_suite", fixture_body("check_suite/completed.payload.json"), 202,
-     {"ignored": "check_suite"}, False, False),
+    ("check_suite requested", "check_suite", fixture_body("check_suite/requested.payload.json"), 202, {}, True,
+     False),
+    ("check_suite completed (tree closer)", "check_suite", fixture_body("check_suite/completed.payload.json"),
+     202, {}, True, True),
     ("event name in another case", "Pull_Request", fixture_body("pull_request/opened.payload.json"), 202,
      {"ignored": "Pull_Request"}, False, False),
     ("comment on an issue", "issue_comment", _comment("created", on_pr=False), 202, {}, True, False),
@@ -124,6 +126,12 @@ ROWS: list[Row] = [
     ("installation repos", "installation_repositories",
      fixture_body("installation_repositories/removed.payload.json"), 202, {}, True, True),
     ("CI status", "status", fixture_body("status/payload.json"), 202, {}, True, False),
+    ("CI status, pending, on a branch head", "status", fixture_body(
+        "status/payload.json", state="pending", sha="f95f852bd8fca8fcc58a9a2d6c842781e32a215e"), 202, {}, True,
+     False),
+    ("CI failure on a branch head (tree closer)", "status", fixture_body(
+        "status/payload.json", state="failure", sha="f95f852bd8fca8fcc58a9a2d6c842781e32a215e"), 202, {}, True,
+     True),
     ("our status context", "status", fixture_body("status/payload.json", context="merge-hold"), 202, {}, True,
      True),
     # Signed, yet not a JSON object: acknowledged (GitHub would only resend it), dropped by the pump.

@@ -40,6 +40,7 @@ def settings(redis_url: str, tmp_path: Path, **overrides: Any) -> Settings:
         api_tokens_file=str(tmp_path / "tokens"),
         secret_key="test-secret-key",
         queue_name="merge-hold-test",
+        data_dir=str(tmp_path / "data"),  # /setup's token and credentials, never the checkout's
     )
     return dataclasses.replace(base, **overrides)
 

@@ -20,7 +20,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import groups, moves, own_status, store
+from workers import feedback, groups, holdfor, moves, own_status, store, treecloser
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
 from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
@@ -125,8 +125,10 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
     _, config = _meta(rt, repo, payload)
     permission = _permission(rt, repo, actor, comment.get("author_association"))
     outcomes: list[Any] = []
+    before: list[PullState] = []
 
     def change(state: PullState) -> PullState:
+        before[:] = [state]
         new_state, found = apply_comment(
             state, comment.get("body") or "", actor=actor, permission=permission,
             is_author=actor == (issue.get("user") or {}).get("login"),
@@ -137,7 +139,10 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
         return new_state
 
     changed = _apply(rt, repo, number, change)
+    outcomes += holdfor.on_comment(rt, repo, number, comment, permission=permission, config=config,
+                                   is_author=actor == (issue.get("user") or {}).get("login"))
     _record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
+    feedback.answer_comment(rt, repo, number, comment, outcomes, before[0] if before else None, config)
     if not outcomes:
         return "no-command"
     return "applied" if changed else "unchanged"
@@ -204,6 +209,8 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)
     changed = _apply(rt, repo, number, change)
+    holdfor.on_dependency_event(rt, repo, number, kind="pull", action=str(payload.get("action")),
+                                merged=bool(pull.get("merged")))
     return "applied" if changed else "unchanged"
 
 
@@ -292,6 +299,7 @@ def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
 
 def on_status(rt: Runtime, payload: dict[str, Any]) -> str:
     """A `merge-hold` status we did not post is forged: record it and put ours back, once per verdict."""
+    treecloser.on_status(rt, payload)
     repo = repo_name(payload)
     if repo is None or payload.get("context") != CONTEXT:
         return "ignored"
@@ -326,4 +334,7 @@ HANDLERS: dict[str, Handler] = {
     "installation_repositories": on_installation_repositories,
     "status": on_status,
     "repository": on_repository,
+    "issues": holdfor.on_issues,
+    "check_run": treecloser.on_check_run,
+    "check_suite": treecloser.on_check_suite,
 }

@@ -50,6 +50,9 @@ class GitHubGateway(Protocol):
     def app_slug(self) -> str | None: ...
     def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]: ...
     def redeliver(self, delivery_id: int) -> None: ...
+    def react(self, repo: str, comment_id: int, content: str) -> None: ...
+    def reply(self, repo: str, number: int, body: str) -> None: ...
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]: ...
 
 
 def _retry() -> GithubRetry:
@@ -266,6 +269,20 @@ class AppGateway:
     def redeliver(self, delivery_id: int) -> None:
         self._app_client().requester.requestJsonAndCheck("POST", f"/app/hook/deliveries/{delivery_id}/attempts")
 
+    # --- answers on the PR (workers/feedback.py); both need Issues: write ------------------------
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        self._request(repo, "POST", f"/repos/{repo}/issues/comments/{comment_id}/reactions",
+                      input={"content": content})
+
+    def reply(self, repo: str, number: int, body: str) -> None:
+        self._request(repo, "POST", f"/repos/{repo}/issues/{number}/comments", input={"body": body})
+
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]:
+        """An issue or a PR (as GitHub's issues API shows PRs: with `pull_request.merged_at`)."""
+        data: dict[str, Any] = self._request(repo, "GET", f"/repos/{repo}/issues/{number}")
+        return data
+
 
 def _next_link(link_header: str) -> str | None:
     for part in link_header.split(","):
@@ -326,3 +343,15 @@ class DryRunGateway:
 
     def redeliver(self, delivery_id: int) -> None:
         return None
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        if self.echo:
+            print(f"[dry-run] reaction {content} on {repo} comment {comment_id}", file=sys.stderr, flush=True)
+
+    def reply(self, repo: str, number: int, body: str) -> None:
+        if self.echo:
+            print(f"[dry-run] reply on {repo}#{number}: {body}", file=sys.stderr, flush=True)
+
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]:
+        # Taken as open: a dry run cannot ask, and an open dependency keeps the hold (fails closed).
+        return {"number": number, "state": "open"}

@@ -249,3 +249,12 @@ class PacedGateway:
 
     def redeliver(self, delivery_id: int) -> None:
         self.inner.redeliver(delivery_id)
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        self.inner.react(repo, comment_id, content)
+
+    def reply(self, repo: str, number: int, body: str) -> None:
+        self.inner.reply(repo, number, body)
+
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]:
+        return self.inner.get_issue(repo, number)

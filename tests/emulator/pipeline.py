@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -14,8 +15,10 @@ from tests.emulator import (
     auth,
     oauth,
     routes_apps,
+    routes_branches,
     routes_contents,
     routes_deliveries,
+    routes_issues,
     routes_pulls,
     routes_statuses,
 )
@@ -26,7 +29,8 @@ from tests.emulator.world import World
 log = logging.getLogger(__name__)
 
 ROUTES: list[Route] = [*routes_apps.ROUTES, *routes_pulls.ROUTES, *routes_statuses.ROUTES,
-                       *routes_contents.ROUTES, *routes_deliveries.ROUTES, *oauth.ROUTES]
+                       *routes_contents.ROUTES, *routes_deliveries.ROUTES, *oauth.ROUTES,
+                       *routes_branches.ROUTES, *routes_issues.ROUTES]
 DOCS_RATE = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 SECONDARY = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
              "If you reach out to GitHub Support for help, please include the request ID {}.")
@@ -60,7 +64,9 @@ def dispatch(world: World, method: str, target: str, headers: Mapping[str, str],
                                        None if body is _UNPARSABLE else body, principal.installation_id))
     if response.after is not None:
         response.after()
-    out.update({"content-type": "application/json; charset=utf-8", "x-github-request-id": request_id,
+    # GitHub's clock, as the emulator keeps it: `merge-hold doctor` measures the JWT clock skew with it.
+    out.update({"date": formatdate(world.clock(), usegmt=True),
+                "content-type": "application/json; charset=utf-8", "x-github-request-id": request_id,
                 "x-github-api-version-selected": "2022-11-28", "x-github-media-type": "github.v3; format=json"})
     out.update(response.headers)
     payload = _encode(response.body)
@@ -84,6 +90,11 @@ def _answer(world: World, req: Request) -> Response:
     if fault is not None:
         auth.charge(world, principal.bucket_key)
         return _fault_response(fault, req)
+    found = _route(req)
+    if found is not None and found.auth == "none":
+        # Endpoints that take no credentials at all (the App-manifest conversion).
+        auth.charge(world, principal.bucket_key)
+        return found.handler(world, req)
     if principal.kind == "none" and principal.error is None:
         auth.charge(world, principal.bucket_key)
         return error(401, "Requires authentication")
@@ -99,7 +110,6 @@ def _answer(world: World, req: Request) -> Response:
         answer = error(403, SECONDARY.format(req.request_id), DOCS_RATE + "#about-secondary-rate-limits")
         answer.headers["retry-after"] = str(wait)
         return answer
-    found = _route(req)
     if found is None:
         return not_found()
     if found.auth == "jwt" and principal.kind != "jwt":

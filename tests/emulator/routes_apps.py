@@ -23,7 +23,8 @@ def full_name(req: Request) -> str:
 
 
 def get_app(world: World, req: Request) -> Response:
-    return Response(200, shapes.app(req.base, world.app_slug, len(world.installations)))
+    return Response(200, shapes.app(req.base, world.app_slug, len(world.installations), world.app_permissions,
+                                    world.app_events))
 
 
 def list_installations(world: World, req: Request) -> Response:

@@ -112,7 +112,9 @@ def _handler_for(emulator: GitHubEmulator) -> type[BaseHTTPRequestHandler]:
             status, headers, payload = dispatch(emulator, self.command, self.path,
                                                 {k.lower(): v for k, v in self.headers.items()}, raw,
                                                 f"http://{host}")
-            self.send_response(status)
+            # send_response_only: the Date header comes from the emulator's clock (in `headers`).
+            self.send_response_only(status)
+            self.send_header("Server", "GitHub.com")
             for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()

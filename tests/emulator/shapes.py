@@ -104,16 +104,19 @@ def installation(base: str, inst: Installation, slug: str) -> dict[str, Any]:
     }
 
 
-def app(base: str, slug: str, installations_count: int) -> dict[str, Any]:
+def app(base: str, slug: str, installations_count: int, permissions: dict[str, str] | None = None,
+        events: list[str] | None = None) -> dict[str, Any]:
     return {
         "id": APP_ID, "slug": slug, "node_id": node_id("Integration", APP_ID),
         "client_id": "Iv1.0000000000000000", "owner": user(base, "merge-hold-dev", "Organization"),
         "name": slug, "description": "merge-hold test App (emulated)",
         "external_url": "https://example.invalid/merge-hold", "html_url": f"https://github.com/apps/{slug}",
         "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
-        "permissions": {"metadata": "read", "contents": "read", "pull_requests": "read",
-                        "issues": "read", "statuses": "write"},
-        "events": ["issue_comment", "pull_request", "pull_request_review", "push", "status"],
+        "permissions": dict(permissions) if permissions is not None else {
+            "metadata": "read", "contents": "read", "pull_requests": "read", "issues": "read",
+            "statuses": "write"},
+        "events": list(events) if events is not None else [
+            "issue_comment", "pull_request", "pull_request_review", "push", "status"],
         "installations_count": installations_count,
     }
 

@@ -224,6 +224,15 @@ class Store:
         self.buckets: dict[str, Bucket] = {}
         self.writes_per_minute: int | None = None
         self.recent_writes: deque[float] = deque()
+        # The App's own settings (GET /app) and the repos' branch rules (doctor reads them).
+        self.app_permissions: dict[str, str] = {"metadata": "read", "contents": "read", "pull_requests": "read",
+                                                "issues": "read", "statuses": "write"}
+        self.app_events: list[str] = ["issue_comment", "pull_request", "pull_request_review", "push", "status"]
+        self.protections: dict[tuple[str, str], dict[str, Any]] = {}  # (lower repo, branch) -> protection
+        self.rules: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (lower repo, branch) -> active rules
+        self.reactions: list[dict[str, Any]] = []  # reactions created through the API, oldest first
+        self.manifest_conversions: dict[str, dict[str, Any]] = {}  # manifest flow: code -> the App's answer
+        self.issues: dict[tuple[str, int], dict[str, Any]] = {}  # (lower repo, number) -> plain issue
         self.ids = itertools.count(1_000_001)
         self.request_ids = itertools.count(1)
 

@@ -66,7 +66,7 @@ Handler = Callable[["World", Request], Response]
 class Route:
     method: str
     pattern: re.Pattern[str]
-    auth: str  # "jwt" | "token"
+    auth: str  # "jwt" | "token" | "none" (no credentials needed)
     handler: Handler
 
 

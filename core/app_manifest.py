@@ -1,0 +1,37 @@
+"""The GitHub App manifest (GitHub's "register an App from a manifest" flow), filled for one server.
+
+`deploy/github-app-manifest.json` is this with the example URL (a test keeps them equal); `/setup`
+posts it with the server's own public URL. Permissions and events are the ones `merge-hold doctor`
+requires (`core.readiness`), so what the flow registers is what the doctor then finds complete.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
+
+EXAMPLE_URL = "https://merge-hold.example.com"
+SETUP_PATH = "/setup"
+WEBHOOK_PATH = "/webhooks/github"
+LOGIN_CALLBACK_PATH = "/login/callback"
+DESCRIPTION = ("Holds pull requests from merging: posts the merge-hold commit status from /hold comments, "
+               "reviews, labels, chat holds and freeze windows.")
+
+
+def manifest(public_url: str, *, name: str = "merge-hold") -> dict[str, Any]:
+    """The manifest for a server reachable at `public_url` (no trailing slash needed)."""
+    base = public_url.rstrip("/")
+    return {
+        "name": name,
+        "url": base,
+        "description": DESCRIPTION,
+        "hook_attributes": {"url": f"{base}{WEBHOOK_PATH}", "active": True},
+        # GitHub sends the browser back here with `code` (and our `state`) once the App exists.
+        "redirect_url": f"{base}{SETUP_PATH}",
+        # "Sign in with GitHub" for the dashboard uses the App's OAuth client.
+        "callback_urls": [f"{base}{LOGIN_CALLBACK_PATH}"],
+        "public": False,
+        "default_permissions": {name: level for name, (level, _why) in REQUIRED_PERMISSIONS.items()},
+        "default_events": list(REQUIRED_EVENTS),
+    }
