@@ -14,7 +14,7 @@ from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
 EXAMPLE_URL = "https://merge-hold.example.com"
 SETUP_PATH = "/setup"
 WEBHOOK_PATH = "/webhooks/github"
-LOGIN_CALLBACK_PATH = "/login/callback"
+LOGIN_CALLBACK_PATH = "/login/github/callback"  # app/github_login.py
 DESCRIPTION = ("Holds pull requests from merging: posts the merge-hold commit status from /hold comments, "
                "reviews, labels, chat holds and freeze windows.")
 
