@@ -15,7 +15,7 @@ from hook.shell.syntax import DYN, Command
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Word
 
 MERGE_MUTATIONS = ("mergePullRequest", "enablePullRequestAutoMerge", "enqueuePullRequest", "mergeBranch",

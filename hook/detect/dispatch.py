@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
 # name -> (short options taking a value, long options taking a value, operands before the command)
@@ -140,6 +140,8 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
     if name == "env":
         return _env(ctx, args, overlay)
     if name == "xargs":
+        if _xargs_known(ctx, args, cmd, overlay):
+            return None
         return _xargs(args)
     if name == "find":
         for inner in _find_exec(args):
@@ -215,6 +217,58 @@ def _env(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None]) -> list[Arg]
         i += 1
     i = _assignments(args, i, overlay)
     return args[i:] or None
+
+
+def _xargs_known(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> bool:
+    """xargs over input the text shows (``printf '%s\\n' 5 | xargs gh pr merge``): run each command
+    line it builds, as GNU xargs builds them. False when the input or the options are not modelled."""
+    replace: str | None = None
+    per: int | None = None
+    skip_empty = False
+    i = 1
+    while i < len(args):
+        a = args[i][0]
+        if DYN in a:
+            return False
+        if a == "--":
+            i += 1
+            break
+        if not a.startswith("-") or a == "-":
+            break
+        if a == "-I" and i + 1 < len(args):
+            replace, i = args[i + 1][0], i + 2
+            continue
+        if a.startswith("-I") or a.startswith("--replace="):
+            replace = a[2:] if a.startswith("-I") else a.split("=", 1)[1]
+        elif a in ("-n", "--max-args") and i + 1 < len(args) and args[i + 1][0].isdigit():
+            per, i = int(args[i + 1][0]), i + 2
+            continue
+        elif a.startswith("-n") and a[2:].isdigit():
+            per = int(a[2:])
+        elif a in ("-r", "--no-run-if-empty"):
+            skip_empty = True
+        elif a not in ("-t", "--verbose"):
+            return False
+        i += 1
+    text = ctx.stdin_text(cmd)
+    if text is None or DYN in text or any(c in text for c in "'\"\\") or per == 0:
+        return False
+    inner = args[i:] or [("echo", None)]
+    if replace is not None:
+        for line in text.split("\n"):
+            item = line.lstrip(" \t")
+            if item:
+                dispatch(ctx, [(a.replace(replace, item), w) for a, w in inner], cmd, overlay)
+        return True
+    items = text.split()
+    if not items:
+        if not skip_empty:
+            dispatch(ctx, list(inner), cmd, overlay)
+        return True
+    step = per or len(items)
+    for k in range(0, len(items), step):
+        dispatch(ctx, [*inner, *((item, None) for item in items[k : k + step])], cmd, overlay)
+    return True
 
 
 def _xargs(args: list[Arg]) -> list[Arg]:
@@ -325,8 +379,9 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
     before = len(ctx.merges)
     if not same_shell:
         ctx.run(["("])
-        for n, arg in enumerate(positional or []):
-            ctx.vars[str(n)] = arg[0]
+        ctx.set_positional([arg[0] for arg in (positional or [])[1:]])  # bash -c TEXT $0 $1 ...
+        if positional:
+            ctx.vars["0"] = positional[0][0]
     ctx.run_text(text, powershell=powershell)
     if not same_shell:
         ctx.run([")"])

@@ -11,7 +11,7 @@ from hook.shell.syntax import Command
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
 
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"),
                "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",), "osascript": ("-e",), "deno": ("eval",)}

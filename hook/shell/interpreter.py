@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import os
 
-from hook.shell.braces import expand_braces
+from hook.shell.expansion import Arg, Expansion
 from hook.shell.parser import parse
-from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, Unsupported, Word, may_glob
+from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, FunctionDef, Unsupported
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-Arg = tuple[str, Word | None]  # expanded text (DYN marks unknown pieces), the word it came from
 MAX_DEPTH = 6  # bash -c "eval '...'" nesting; deeper text is judged unparsed
 _MAX_FILE_BYTES = 1 << 20
 
 
-class Shell:
+class Shell(Expansion):
     """Shell state while the commands of one tool call run. Subclasses say what a simple command
     does (`simple_command`) and what text that cannot be read means (`unparsed`)."""
 
@@ -37,7 +36,10 @@ class Shell:
         self.depth = 0
         self.decoder_seen = False  # base64 -d & co. ran: text handed to a shell may be hidden
         self.decoded: set[str] = set()  # texts a decoder produced here (seen through, still suspect)
-        self._scopes: list[tuple[dict[str, str | None], set[str], str | None, object]] = []
+        self._scopes: list[tuple[dict[str, str | None], set[str], str | None, list[str] | None, object]] = []
+        self.positional: list[str] | None = None
+        self.functions: dict[str, list[Event]] = {}
+        self._frames: list[dict[str, str | None]] = []  # a called function's `local` names: outer values
         self.env_unknown = False  # a sourced file or a nameref may have changed any variable
         self.computed: set[str] = set()  # declare -i/-l/-u/-n names: what is assigned is not what is stored
 
@@ -90,13 +92,37 @@ class Shell:
             if event == LOOP_START:
                 self._enter_loop(events, k + 1)
             elif event == "(":
-                self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.save_scope()))
+                self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
+                                     self.save_scope()))
             elif event == ")":
                 if self._scopes:
-                    self.vars, self.exported, self.cwd, extra = self._scopes.pop()
+                    self.vars, self.exported, self.cwd, self.positional, extra = self._scopes.pop()
                     self.restore_scope(extra)
+            elif isinstance(event, FunctionDef):
+                self.functions[event.name] = event.body
             elif isinstance(event, Command):
                 self.command(event)
+
+    def call(self, name: str, args: list[Arg]) -> None:
+        """A shell function: its body runs now, with the arguments as positional parameters; what it
+        declares ``local`` is restored when it returns."""
+        if self.depth >= MAX_DEPTH:
+            self.unparsed(name, "function calls nested too deep")
+            return
+        saved = self.positional
+        self.set_positional([a[0] for a in args] if all(_one_word(a) for a in args) else None)
+        self._frames.append({})
+        self.depth += 1
+        try:
+            self.run(self.functions[name])
+        finally:
+            self.depth -= 1
+            for local, value in self._frames.pop().items():
+                if value is None:
+                    self.vars.pop(local, None)
+                else:
+                    self.vars[local] = value
+            self.positional = saved
 
     def _enter_loop(self, events: list[Event], start: int) -> None:
         """A loop body may run any number of times: what it assigns is unknown from its first run on."""
@@ -153,7 +179,9 @@ class Shell:
             self.setvar(first[0].text, " ".join(self.expand_one(w) for w in cmd.words[2:]))
             return
         args = self.expand(cmd.words)
-        if args:
+        if args and args[0][0] in self.functions:
+            self.call(args[0][0], args[1:])
+        elif args:
             self.builtin_assigns(args)
             self.simple_command(args, cmd, overlay)
 
@@ -194,7 +222,15 @@ class Shell:
                     self.setvar(words[k + 1].split("[")[0], DYN)
                 elif word.startswith("-v") and len(word) > 2:
                     self.setvar(word[2:].split("[")[0], DYN)
+        elif name in ("set", "shift"):
+            self._set_or_shift(name, args)
         elif name in ("declare", "typeset", "local", "export", "readonly"):
+            if self._frames and name != "export" and not any("g" in w[1:] for w in words if w.startswith("-")):
+                frame = self._frames[-1]
+                for word in words:
+                    target = word.split("=", 1)[0]
+                    if not word.startswith(("-", "+")) and target not in frame:
+                        frame[target] = self.vars.get(target) if target in self.vars else None
             letters = {c for w in words if w.startswith(("-", "+")) for c in w[1:]}
             if "n" in letters or any(DYN in w for w in words):
                 self.poison()
@@ -206,6 +242,29 @@ class Shell:
                         self.setvar(target, DYN)
         elif name in ("source", "."):
             self.poison()  # hook/detect/dispatch.py runs what it can see of the file after this
+
+    def _set_or_shift(self, name: str, args: list[Arg]) -> None:
+        words = [a[0] for a in args[1:]]
+        if not all(_one_word(a) for a in args[1:]):
+            self.set_positional(None)
+        elif name == "shift":
+            params = self.positional
+            count = int(words[0]) if words and words[0].isdigit() else (1 if not words else -1)
+            if params is None or count < 0:
+                self.set_positional(None)
+            elif count <= len(params):  # shifting more than $# fails and changes nothing
+                self.set_positional(params[count:])
+        else:
+            k = 0
+            while k < len(words):
+                word = words[k]
+                if word in ("--", "-"):
+                    self.set_positional(words[k + 1 :])
+                    return
+                if not word.startswith(("-", "+")):
+                    self.set_positional(words[k:])
+                    return
+                k += 2 if word in ("-o", "+o") else 1
 
     # --- state ---------------------------------------------------------------------------------
     def setvar(self, name: str, value: str | None) -> None:
@@ -303,118 +362,16 @@ class Shell:
         text = self.output_of(commands[-1])
         return None if text is None else text.rstrip("\n")
 
-    # --- expansion -----------------------------------------------------------------------------
-    def expand(self, words: list[Word]) -> list[Arg]:
-        """A command's words as bash expands them: braces, then parameters and substitutions, then
-        field splitting on IFS; a word that may match files (``*``, ``?``, ``[…]``) is unknown."""
-        out: list[Arg] = []
-        for word in words:
-            for variant in expand_braces(word):
-                out.extend((field, word) for field in self._fields(variant, glob=True))
-        return out
-
-    def expand_one(self, word: Word) -> str:
-        return " ".join(self._fields(word, glob=False)) if word.parts else ""
-
-    def _ifs(self) -> str | None:
-        """The field separators (None: unknown). bash never takes IFS from the environment."""
-        if "IFS" not in self.vars:
-            return " \t\n"
-        value = self.vars["IFS"]
-        return None if value is None or DYN in value else value
-
-    def _fields(self, word: Word, *, glob: bool) -> list[str]:
-        fields: list[str] = []
-        cur, exists = "", False  # the field being built; whether it exists (a quoted "" does)
-        for part in word.parts:
-            if part.kind == "l":
-                cur += part.text + (DYN if glob and not part.quoted and may_glob(part.text) else "")
-                exists = True
-                continue
-            if part.kind == "v":
-                value = self._var(part.text)
-            elif part.kind == "s" and part.inner is not None:
-                output = self.substitution(part.inner)
-                value = DYN if output is None else output
-            else:
-                value = DYN
-            ifs = self._ifs()
-            if part.quoted or DYN in value or (ifs is not None and not ifs):
-                cur += value
-                exists = exists or part.quoted or bool(value)
-                continue
-            if ifs is None:  # IFS computed at run time: the fields are unknown
-                cur += DYN
-                exists = True
-                continue
-            lead, pieces, trail = split_fields(value, ifs)
-            if lead and exists:
-                fields.append(cur)
-                cur, exists = "", False
-            if pieces:
-                cur += pieces[0]
-                exists = True
-                for piece in pieces[1:]:
-                    fields.append(cur)
-                    cur = piece
-            if trail and exists:
-                fields.append(cur)
-                cur, exists = "", False
-        if exists:
-            fields.append(cur)
-        return fields
-
-    def _var(self, name: str) -> str:
-        if name.lower().startswith("env:"):
-            name = name[4:]
-        value = self.vars.get(name)
-        if value is not None:
-            return value
-        if name in self.vars or self.env_unknown:
-            return DYN
-        if name == "HOME" and self.env.get("HOME"):
-            return self.env["HOME"]
-        if name == "PWD" and self.cwd:
-            return self.cwd
-        return DYN
+def _one_word(arg: Arg) -> bool:
+    """Exactly one argument: known text, or unknown pieces that were all quoted."""
+    text, word = arg
+    return DYN not in text or (word is not None and all(p.quoted or p.kind == "l" for p in word.parts))
 
 
 # builtins that assign variables from what the run produces, or change where the shell is
 _ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
                         "local", "export", "readonly", "source", ".", "cd", "pushd", "popd", "eval", "set",
                         "shift", "unset", "alias"})
-
-
-def split_fields(value: str, ifs: str) -> tuple[bool, list[str], bool]:
-    """``(leading separator, fields, trailing separator)`` of an unquoted expansion, split as bash
-    does: IFS white space is trimmed and runs of it separate once; each other IFS character ends a
-    field (so ``,5`` is an empty field then ``5``); a separator at the end adds no empty field."""
-    white = frozenset(c for c in ifs if c in " \t\n")
-    n, i = len(value), 0
-    while i < n and value[i] in white:
-        i += 1
-    lead = i > 0
-    pieces: list[str] = []
-    cur: list[str] = []
-    trail = False
-    while i < n:
-        c = value[i]
-        if c not in ifs:
-            cur.append(c)
-            i += 1
-            continue
-        while i < n and value[i] in white:
-            i += 1
-        if i < n and value[i] in ifs and value[i] not in white:
-            i += 1
-            while i < n and value[i] in white:
-                i += 1
-        pieces.append("".join(cur))
-        cur = []
-        trail = i >= n
-    if cur:
-        pieces.append("".join(cur))
-    return lead, pieces, trail
 
 
 def _decode(name: str, flags: list[str], text: str) -> str | None:

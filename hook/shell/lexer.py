@@ -176,7 +176,8 @@ class WordLexer:
             self.i = end + 1
             if self.ps and body.lower().startswith("env:"):
                 body = "env:" + body[4:]
-            if body.isidentifier() or body.isdigit() or (self.ps and body[4:].isidentifier()):
+            if body.isidentifier() or body.isdigit() or body in ("@", "*", "#") or (
+                    self.ps and body[4:].isidentifier()):
                 parts.append(Part("v", body, quoted))
             else:  # ${X:-y}, ${X#z}, ${{ github.expr }}: beyond a detector's reach
                 parts.append(Part("d", s[start : self.i], quoted))
@@ -189,7 +190,7 @@ class WordLexer:
             self.i = j
             parts.append(Part("v", "env:" + name[4:] if self.ps and name.lower().startswith("env:") else name,
                               quoted))
-        elif nxt.isdigit() and not self.ps:
+        elif (nxt.isdigit() and not self.ps) or (nxt and nxt in "@*#" and not self.ps):
             self.i += 2
             parts.append(Part("v", nxt, quoted))
         elif nxt and nxt in "@*#?$!-_":

@@ -52,7 +52,16 @@ class Command:
         self.subshell = False  # runs in a subshell of its own (it feeds a pipe, or runs in the background)
 
 
-Event = Command | str
+class FunctionDef:
+    """``name() { body; }``: the body runs when the function is called, not where it is defined."""
+
+    __slots__ = ("body", "name")
+
+    def __init__(self, name: str, body: list[Event]) -> None:
+        self.name, self.body = name, body
+
+
+Event = Command | str | FunctionDef
 LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
 LOOP_END = "L)"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hook.shell.lexer import names_in
 from hook.shell.parser import read_word
-from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, FunctionDef, Part, Redirect, Unsupported, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,9 +90,12 @@ def _statement(node: Node, out: list[Event]) -> None:
             if child.id not in patterns:
                 _statement(child, out)
     elif kind == "function_definition":
+        named = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
+        events: list[Event] = []
         if body is not None:
-            _statement(body, out)
+            _statement(body, events)
+        out.append(FunctionDef(_text(named) if named is not None else "", events))
     elif kind != "comment":
         for child in node.named_children:
             _statement(child, out)
