@@ -66,7 +66,10 @@ class Sandbox:
         (self.home / ".gitconfig").write_text(
             "[user]\n\tname = t\n\temail = t@example.com\n"
             f'[url "{remotes}/"]\n\tinsteadOf = https://github.com/\n\tinsteadOf = git@github.com:\n'
-            "[init]\n\tdefaultBranch = main\n")
+            "[init]\n\tdefaultBranch = main\n"
+            # aliases the text of a command does not show: the guard must read them where git does
+            "[alias]\n\tmm = !gh pr merge 9 -R acme/other\n[include]\n\tpath = extra.gitconfig\n")
+        (self.home / "extra.gitconfig").write_text("[alias]\n\tpp = push origin HEAD:main\n")
         self.env = {"PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home),
                     "MH_ORACLE_LOG": str(self.log), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
                     "LC_ALL": "C.UTF-8", "TMPDIR": str(root)}

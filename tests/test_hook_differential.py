@@ -304,6 +304,15 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ("gh pr merge 5 --disable-auto=false", "determined"),
     ("gh pr merge 5 -R 'acme/other x'", "undetermined"),
     ("gh pr merge +5", "undetermined"),
+    ("git mm", "determined"),  # [alias] in ~/.gitconfig
+    ("git pp", "determined"),  # [alias] in a file ~/.gitconfig includes
+    ("git -c alias.mm='!gh pr merge 7' mm", "determined"),  # -c wins over the file
+    ("f() { gh pr merge \"$@\"; }; f 5 -R acme/other", "determined"),
+    ("set -- 5 -R acme/other; shift; gh pr merge 7 \"$@\"", "determined"),
+    ("printf '%s\\n' 5 7 | xargs -n1 gh pr merge", "determined"),
+    ("f() { local x=7; gh pr merge $x; }; x=5; f; gh pr merge $x", "determined"),
+    ("gh() { echo no; }; gh pr merge 5", "determined"),
+    ("eval \"$(printf 'gh pr merge %s' 5)\"", "determined"),
 ])
 def test_rows_that_once_came_back_wrong(sandbox: Sandbox, program: str, verdict: str) -> None:
     got, detail = judge(sandbox, program)

@@ -376,6 +376,11 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
         return
     if DYN in text and ctx.decoder_seen:
         ctx.add(Merge(via="obfuscated", undetermined=True, detail="decoded text run by a shell"))
+    elif DYN in text and text.strip().strip(DYN):
+        # text assembled here with run-time pieces (`bash -c "gh pr $ACTION 5"`): a piece may hold any
+        # syntax (`;`, a newline), so what runs is not in the text. Text that is wholly another
+        # program's output (`eval "$(ssh-agent -s)"`) is that program's, opaque like a script file.
+        ctx.add(Merge(via="unparsed", undetermined=True, detail="shell text assembled at run time"))
     before = len(ctx.merges)
     if not same_shell:
         ctx.run(["("])

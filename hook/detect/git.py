@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hook.detect import gitconfig, gitrepo
 from hook.detect.model import Merge
+from hook.detect.prefilter import GIT_BUILTINS as _BUILTINS
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -25,23 +26,6 @@ _PUSH_VALUE = frozenset({"-o", "--push-option", "--receive-pack", "--exec", "--r
 _MERGE_VALUE = frozenset({"-m", "-F", "-s", "-X", "--message", "--file", "--strategy", "--strategy-option",
                           "--into-name", "--cleanup"})
 _MERGEISH = ("merge", "land", "ship")
-# git's own commands: any other name is an alias or a third-party git-NAME program
-_BUILTINS = frozenset({
-    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
-    "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index",
-    "cherry", "cherry-pick", "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree",
-    "config", "count-objects", "credential", "describe", "diff", "diff-files", "diff-index", "diff-tree",
-    "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg",
-    "for-each-ref", "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object",
-    "help", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree",
-    "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
-    "merge-one-file", "merge-tree", "mergetool", "mktag", "mktree", "mv", "notes", "pack-objects",
-    "pack-refs", "prune", "pull", "push", "range-diff", "read-tree", "rebase", "reflog", "remote",
-    "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert",
-    "rm", "send-email", "shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash",
-    "status", "submodule", "switch", "symbolic-ref", "tag", "update-index", "update-ref", "var",
-    "verify-commit", "verify-pack", "verify-tag", "whatchanged", "worktree", "write-tree", "lfs",
-})
 
 
 def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:

@@ -333,13 +333,15 @@ class Shell(Expansion):
             return None
         name = args[0].rsplit("/", 1)[-1]
         if name == "echo":
-            words = args[1:]
-            while words and words[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            words, newline, escapes = args[1:], "\n", False
+            while words and len(words[0]) > 1 and words[0][0] == "-" and set(words[0][1:]) <= set("neE"):
+                newline = "" if "n" in words[0] else newline
+                escapes = "e" in words[0] if set(words[0][1:]) & set("eE") else escapes
                 words = words[1:]
-            return " ".join(words) + "\n"
+            text = " ".join(words)
+            return None if escapes and "\\" in text else text + newline
         if name == "printf" and len(args) > 1:
-            fmt = args[1].replace("\\n", "\n").replace("\\t", "\t")
-            return " ".join(args[2:]) + "\n" if "%" in fmt else fmt
+            return None if args[1] == "-v" else printf(args[1], args[2:])
         if name == "cat":
             files = [a for a in args[1:] if not a.startswith("-")]
             if not files:
@@ -372,6 +374,43 @@ def _one_word(arg: Arg) -> bool:
 _ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
                         "local", "export", "readonly", "source", ".", "cd", "pushd", "popd", "eval", "set",
                         "shift", "unset", "alias"})
+
+
+def printf(fmt: str, args: list[str]) -> str | None:
+    """What ``printf FORMAT ARGS`` prints, for ``%s``, ``%d``, ``%%`` and the common escapes; the
+    format is reused while arguments remain. None for anything else (widths, ``%q``, ``%b``...)."""
+    out: list[str] = []
+    rest = list(args)
+    while True:
+        i, used = 0, False
+        while i < len(fmt):
+            c = fmt[i]
+            if c == "\\" and i + 1 < len(fmt):
+                escaped = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", '"': '"', "'": "'"}.get(fmt[i + 1])
+                if escaped is None:
+                    return None
+                out.append(escaped)
+                i += 2
+            elif c == "%" and i + 1 < len(fmt):
+                spec = fmt[i + 1]
+                if spec == "%":
+                    out.append("%")
+                elif spec in "sdi":
+                    value = rest.pop(0) if rest else ("" if spec == "s" else "0")
+                    used = True
+                    if spec != "s":
+                        if not value.lstrip("-").isdigit():
+                            return None
+                        value = str(int(value))
+                    out.append(value)
+                else:
+                    return None
+                i += 2
+            else:
+                out.append(c)
+                i += 1
+        if not rest or not used:
+            return "".join(out)
 
 
 def _decode(name: str, flags: list[str], text: str) -> str | None:
