@@ -313,6 +313,10 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ("f() { local x=7; gh pr merge $x; }; x=5; f; gh pr merge $x", "determined"),
     ("gh() { echo no; }; gh pr merge 5", "determined"),
     ("eval \"$(printf 'gh pr merge %s' 5)\"", "determined"),
+    ('a=(5); a+=(-R acme/other); gh pr merge "${a[@]}"', "determined"),
+    ('a=(5 7); gh pr merge "${a[1]}" && gh pr merge $a', "determined"),
+    ('a=(-X PUT https://api.github.com/repos/acme/widgets/pulls/5/merge); curl "${a[@]}"', "determined"),
+    ('a=([0]=5); gh pr merge "${a[@]}"', "undetermined"),
 ])
 def test_rows_that_once_came_back_wrong(sandbox: Sandbox, program: str, verdict: str) -> None:
     got, detail = judge(sandbox, program)

@@ -433,6 +433,7 @@ def _export(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | No
 def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     for text, _ in args[1:]:
         ctx.vars.pop(text, None)
+        ctx.arrays.pop(text, None)
 
 
 _HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {

@@ -22,6 +22,7 @@ class Expansion:
     cwd: str | None
     env_unknown: bool
     positional: list[str] | None  # $1 ... (None: unknown, as at the top of an agent's command)
+    arrays: dict[str, list[str] | None]
 
     def substitution(self, inner: list[Event]) -> str | None:
         raise NotImplementedError
@@ -29,6 +30,17 @@ class Expansion:
     def set_positional(self, params: list[str] | None) -> None:
         """``set -- a b``, a function call, ``bash -c TEXT $0 $1 ...``."""
         self.positional = params
+
+    def _elements(self, name: str) -> list[str] | None:
+        """An array's elements; a plain variable is an array of one; unset is empty."""
+        if name in self.arrays:
+            return self.arrays[name]
+        if name in self.vars:
+            value = self.vars[name]
+            return None if value is None or DYN in value else [value]
+        if self.env_unknown:
+            return None
+        return [self.env[name]] if name in self.env else []
 
     def _parameter(self, name: str) -> str:
         params = self.positional
@@ -94,9 +106,26 @@ class Expansion:
                 cur += part.text + (DYN if glob and not part.quoted and may_glob(part.text) else "")
                 exists = True
                 continue
-            params = self.positional
-            if part.kind == "v" and part.text in ("@", "*") and params is not None:
-                if part.quoted and part.text == "@":  # "$@": one field per parameter, none without
+            params, which = self.positional, part.text
+            if part.kind == "v" and "[" in part.text:  # ${a[@]}, ${a[*]}, ${a[3]}, ${#a[@]}
+                name, _, index = part.text.partition("[")
+                params, which = self._elements(name.removeprefix("#")), index[:-1]
+                if name.startswith("#") or which.isdigit():
+                    value = DYN if params is None else (
+                        str(len(params)) if name.startswith("#") else
+                        params[int(which)] if int(which) < len(params) else "")
+                    if part.quoted:
+                        cur += value
+                        exists = True
+                    else:
+                        unquoted(value)
+                    continue
+                if params is None:
+                    cur += DYN
+                    exists = True
+                    continue
+            if part.kind == "v" and which in ("@", "*") and params is not None:
+                if part.quoted and which == "@":  # "$@": one field per parameter, none without
                     for k, param in enumerate(params):
                         if k:
                             fields.append(cur)
@@ -135,6 +164,9 @@ class Expansion:
             name = name[4:]
         if (name.isdigit() and name != "0") or name in ("#", "@", "*"):
             return self._parameter(name)
+        if name in self.arrays:  # $a is ${a[0]}
+            elements = self.arrays[name]
+            return DYN if elements is None else (elements[0] if elements else "")
         value = self.vars.get(name)
         if value is not None:
             return value

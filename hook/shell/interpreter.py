@@ -11,7 +11,7 @@ import os
 
 from hook.shell.expansion import Arg, Expansion
 from hook.shell.parser import parse
-from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, FunctionDef, Unsupported
+from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, FunctionDef, Unsupported, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,8 +36,10 @@ class Shell(Expansion):
         self.depth = 0
         self.decoder_seen = False  # base64 -d & co. ran: text handed to a shell may be hidden
         self.decoded: set[str] = set()  # texts a decoder produced here (seen through, still suspect)
-        self._scopes: list[tuple[dict[str, str | None], set[str], str | None, list[str] | None, object]] = []
+        self._scopes: list[tuple[dict[str, str | None], set[str], str | None, list[str] | None,
+                                 tuple[dict[str, list[str] | None], object]]] = []
         self.positional: list[str] | None = None
+        self.arrays: dict[str, list[str] | None] = {}  # NAME=(…): the elements (None: unknown)
         self.functions: dict[str, list[Event]] = {}
         self._frames: list[dict[str, str | None]] = []  # a called function's `local` names: outer values
         self.env_unknown = False  # a sourced file or a nameref may have changed any variable
@@ -93,10 +95,11 @@ class Shell(Expansion):
                 self._enter_loop(events, k + 1)
             elif event == "(":
                 self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
-                                     self.save_scope()))
+                                     (dict(self.arrays), self.save_scope())))
             elif event == ")":
                 if self._scopes:
-                    self.vars, self.exported, self.cwd, self.positional, extra = self._scopes.pop()
+                    self.vars, self.exported, self.cwd, self.positional, (arrays, extra) = self._scopes.pop()
+                    self.arrays = arrays
                     self.restore_scope(extra)
             elif isinstance(event, FunctionDef):
                 self.functions[event.name] = event.body
@@ -137,6 +140,8 @@ class Shell(Expansion):
             elif isinstance(event, Command):
                 for name, _ in event.assigns:
                     self.setvar(name.removesuffix("+"), DYN)
+                for name, _ in event.arrays:
+                    self.arrays[name.removesuffix("+")] = None
                 first = event.words[0].literal() if event.words else ""
                 if first in ("cd", "pushd", "popd", "chdir"):
                     self.cwd = None
@@ -148,6 +153,7 @@ class Shell(Expansion):
     def poison(self) -> None:
         """Any variable may have changed (a sourced file, a nameref, an assignment not followed)."""
         self.vars = dict.fromkeys(self.vars, DYN)
+        self.arrays = dict.fromkeys(self.arrays)
         self.env_unknown = True
 
     def command(self, cmd: Command) -> None:
@@ -169,6 +175,8 @@ class Shell(Expansion):
                 overlay[name] = DYN if before is None or self.env_unknown else before + self.expand_one(value)
             else:
                 overlay[name] = self.expand_one(value)
+        for name, words in cmd.arrays:
+            self._assign_array(name, words)
         if not cmd.words:
             for target, text in overlay.items():
                 self.setvar(target, text)
@@ -184,6 +192,17 @@ class Shell(Expansion):
         elif args:
             self.builtin_assigns(args)
             self.simple_command(args, cmd, overlay)
+
+    def _assign_array(self, name: str, words: list[Word] | None) -> None:
+        """``NAME=(…)``: the elements are expanded like a command's words (braces, splitting, globs)."""
+        base = name.removesuffix("+")
+        args = self.expand(words) if words is not None else []
+        values = [a[0] for a in args] if words is not None and all(_one_word(a) for a in args) else None
+        if name.endswith("+"):
+            before = self.arrays.get(base, [] if base not in self.vars else None)
+            values = None if values is None or before is None else before + values
+        self.vars.pop(base, None)
+        self.arrays[base] = values
 
     def builtin_assigns(self, args: list[Arg]) -> None:
         """Variables that builtins assign from what only the run knows (``read x``, ``printf -v x``)."""
@@ -271,6 +290,10 @@ class Shell(Expansion):
         if name.lower().startswith("env:"):
             name = name[4:]
             self.exported.add(name)
+        if name in self.arrays:  # NAME=value on an array sets its first element
+            elements = self.arrays[name]
+            self.arrays[name] = None if elements is None or value is None else [value, *elements[1:]]
+            return
         self.vars[name] = DYN if name in self.computed else value
 
     def getenv(self, name: str, overlay: Mapping[str, str | None]) -> str | None:

@@ -176,7 +176,7 @@ class WordLexer:
             self.i = end + 1
             if self.ps and body.lower().startswith("env:"):
                 body = "env:" + body[4:]
-            if body.isidentifier() or body.isdigit() or body in ("@", "*", "#") or (
+            if body.isidentifier() or body.isdigit() or body in ("@", "*", "#") or _subscript(body) or (
                     self.ps and body[4:].isidentifier()):
                 parts.append(Part("v", body, quoted))
             else:  # ${X:-y}, ${X#z}, ${{ github.expr }}: beyond a detector's reach
@@ -318,3 +318,10 @@ def names_in(text: str) -> list[str]:
         else:
             j += 1
     return names
+
+
+def _subscript(body: str) -> bool:
+    """``a[@]``, ``a[*]``, ``a[3]``, ``#a[@]``: array elements and counts (hook/shell/expansion.py)."""
+    name, bracket, index = body.removeprefix("#").partition("[")
+    return bool(bracket) and name.isidentifier() and index.endswith("]") and (
+        index[:-1] in ("@", "*") or (index[:-1].isdigit() and not body.startswith("#")))

@@ -134,6 +134,7 @@ class _Parser(WordLexer):
     def parse_command(self, out: list[Event]) -> Command | None:
         words: list[Word] = []
         assigns: list[tuple[str, Word]] = []
+        arrays: list[tuple[str, list[Word] | None]] = []
         redirects: list[Redirect] = []
         s = self.s
         while True:
@@ -166,16 +167,33 @@ class _Parser(WordLexer):
                 word = Word([Part("l", s[start], False)], s[start])
             if not words and (assign := _assignment(word)) is not None:
                 if assign[1].raw == "" and s.startswith("(", self.i):  # NAME=( array )
-                    start = self.i
-                    self.skip_balanced(1)
-                    self.run_nested(s[start + 1 : self.i - 1], out)
-                    assign = (assign[0], Word([Part("d", "", False)], "(...)"))
+                    arrays.append((assign[0], self.array_words(out)))
+                    continue
                 assigns.append(assign)
                 continue
             words.append(word)
-        if not words and not assigns and not redirects:
+        if not words and not assigns and not redirects and not arrays:
             return None
-        return Command(words, assigns, redirects)
+        return Command(words, assigns, redirects, arrays)
+
+    def array_words(self, out: list[Event]) -> list[Word] | None:
+        """The words of ``( … )`` after ``NAME=`` (None for ``[key]=value`` elements, not modelled)."""
+        self.i += 1
+        words: list[Word] = []
+        while True:
+            while self.i < self.n and self.s[self.i] in " \t\n":
+                self.i += 1
+            if self.i >= self.n:
+                raise Unsupported("unterminated array")
+            if self.s[self.i] == ")":
+                self.i += 1
+                return None if any(w.raw.startswith("[") for w in words) else words
+            if self.s[self.i] in "#(;&|<>":
+                raise Unsupported("array element")
+            start = self.i
+            words.append(self.lex_word(out, self.meta))
+            if self.i == start:
+                raise Unsupported("array element")
 
     def parse_for(self, out: list[Event]) -> None:
         """``for NAME in WORDS``: NAME is unknown in the body; the words' substitutions still run."""

@@ -43,10 +43,12 @@ class Redirect:
 
 
 class Command:
-    __slots__ = ("assigns", "pipe_src", "piped", "redirects", "subshell", "words")
+    __slots__ = ("arrays", "assigns", "pipe_src", "piped", "redirects", "subshell", "words")
 
-    def __init__(self, words: list[Word], assigns: list[tuple[str, Word]], redirects: list[Redirect]) -> None:
+    def __init__(self, words: list[Word], assigns: list[tuple[str, Word]], redirects: list[Redirect],
+                 arrays: list[tuple[str, list[Word] | None]] | None = None) -> None:
         self.words, self.assigns, self.redirects = words, assigns, redirects
+        self.arrays = arrays or []  # NAME=(w1 w2 …), NAME+=(…): the element words (None: unreadable)
         self.piped = False  # stdin comes from a pipe
         self.pipe_src: Command | None = None  # the simple command writing that pipe, when known
         self.subshell = False  # runs in a subshell of its own (it feeds a pipe, or runs in the background)

@@ -43,6 +43,8 @@ def _statement(node: Node, out: list[Event]) -> None:
         out.append(_command(node, [], out))
     elif kind == "redirected_statement":
         _redirected(node, out)
+    elif kind == "variable_assignment" and _is_array(node):
+        out.append(Command([], [], [], [_array(node, out)]))
     elif kind == "variable_assignment":
         out.append(Command([], [_assignment(node, out)], []))
     elif kind == "variable_assignments":
@@ -104,8 +106,11 @@ def _statement(node: Node, out: list[Event]) -> None:
 def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
     words: list[Word] = []
     assigns: list[tuple[str, Word]] = []
+    arrays: list[tuple[str, list[Word] | None]] = []
     for child in node.named_children:
-        if child.type == "variable_assignment":
+        if child.type == "variable_assignment" and _is_array(child):
+            arrays.append(_array(child, out))
+        elif child.type == "variable_assignment":
             assigns.append(_assignment(child, out))
         elif child.type == "command_name":
             words.append(_word(child.named_children[0] if child.named_children else child, out))
@@ -113,7 +118,7 @@ def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command
             redirects.append(_redirect(child, out, []))
         elif child.type != "comment":
             words.append(_word(child, out))
-    return Command(words, assigns, redirects)
+    return Command(words, assigns, redirects, arrays)
 
 
 def _redirected(node: Node, out: list[Event]) -> None:
@@ -158,6 +163,26 @@ def _redirect(node: Node, out: list[Event], trailing: list[Node]) -> Redirect:
     words = [c for c in node.named_children if c.type != "file_descriptor"]
     op = next((_text(c) for c in node.children if not c.is_named), ">")
     return Redirect(op, _word(words[-1], out) if words else None)
+
+
+def _is_array(node: Node) -> bool:
+    value = node.child_by_field_name("value")
+    return value is not None and value.type == "array"
+
+
+def _array(node: Node, out: list[Event]) -> tuple[str, list[Word] | None]:
+    name, _ = _assignment_name(node)
+    value = node.child_by_field_name("value")
+    elements = [c for c in value.named_children if c.type != "comment"] if value is not None else []
+    if any(_text(c).startswith("[") for c in elements):
+        return name, None
+    return name, [_word(c, out) for c in elements]
+
+
+def _assignment_name(node: Node) -> tuple[str, bool]:
+    name = node.child_by_field_name("name")
+    appends = any(c.type == "+=" for c in node.children)
+    return (_text(name) if name is not None else "") + ("+" if appends else ""), appends
 
 
 def _assignment(node: Node, out: list[Event]) -> tuple[str, Word]:
