@@ -317,6 +317,9 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ('a=(5 7); gh pr merge "${a[1]}" && gh pr merge $a', "determined"),
     ('a=(-X PUT https://api.github.com/repos/acme/widgets/pulls/5/merge); curl "${a[@]}"', "determined"),
     ('a=([0]=5); gh pr merge "${a[@]}"', "undetermined"),
+    ("n=3; gh pr merge $(( (n + 2) * 3 / 2 - -7 % 3 ))", "determined"),
+    ("gh pr merge $((010))", "undetermined"),  # octal: not modelled
+    ("x=5; gh pr merge $((x++))", "undetermined"),
 ])
 def test_rows_that_once_came_back_wrong(sandbox: Sandbox, program: str, verdict: str) -> None:
     got, detail = judge(sandbox, program)

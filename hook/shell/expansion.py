@@ -6,6 +6,7 @@ Mixed into `Shell` (hook/shell/interpreter.py), which holds the state read here.
 
 from __future__ import annotations
 
+from hook.shell.arith import evaluate
 from hook.shell.braces import expand_braces
 from hook.shell.syntax import DYN, Event, Word, may_glob
 
@@ -41,6 +42,10 @@ class Expansion:
         if self.env_unknown:
             return None
         return [self.env[name]] if name in self.env else []
+
+    def _arith_var(self, name: str) -> str | None:
+        value = self._var(name)
+        return None if DYN in value else value
 
     def _parameter(self, name: str) -> str:
         params = self.positional
@@ -145,6 +150,9 @@ class Expansion:
                 continue
             if part.kind == "v":
                 value = self._var(part.text)
+            elif part.kind == "d" and part.text.startswith("$((") and part.text.endswith("))"):
+                number = evaluate(part.text[3:-2], self._arith_var)
+                value = DYN if number is None else str(number)
             elif part.kind == "s" and part.inner is not None:
                 output = self.substitution(part.inner)
                 value = DYN if output is None else output
