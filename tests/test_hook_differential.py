@@ -320,6 +320,10 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ("n=3; gh pr merge $(( (n + 2) * 3 / 2 - -7 % 3 ))", "determined"),
     ("gh pr merge $((010))", "undetermined"),  # octal: not modelled
     ("x=5; gh pr merge $((x++))", "undetermined"),
+    ("for n in 5 7; do gh pr merge $n -R acme/other; done", "determined"),
+    ('x=4; for x in {5..6}; do gh pr merge "$x"; done', "determined"),
+    ("for n in 5 7; do gh pr merge $n; break; done", "undetermined"),
+    ("for n in; do gh pr merge 5; done", "determined"),
 ])
 def test_rows_that_once_came_back_wrong(sandbox: Sandbox, program: str, verdict: str) -> None:
     got, detail = judge(sandbox, program)

@@ -11,7 +11,7 @@ import os
 
 from hook.shell.expansion import Arg, Expansion
 from hook.shell.parser import parse
-from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, FunctionDef, Unsupported, Word
+from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, ForLoop, FunctionDef, Unsupported, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,9 +90,18 @@ class Shell(Expansion):
             self.depth -= 1
 
     def run(self, events: list[Event]) -> None:
-        for k, event in enumerate(events):
-            if event == LOOP_START:
-                self._enter_loop(events, k + 1)
+        k = 0
+        while k < len(events):
+            event = events[k]
+            k += 1
+            if isinstance(event, ForLoop):
+                end = _loop_end(events, k)
+                if self._unroll(event, events[k:end]):
+                    k = end + 1
+                else:
+                    self._enter_loop(events, k)
+            elif event == LOOP_START:
+                self._enter_loop(events, k)
             elif event == "(":
                 self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
                                      (dict(self.arrays), self.save_scope())))
@@ -127,11 +136,35 @@ class Shell(Expansion):
                     self.vars[local] = value
             self.positional = saved
 
+    def _unroll(self, loop: ForLoop, body: list[Event]) -> bool:
+        """``for x in 5 7; do …; done`` with words the text shows: the body runs once per word, as
+        bash runs it. False (the caller then treats it as any loop) for what is not followed exactly:
+        unknown words, ``break``/``continue``/``return``/``exit`` in the body, a nested loop."""
+        if loop.words is None or self.depth >= MAX_DEPTH:
+            return False
+        for event in body:
+            if isinstance(event, (ForLoop, FunctionDef)) or event in (LOOP_START, LOOP_END):
+                return False
+            if isinstance(event, Command) and event.words and (
+                    event.words[0].literal() in (None, "break", "continue", "return", "exit")):
+                return False
+        args = self.expand(loop.words)
+        if not all(_one_word(a) for a in args) or len(args) > 64:
+            return False
+        self.depth += 1
+        try:
+            for text, _ in args:
+                self.setvar(loop.name, text)
+                self.run(body)
+        finally:
+            self.depth -= 1
+        return True
+
     def _enter_loop(self, events: list[Event], start: int) -> None:
         """A loop body may run any number of times: what it assigns is unknown from its first run on."""
         depth = 1
         for event in events[start:]:
-            if event == LOOP_START:
+            if event == LOOP_START or isinstance(event, ForLoop):
                 depth += 1
             elif event == LOOP_END:
                 depth -= 1
@@ -386,6 +419,19 @@ class Shell(Expansion):
             return None
         text = self.output_of(commands[-1])
         return None if text is None else text.rstrip("\n")
+
+def _loop_end(events: list[Event], start: int) -> int:
+    """The index of the `LOOP_END` closing the loop whose body starts at ``start``."""
+    depth = 1
+    for k in range(start, len(events)):
+        if events[k] == LOOP_START or isinstance(events[k], ForLoop):
+            depth += 1
+        elif events[k] == LOOP_END:
+            depth -= 1
+            if not depth:
+                return k
+    return len(events)
+
 
 def _one_word(arg: Arg) -> bool:
     """Exactly one argument: known text, or unknown pieces that were all quoted."""

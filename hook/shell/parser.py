@@ -15,7 +15,7 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 from __future__ import annotations
 
 from hook.shell.lexer import NAME_CHARS, NAME_START, WordLexer
-from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, ForLoop, Part, Redirect, Unsupported, Word
 
 __all__ = ["parse", "read_word"]
 
@@ -206,8 +206,22 @@ class _Parser(WordLexer):
             return
         name = self.lex_word(out, self.meta).literal() or ""
         out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        self.skip_blank()
+        words: list[Word] | None = None
+        if self.s.startswith("in", self.i) and self.s[self.i + 2 : self.i + 3] in (" ", "\t", ";", "\n"):
+            self.i += 2
+            words = []
+            while True:
+                self.skip_blank()
+                if self.i >= self.n or self.s[self.i] in ";\n&|":
+                    break
+                start = self.i
+                word = self.lex_word(out, self.meta)
+                if self.i == start:
+                    raise Unsupported("for loop words")
+                words.append(word)
         self.lex_words_until(out, "do")
-        out.append(LOOP_START)
+        out.append(ForLoop(name, words))
 
     def lex_words_until(self, out: list[Event], end: str) -> None:
         """Read words (running their substitutions) up to ``end`` or a separator; keep none."""

@@ -63,7 +63,17 @@ class FunctionDef:
         self.name, self.body = name, body
 
 
-Event = Command | str | FunctionDef
+class ForLoop:
+    """``for NAME in WORDS; do``: opens a loop like `LOOP_START` (closed by `LOOP_END`); ``words`` is
+    None when the header is not a plain word list (``for NAME; do``, a parse that balked)."""
+
+    __slots__ = ("name", "words")
+
+    def __init__(self, name: str, words: list[Word] | None) -> None:
+        self.name, self.words = name, words
+
+
+Event = Command | str | FunctionDef | ForLoop
 LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
 LOOP_END = "L)"
 

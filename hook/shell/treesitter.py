@@ -12,7 +12,18 @@ from __future__ import annotations
 
 from hook.shell.lexer import names_in
 from hook.shell.parser import read_word
-from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, FunctionDef, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import (
+    LOOP_END,
+    LOOP_START,
+    Command,
+    Event,
+    ForLoop,
+    FunctionDef,
+    Part,
+    Redirect,
+    Unsupported,
+    Word,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,10 +82,10 @@ def _statement(node: Node, out: list[Event]) -> None:
         variable = node.child_by_field_name("variable")
         name = _text(variable) if variable is not None else ""
         out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
-        for child in node.children_by_field_name("value"):
-            _word(child, out)
+        values = [_word(child, out) for child in node.children_by_field_name("value")]
         body = node.child_by_field_name("body")
-        out.append(LOOP_START)
+        plain = any(c.type == "in" for c in node.children)
+        out.append(ForLoop(name, values if plain else None))
         if body is not None:
             _statement(body, out)
         out.append(LOOP_END)
