@@ -91,6 +91,7 @@ class Shell(Expansion):
 
     def run(self, events: list[Event]) -> None:
         k = 0
+        loops: list[int] = []  # where the bodies of the loops being run start
         while k < len(events):
             event = events[k]
             k += 1
@@ -99,9 +100,13 @@ class Shell(Expansion):
                 if self._unroll(event, events[k:end]):
                     k = end + 1
                 else:
+                    loops.append(k)
                     self._enter_loop(events, k)
             elif event == LOOP_START:
+                loops.append(k)
                 self._enter_loop(events, k)
+            elif event == LOOP_END and loops:  # it may have run any number of times, none included
+                self._enter_loop(events, loops.pop())
             elif event == "(":
                 self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
                                      (dict(self.arrays), self.save_scope())))

@@ -227,10 +227,8 @@ class WordLexer:
         """``((…))``, ``$((…))``, ``for ((…))``: substitutions inside still run, and a variable the
         expression may assign (``=``, ``+=``, ``++``, ``--``) is unknown afterwards."""
         self.run_nested(text, out)
-        bare = text.replace("==", "").replace("!=", "").replace("<=", "").replace(">=", "")
-        if assigns or "=" in bare or "++" in bare or "--" in bare:
-            for name in names_in(text):
-                out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        for name in assigned_names(text, always=assigns):
+            out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
 
     def run_nested(self, text: str, out: list[Event]) -> None:
         """``${X:-$(cmd)}``, ``$(( $(cmd) + 1 ))``: the value is unknown but ``cmd`` still runs."""
@@ -303,6 +301,12 @@ class WordLexer:
             parts.append(Part("l", body, True))
         else:
             parts.extend(self.sub_parser(body).lex_text(out).parts)
+
+
+def assigned_names(text: str, *, always: bool = False) -> list[str]:
+    """The variables an arithmetic expression may assign (``=``, ``+=``, ``++``, ``--``): all it names."""
+    bare = text.replace("==", "").replace("!=", "").replace("<=", "").replace(">=", "")
+    return names_in(text) if always or "=" in bare or "++" in bare or "--" in bare else []
 
 
 def names_in(text: str) -> list[str]:

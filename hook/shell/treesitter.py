@@ -10,7 +10,7 @@ with errors as incomplete and flags merge-looking text undetermined rather than 
 
 from __future__ import annotations
 
-from hook.shell.lexer import names_in
+from hook.shell.lexer import assigned_names, names_in
 from hook.shell.parser import read_word
 from hook.shell.syntax import (
     LOOP_END,
@@ -97,6 +97,10 @@ def _statement(node: Node, out: list[Event]) -> None:
         for child in node.named_children:
             _statement(child, out)
         out.append(LOOP_END)
+    elif kind == "compound_statement" and _text(node).startswith("(("):  # ((x++)): arithmetic
+        for name in assigned_names(_text(node)[2:-2]):
+            out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        _substitutions(node, out)
     elif kind == "case_item":
         patterns = {c.id for c in node.children_by_field_name("value")}
         for child in node.named_children:
