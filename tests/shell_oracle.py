@@ -81,6 +81,8 @@ class Sandbox:
         subprocess.run(["git", "-C", str(self.checkout), "commit", "-q", "--allow-empty", "-m", "one"],  # type: ignore[call-overload]
                        **git)
         (self.checkout / "sub").mkdir()
+        with (self.checkout / ".git" / "config").open("a") as config:
+            config.write("[alias]\n\tlm = !gh pr merge 11\n\tnm = log -1 --oneline\n")
         hook = self.checkout / ".git" / "hooks" / "pre-push"
         hook.write_text(_PRE_PUSH)
         hook.chmod(0o755)

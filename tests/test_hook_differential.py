@@ -238,13 +238,19 @@ DECOYS = st.sampled_from([
 ])
 
 
+# aliases the sandbox defines in ~/.gitconfig (mm), a file it includes (pp) and .git/config (lm, nm)
+CONFIGURED_ALIASES = st.sampled_from(["git mm", "git pp", "git lm", "git nm", "git -C sub lm", "git lm 2>/dev/null"])
+
+
 @st.composite
 def programs(draw: Draw) -> str:
-    parts = draw(st.lists(st.one_of(statement(), statement(), DECOYS), min_size=1, max_size=3))
+    parts = draw(st.lists(st.one_of(statement(), statement(), DECOYS, CONFIGURED_ALIASES), min_size=1, max_size=3))
     text = str(parts[0])
     for part in parts[1:]:
         after_heredoc = text.endswith("\nEOF")  # its terminator must stand alone on its line
-        text += ("\n" if after_heredoc else str(draw(st.sampled_from(["; ", " && ", "\n"])))) + str(part)
+        # the sandbox's pre-push hook refuses every push, so `git push … && X` would never run X here
+        joins = ["; ", "\n"] if "push" in text or "git pp" in text else ["; ", " && ", "\n"]
+        text += ("\n" if after_heredoc else str(draw(st.sampled_from(joins)))) + str(part)
     return text
 
 
@@ -306,6 +312,7 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ("gh pr merge +5", "undetermined"),
     ("git mm", "determined"),  # [alias] in ~/.gitconfig
     ("git pp", "determined"),  # [alias] in a file ~/.gitconfig includes
+    ("cd sub && git lm", "determined"),  # [alias] in .git/config, run at the top of the working tree
     ("git -c alias.mm='!gh pr merge 7' mm", "determined"),  # -c wins over the file
     ("f() { gh pr merge \"$@\"; }; f 5 -R acme/other", "determined"),
     ("set -- 5 -R acme/other; shift; gh pr merge 7 \"$@\"", "determined"),
