@@ -10,7 +10,7 @@ own name (``git push origin feature``) is not a merge.
 
 from __future__ import annotations
 
-from hook.detect import gitconfig, gitrepo
+from hook.detect import gitrepo
 from hook.detect.model import Merge
 from hook.detect.prefilter import GIT_BUILTINS as _BUILTINS
 from hook.shell.syntax import DYN
@@ -42,9 +42,9 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         elif a in ("-c", "--config-env") and i + 1 < len(args):
             key, eq, value = args[i + 1][0].partition("=")
             if key.lower().startswith("alias."):
-                aliases[key[6:].lower()] = value if eq and a == "-c" else gitconfig.UNKNOWN
+                aliases[key[6:].lower()] = value if eq and a == "-c" else DYN
             elif DYN in key:
-                aliases[""] = gitconfig.UNKNOWN  # some key computed at run time: maybe an alias
+                aliases[""] = DYN  # some key computed at run time: maybe an alias
             i += 1
         elif a in _GLOBAL_VALUE:
             i += 1
@@ -58,6 +58,8 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
                       undetermined=True, detail="git subcommand computed at run time"))
         return
     if DYN not in sub and sub not in _BUILTINS:
+        from hook.detect import gitconfig  # only for a name git does not know (start-up budget)
+
         configured = gitconfig.alias(sub, cwd, ctx.env, aliases) if "" not in aliases else gitconfig.UNKNOWN
         if configured is not None:
             _alias(ctx, args[:i], sub, configured, args[i + 1 :], cwd, cmd, overlay)
@@ -241,8 +243,10 @@ def _alias(ctx: Ctx, before: list[Arg], name: str, value: str, rest: list[Arg], 
                       undetermined=True, detail=f"git {name}: an alias this reader cannot see"))
         return
     if value.startswith("!"):
+        from hook.detect.gitconfig import worktree_top
+
         ctx.run(["("])
-        ctx.cwd = gitconfig.worktree_top(cwd) if cwd else None
+        ctx.cwd = worktree_top(cwd) if cwd else None
         ctx.set_positional([arg[0] for arg in rest])
         ctx.run_text(value[1:] + (' "$@"' if rest else ""), powershell=False)
         ctx.run([")"])

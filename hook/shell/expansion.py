@@ -6,8 +6,6 @@ Mixed into `Shell` (hook/shell/interpreter.py), which holds the state read here.
 
 from __future__ import annotations
 
-from hook.shell.arith import evaluate
-from hook.shell.braces import expand_braces
 from hook.shell.syntax import DYN, Event, Word, may_glob
 
 TYPE_CHECKING = False
@@ -63,7 +61,10 @@ class Expansion:
         field splitting on IFS; a word that may match files (``*``, ``?``, ``[…]``) is unknown."""
         out: list[Arg] = []
         for word in words:
-            for variant in expand_braces(word):
+            braced = any(p.kind == "l" and not p.quoted and "{" in p.text for p in word.parts)
+            if braced:  # loaded only for words that need it (start-up budget, design §7)
+                from hook.shell.braces import expand_braces
+            for variant in expand_braces(word) if braced else (word,):
                 out.extend((field, word) for field in self._fields(variant, glob=True))
         return out
 
@@ -151,6 +152,8 @@ class Expansion:
             if part.kind == "v":
                 value = self._var(part.text)
             elif part.kind == "d" and part.text.startswith("$((") and part.text.endswith("))"):
+                from hook.shell.arith import evaluate
+
                 number = evaluate(part.text[3:-2], self._arith_var)
                 value = DYN if number is None else str(number)
             elif part.kind == "s" and part.inner is not None:
