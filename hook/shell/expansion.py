@@ -15,6 +15,12 @@ if TYPE_CHECKING:
 Arg = tuple[str, Word | None]  # expanded text (DYN marks unknown pieces), the word it came from
 
 
+def one_word(arg: Arg) -> bool:
+    """Exactly one argument: known text, or unknown pieces that were all quoted."""
+    text, word = arg
+    return DYN not in text or (word is not None and all(p.quoted or p.kind == "l" for p in word.parts))
+
+
 class Expansion:
     vars: dict[str, str | None]
     env: Mapping[str, str]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from hook.shell.expansion import Arg, Expansion
+from hook.shell.expansion import Arg, Expansion, one_word
 from hook.shell.parser import parse
 from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, ForLoop, FunctionDef, Unsupported, Word
 
@@ -41,7 +41,7 @@ class Shell(Expansion):
         self.positional: list[str] | None = None
         self.arrays: dict[str, list[str] | None] = {}  # NAME=(…): the elements (None: unknown)
         self.functions: dict[str, list[Event]] = {}
-        self._frames: list[dict[str, str | None]] = []  # a called function's `local` names: outer values
+        self.frames: list[dict[str, str | None]] = []  # a called function's `local` names: outer values
         self.env_unknown = False  # a sourced file or a nameref may have changed any variable
         self.computed: set[str] = set()  # declare -i/-l/-u/-n names: what is assigned is not what is stored
 
@@ -127,14 +127,14 @@ class Shell(Expansion):
             self.unparsed(name, "function calls nested too deep")
             return
         saved = self.positional
-        self.set_positional([a[0] for a in args] if all(_one_word(a) for a in args) else None)
-        self._frames.append({})
+        self.set_positional([a[0] for a in args] if all(one_word(a) for a in args) else None)
+        self.frames.append({})
         self.depth += 1
         try:
             self.run(self.functions[name])
         finally:
             self.depth -= 1
-            for local, value in self._frames.pop().items():
+            for local, value in self.frames.pop().items():
                 if value is None:
                     self.vars.pop(local, None)
                 else:
@@ -154,7 +154,7 @@ class Shell(Expansion):
                     event.words[0].literal() in (None, "break", "continue", "return", "exit")):
                 return False
         args = self.expand(loop.words)
-        if not all(_one_word(a) for a in args) or len(args) > 64:
+        if not all(one_word(a) for a in args) or len(args) > 64:
             return False
         self.depth += 1
         try:
@@ -235,7 +235,7 @@ class Shell(Expansion):
         """``NAME=(…)``: the elements are expanded like a command's words (braces, splitting, globs)."""
         base = name.removesuffix("+")
         args = self.expand(words) if words is not None else []
-        values = [a[0] for a in args] if words is not None and all(_one_word(a) for a in args) else None
+        values = [a[0] for a in args] if words is not None and all(one_word(a) for a in args) else None
         if name.endswith("+"):
             before = self.arrays.get(base, [] if base not in self.vars else None)
             values = None if values is None or before is None else before + values
@@ -243,85 +243,11 @@ class Shell(Expansion):
         self.arrays[base] = values
 
     def builtin_assigns(self, args: list[Arg]) -> None:
-        """Variables that builtins assign from what only the run knows (``read x``, ``printf -v x``)."""
-        name = args[0][0]
-        if name not in _ASSIGNING:
-            return
-        words = [a[0] for a in args[1:]]
-        if name in ("read", "mapfile", "readarray"):
-            valued = "adinNptu" if name == "read" else "dnOsuCc"
-            targets, k = [], 0
-            while k < len(words):
-                word = words[k]
-                if word.startswith("-") and len(word) > 1:
-                    letter = word[-1]
-                    if letter in valued and len(word) == 2:
-                        if letter == "a" and k + 1 < len(words):
-                            targets.append(words[k + 1])
-                        k += 1
-                else:
-                    targets.append(word)
-                k += 1
-            default = "REPLY" if name == "read" else "MAPFILE"
-            for target in targets or [default]:
-                self.setvar(target, DYN)
-        elif name == "getopts":
-            for target in [*words[1:2], "OPTARG", "OPTIND"]:
-                self.setvar(target, DYN)
-        elif name == "let":
-            from hook.shell.lexer import names_in
+        """Variables that builtins assign from what only the run knows (hook/shell/builtins.py)."""
+        if args[0][0] in _ASSIGNING:
+            from hook.shell.builtins import assigns
 
-            for target in names_in(" ".join(words)):
-                self.setvar(target, DYN)
-        elif name == "printf":
-            for k, word in enumerate(words):
-                if word == "-v" and k + 1 < len(words):
-                    self.setvar(words[k + 1].split("[")[0], DYN)
-                elif word.startswith("-v") and len(word) > 2:
-                    self.setvar(word[2:].split("[")[0], DYN)
-        elif name in ("set", "shift"):
-            self._set_or_shift(name, args)
-        elif name in ("declare", "typeset", "local", "export", "readonly"):
-            if self._frames and name != "export" and not any("g" in w[1:] for w in words if w.startswith("-")):
-                frame = self._frames[-1]
-                for word in words:
-                    target = word.split("=", 1)[0]
-                    if not word.startswith(("-", "+")) and target not in frame:
-                        frame[target] = self.vars.get(target) if target in self.vars else None
-            letters = {c for w in words if w.startswith(("-", "+")) for c in w[1:]}
-            if "n" in letters or any(DYN in w for w in words):
-                self.poison()
-            elif letters - {"x", "r", "g", "p", "f", "F"}:  # -i, -l, -u, -a, -A: stored != assigned
-                for word in words:
-                    if not word.startswith(("-", "+")):
-                        target = word.split("=", 1)[0]
-                        self.computed.add(target)
-                        self.setvar(target, DYN)
-        elif name in ("source", "."):
-            self.poison()  # hook/detect/dispatch.py runs what it can see of the file after this
-
-    def _set_or_shift(self, name: str, args: list[Arg]) -> None:
-        words = [a[0] for a in args[1:]]
-        if not all(_one_word(a) for a in args[1:]):
-            self.set_positional(None)
-        elif name == "shift":
-            params = self.positional
-            count = int(words[0]) if words and words[0].isdigit() else (1 if not words else -1)
-            if params is None or count < 0:
-                self.set_positional(None)
-            elif count <= len(params):  # shifting more than $# fails and changes nothing
-                self.set_positional(params[count:])
-        else:
-            k = 0
-            while k < len(words):
-                word = words[k]
-                if word in ("--", "-"):
-                    self.set_positional(words[k + 1 :])
-                    return
-                if not word.startswith(("-", "+")):
-                    self.set_positional(words[k:])
-                    return
-                k += 2 if word in ("-o", "+o") else 1
+            assigns(self, args)
 
     # --- state ---------------------------------------------------------------------------------
     def setvar(self, name: str, value: str | None) -> None:
@@ -402,6 +328,8 @@ class Shell(Expansion):
             text = " ".join(words)
             return None if escapes and "\\" in text else text + newline
         if name == "printf" and len(args) > 1:
+            from hook.shell.builtins import printf
+
             return None if args[1] == "-v" else printf(args[1], args[2:])
         if name == "cat":
             files = [a for a in args[1:] if not a.startswith("-")]
@@ -411,7 +339,9 @@ class Shell(Expansion):
             return None if any(t is None for t in texts) else "".join(t or "" for t in texts)
         if name in ("base64", "rev", "xxd"):
             source = self.stdin_text(cmd)
-            decoded = _decode(name, args[1:], source) if source is not None and DYN not in source else None
+            from hook.shell.builtins import decode
+
+            decoded = decode(name, args[1:], source) if source is not None and DYN not in source else None
             if decoded is not None:
                 self.decoded.add(decoded)
             return decoded
@@ -438,70 +368,7 @@ def _loop_end(events: list[Event], start: int) -> int:
     return len(events)
 
 
-def _one_word(arg: Arg) -> bool:
-    """Exactly one argument: known text, or unknown pieces that were all quoted."""
-    text, word = arg
-    return DYN not in text or (word is not None and all(p.quoted or p.kind == "l" for p in word.parts))
-
-
 # builtins that assign variables from what the run produces, or change where the shell is
 _ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
                         "local", "export", "readonly", "source", ".", "cd", "pushd", "popd", "eval", "set",
                         "shift", "unset", "alias"})
-
-
-def printf(fmt: str, args: list[str]) -> str | None:
-    """What ``printf FORMAT ARGS`` prints, for ``%s``, ``%d``, ``%%`` and the common escapes; the
-    format is reused while arguments remain. None for anything else (widths, ``%q``, ``%b``...)."""
-    out: list[str] = []
-    rest = list(args)
-    while True:
-        i, used = 0, False
-        while i < len(fmt):
-            c = fmt[i]
-            if c == "\\" and i + 1 < len(fmt):
-                escaped = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", '"': '"', "'": "'"}.get(fmt[i + 1])
-                if escaped is None:
-                    return None
-                out.append(escaped)
-                i += 2
-            elif c == "%" and i + 1 < len(fmt):
-                spec = fmt[i + 1]
-                if spec == "%":
-                    out.append("%")
-                elif spec in "sdi":
-                    value = rest.pop(0) if rest else ("" if spec == "s" else "0")
-                    used = True
-                    if spec != "s":
-                        if not value.lstrip("-").isdigit():
-                            return None
-                        value = str(int(value))
-                    out.append(value)
-                else:
-                    return None
-                i += 2
-            else:
-                out.append(c)
-                i += 1
-        if not rest or not used:
-            return "".join(out)
-
-
-def _decode(name: str, flags: list[str], text: str) -> str | None:
-    """Undo base64 -d, rev and xxd -r -p on known text: obfuscation seen through."""
-    import binascii
-
-    try:
-        if name == "base64" and any(f in ("-d", "--decode", "-D", "-di", "-id") for f in flags):
-            import base64
-
-            raw = base64.b64decode("".join(text.split()))
-        elif name == "xxd" and "-r" in flags and "-p" in flags:
-            raw = binascii.unhexlify("".join(text.split()))
-        elif name == "rev":
-            return "\n".join(line[::-1] for line in text.split("\n"))
-        else:
-            return None
-        return raw.decode("utf-8")
-    except (binascii.Error, ValueError):
-        return None
