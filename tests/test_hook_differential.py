@@ -331,6 +331,9 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ('x=4; for x in {5..6}; do gh pr merge "$x"; done', "determined"),
     ("for n in 5 7; do gh pr merge $n; break; done", "undetermined"),
     ("for n in; do gh pr merge 5; done", "determined"),
+    ('v=xrepos/acme/widgets/pulls/5/merge; gh api "${v#x}" --method PUT -f merge_method=squash', "determined"),
+    ('v=5.y; gh pr merge "${v%.y}" && v=; gh pr merge "${v:-7}"', "determined"),
+    ('gh api "$EP" -X PUT', "undetermined"),
     ("x=5; while false; do x=7; done; gh pr merge $x", "undetermined"),  # zero runs or more
     ("x=5; case a in a) ((x++));; esac; gh pr merge $x", "undetermined"),
     ("python3 -c 'import subprocess; subprocess.run([\"gh\",\"pr\",\"merge\",\"5\"] if False else [\"true\"])'",

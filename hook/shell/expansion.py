@@ -47,6 +47,31 @@ class Expansion:
             return None
         return [self.env[name]] if name in self.env else []
 
+    def _parameter_operation(self, body: str) -> str:
+        """``${v#x}``, ``${v%x}`` (and ``##``, ``%%``) with a plain word, ``${#v}``, ``${v:-x}`` of a
+        variable the text set; anything else (patterns, other operators) is unknown."""
+        if body.startswith("#") and body[1:].isidentifier():
+            value = self._var(body[1:])
+            return DYN if DYN in value else str(len(value))
+        name_end = 0
+        while name_end < len(body) and (body[name_end].isalnum() or body[name_end] == "_"):
+            name_end += 1
+        name, rest = body[:name_end], body[name_end:]
+        op = next((o for o in ("##", "%%", ":-", "#", "%", "-") if rest.startswith(o)), None)
+        if not name.isidentifier() or op is None:
+            return DYN
+        word = rest[len(op) :]
+        if any(c in word for c in "$`'\"\\*?[{}~"):
+            return DYN
+        value = self._var(name)
+        if DYN in value:
+            return DYN
+        if op in ("#", "##"):
+            return value.removeprefix(word)
+        if op in ("%", "%%"):
+            return value.removesuffix(word)
+        return value if value else (word if op == ":-" else value)
+
     def _arith_var(self, name: str) -> str | None:
         value = self._var(name)
         return None if DYN in value else value
@@ -157,6 +182,8 @@ class Expansion:
                 continue
             if part.kind == "v":
                 value = self._var(part.text)
+            elif part.kind == "d" and part.text.startswith("${") and part.text.endswith("}"):
+                value = self._parameter_operation(part.text[2:-1])
             elif part.kind == "d" and part.text.startswith("$((") and part.text.endswith("))"):
                 from hook.shell.arith import evaluate
 
