@@ -61,8 +61,10 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
         return
     if method is None:
         method = "POST" if fields or input_file is not None else "GET"
-    unsure = any(may_be_flag(arg) for arg in args) or (
-        endpoint.startswith(DYN) and method != "GET")  # `gh api "$EP" -X PUT`: any endpoint at all
+    # an argument wholly computed at run time (`gh api "$EP" -X PUT`, "${args[@]}") may be any option
+    # or endpoint; a word with literal text around a variable (repos/$R/pulls) is read as one word
+    unsure = any(a[0][:1] in (DYN, "-") and may_be_flag(a) for a in args) or (
+        endpoint.startswith(DYN) and method != "GET")
     before = len(ctx.merges)
     _gh_api(ctx, endpoint, method, fields, input_file, hostname, cmd, overlay)
     if unsure:  # not modelled exactly (the soundness rule): what was read is a hint

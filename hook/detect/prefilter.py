@@ -50,6 +50,8 @@ def might_merge(text: str) -> bool:
             return True
     if ("pwsh" in bare or "powershell" in bare) and " -e" in bare:
         return True
+    if " api" in bare and "$" in bare:  # `gh api "$EP" -X PUT`: an endpoint only the run knows
+        return True
     return _gh_alias(bare) or _git_alias(bare)
 
 
