@@ -251,9 +251,11 @@ ROWS: list[tuple[str, str, Any, str, dict[str, str], list[dict[str, Any]]]] = [
     ("push-other-checkout", "Bash", "git -C ../widgets push origin feature-x:main", "app", {},
      [{"repo": "acme/widgets", "branch": "feature-x", "push_target": "main"}]),
     # programs that run commands
-    ("python-os-system", "Bash", "python3 -c 'import os; os.system(\"gh pr merge 7\")'", "app", {}, [pr(7)]),
+    # a program's code is read by heuristics, not modelled exactly: a hint, undetermined (soundness rule)
+    ("python-os-system", "Bash", "python3 -c 'import os; os.system(\"gh pr merge 7\")'", "app", {},
+     [pr(7, undetermined=True)]),
     ("node-argv-list", "Bash", "node -e 'require(\"child_process\").execFileSync(\"gh\", [\"pr\", \"merge\", \"7\"])'",
-     "app", {}, [pr(7)]),
+     "app", {}, [pr(7, undetermined=True)]),
     ("make-recipe-read", "Bash", "make ship", "maker", {}, [pr(7, "make/r")]),
     ("make-unknown-target", "Bash", "make land", "maker", {}, [maybe(via="make", branch="topic")]),
     ("make-dry-run", "Bash", "make -n ship", "maker", {}, []),

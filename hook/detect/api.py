@@ -10,12 +10,13 @@ GraphQL: the mutations ``mergePullRequest``, ``enablePullRequestAutoMerge``, ``e
 from __future__ import annotations
 
 from hook.detect.model import Merge
+from hook.detect.pflag import may_be_flag
 from hook.shell.syntax import DYN, Command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Word
 
 MERGE_MUTATIONS = ("mergePullRequest", "enablePullRequestAutoMerge", "enqueuePullRequest", "mergeBranch",
@@ -60,6 +61,21 @@ def gh_api(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
         return
     if method is None:
         method = "POST" if fields or input_file is not None else "GET"
+    # an argument wholly computed at run time (`gh api "$EP" -X PUT`, "${args[@]}") may be any option
+    # or endpoint; a word with literal text around a variable (repos/$R/pulls) is read as one word
+    unsure = any(a[0][:1] in (DYN, "-") and may_be_flag(a) for a in args) or (
+        endpoint.startswith(DYN) and method != "GET")
+    before = len(ctx.merges)
+    _gh_api(ctx, endpoint, method, fields, input_file, hostname, cmd, overlay)
+    if unsure:  # not modelled exactly (the soundness rule): what was read is a hint
+        why = "gh api with arguments computed at run time"
+        ctx.merges[before:] = [m.replace(undetermined=True, detail=m.detail or why) for m in ctx.merges[before:]]
+        if len(ctx.merges) == before:
+            ctx.add(Merge(via="gh_api_rest", undetermined=True, detail=why))
+
+
+def _gh_api(ctx: Ctx, endpoint: str, method: str, fields: dict[str, Arg], input_file: str | None,
+            hostname: str | None, cmd: Command, overlay: dict[str, str | None]) -> None:
     if endpoint.strip("/") == "graphql" or endpoint.endswith("/graphql"):
         query = _graphql_text(ctx, cmd, fields.get("query"), input_file)
         variables = "\n".join(value for key, (value, _) in fields.items() if key != "query")

@@ -9,7 +9,8 @@ from __future__ import annotations
 from hook.detect import gitrepo
 from hook.detect.model import Merge
 from hook.detect.prefilter import might_merge
-from hook.shell.interpreter import Arg, Shell
+from hook.shell.expansion import Arg
+from hook.shell.interpreter import Shell
 from hook.shell.syntax import DYN, Command, Event
 
 TYPE_CHECKING = False

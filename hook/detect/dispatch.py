@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
 # name -> (short options taking a value, long options taking a value, operands before the command)
@@ -139,12 +139,16 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
         return args[i:]
     if name == "env":
         return _env(ctx, args, overlay)
-    if name == "xargs":
-        return _xargs(args)
-    if name == "find":
-        for inner in _find_exec(args):
-            dispatch(ctx, inner, cmd, overlay)
-        return None
+    if name in ("xargs", "find"):  # loaded only when one runs (start-up budget, design §7)
+        from hook.detect import xargs
+
+        if name == "find":
+            for inner in xargs.find_exec(args):
+                dispatch(ctx, inner, cmd, overlay)
+            return None
+        if xargs.known_input(ctx, args, cmd, overlay):
+            return None
+        return xargs.unknown_input(args)
     if name in ("watch", "ssh", "su", "script"):
         _shell_string_wrapper(ctx, name, args)
         return None
@@ -217,47 +221,6 @@ def _env(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None]) -> list[Arg]
     return args[i:] or None
 
 
-def _xargs(args: list[Arg]) -> list[Arg]:
-    """xargs appends words read from stdin (or puts them where -I's string is): an unknown argument."""
-    replace: str | None = None
-    i = 1
-    while i < len(args):
-        a = args[i][0]
-        if a == "--":
-            i += 1
-            break
-        if not a.startswith("-") or a == "-":
-            break
-        if a in ("-I", "--replace") or a.startswith(("-I", "--replace=", "-i")):
-            replace = a[2:] or (args[i + 1][0] if a == "-I" and i + 1 < len(args) else "{}")
-            if a.startswith("--replace="):
-                replace = a.split("=", 1)[1]
-            i += 2 if a == "-I" else 1
-            continue
-        if a in ("-a", "-d", "-E", "-L", "-n", "-P", "-s") or a in ("--arg-file", "--delimiter", "--max-args",
-                                                                    "--max-procs", "--max-chars"):
-            i += 2
-            continue
-        i += 1
-    inner = args[i:] or [("echo", None)]
-    if replace:
-        return [(a.replace(replace, DYN), w) for a, w in inner]
-    return [*inner, (DYN, None)]
-
-
-def _find_exec(args: list[Arg]) -> list[list[Arg]]:
-    found, i = [], 0
-    while i < len(args):
-        if args[i][0] in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(args) and args[j][0] not in (";", "+"):
-                j += 1
-            found.append([(a.replace("{}", DYN), w) for a, w in args[i + 1 : j]])
-            i = j
-        i += 1
-    return found
-
-
 def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
     if name == "watch":
         i = _skip_options(args, 1, "nqd", ("--interval", "--differences"))
@@ -322,11 +285,17 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
         return
     if DYN in text and ctx.decoder_seen:
         ctx.add(Merge(via="obfuscated", undetermined=True, detail="decoded text run by a shell"))
+    elif DYN in text and text.strip().strip(DYN):
+        # text assembled here with run-time pieces (`bash -c "gh pr $ACTION 5"`): a piece may hold any
+        # syntax (`;`, a newline), so what runs is not in the text. Text that is wholly another
+        # program's output (`eval "$(ssh-agent -s)"`) is that program's, opaque like a script file.
+        ctx.add(Merge(via="unparsed", undetermined=True, detail="shell text assembled at run time"))
     before = len(ctx.merges)
     if not same_shell:
         ctx.run(["("])
-        for n, arg in enumerate(positional or []):
-            ctx.vars[str(n)] = arg[0]
+        ctx.set_positional([arg[0] for arg in (positional or [])[1:]])  # bash -c TEXT $0 $1 ...
+        if positional:
+            ctx.vars["0"] = positional[0][0]
     ctx.run_text(text, powershell=powershell)
     if not same_shell:
         ctx.run([")"])
@@ -373,6 +342,7 @@ def _export(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | No
 def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     for text, _ in args[1:]:
         ctx.vars.pop(text, None)
+        ctx.arrays.pop(text, None)
 
 
 _HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
 # gh pr merge's flags (gh 2.x) plus the persistent ``--repo`` of ``gh pr`` and cobra's ``--help``;
@@ -206,8 +206,7 @@ def _unknown(ctx: Ctx, name: str, rest: list[Arg], overlay: dict[str, str | None
     words = [a[0] for a in rest]
     if expansion.startswith("!"):  # a shell alias: sh -c EXPANSION with the arguments as $1...
         ctx.run(["("])
-        for n, word in enumerate(words, 1):
-            ctx.vars[str(n)] = word
+        ctx.set_positional(words)
         ctx.run_text(expansion[1:], powershell=False)
         ctx.run([")"])
         return

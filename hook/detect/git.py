@@ -8,41 +8,25 @@ held PR's head.
 
 from __future__ import annotations
 
-from hook.detect import gitrepo
 from hook.detect.model import Merge
+from hook.detect.prefilter import GIT_BUILTINS as _BUILTINS
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
 _GLOBAL_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
 _MERGE_VALUE = frozenset({"-m", "-F", "-s", "-X", "--message", "--file", "--strategy", "--strategy-option",
                           "--into-name", "--cleanup"})
 _MERGEISH = ("merge", "land", "ship")
-# git's own commands: any other name is an alias or a third-party git-NAME program
-_BUILTINS = frozenset({
-    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
-    "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index",
-    "cherry", "cherry-pick", "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree",
-    "config", "count-objects", "credential", "describe", "diff", "diff-files", "diff-index", "diff-tree",
-    "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg",
-    "for-each-ref", "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object",
-    "help", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree",
-    "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
-    "merge-one-file", "merge-tree", "mergetool", "mktag", "mktree", "mv", "notes", "pack-objects",
-    "pack-refs", "prune", "pull", "push", "range-diff", "read-tree", "rebase", "reflog", "remote",
-    "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert",
-    "rm", "send-email", "shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash",
-    "status", "submodule", "switch", "symbolic-ref", "tag", "update-index", "update-ref", "var",
-    "verify-commit", "verify-pack", "verify-tag", "whatchanged", "worktree", "write-tree", "lfs",
-})
 
 
 def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     cwd = ctx.cwd
+    aliases: dict[str, str] = {}  # -c alias.NAME=VALUE, the last one winning
     i = 1
     while i < len(args) and args[i][0].startswith("-"):
         a = args[i][0]
@@ -51,12 +35,31 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
             known = DYN not in where and (cwd is not None or where.startswith("/"))
             cwd = ctx.path(where, cwd) if known else None
             i += 1
+        elif a in ("-c", "--config-env") and i + 1 < len(args):
+            key, eq, value = args[i + 1][0].partition("=")
+            if key.lower().startswith("alias."):
+                aliases[key[6:].lower()] = value if eq and a == "-c" else DYN
+            elif DYN in key:
+                aliases[""] = DYN  # some key computed at run time: maybe an alias
+            i += 1
         elif a in _GLOBAL_VALUE:
             i += 1
         i += 1
     if i >= len(args):
         return
     sub, rest = args[i][0], [a[0] for a in args[i + 1 :]]
+    if DYN in sub:  # `git $(…) origin HEAD:main`: the subcommand is the run's
+        remote = ctx.repo(cwd)
+        ctx.add(Merge(via="git_ext", repo=remote[1] if remote else None, host=remote[0] if remote else None,
+                      undetermined=True, detail="git subcommand computed at run time"))
+        return
+    if DYN not in sub and sub not in _BUILTINS:
+        from hook.detect import gitconfig  # only for a name git does not know (start-up budget)
+
+        configured = gitconfig.alias(sub, cwd, ctx.env, aliases) if "" not in aliases else gitconfig.UNKNOWN
+        if configured is not None:
+            _alias(ctx, args[:i], sub, configured, args[i + 1 :], cwd, cmd, overlay)
+            return
     if sub in ("checkout", "switch"):
         _checkout(ctx, cwd, rest)
     elif sub == "merge":
@@ -151,13 +154,72 @@ def _rebase(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
     _record(ctx, cwd, positional[:1])
 
 
-def _external(ctx: Ctx, cwd: str | None, sub: str, rest: list[str]) -> None:
-    """A git alias (expanded) or a third-party ``git-NAME``: a merge-sounding one may merge."""
-    config = gitrepo.read_config(cwd) or {}
-    alias = config.get(("alias", "", sub.lower()))
-    if alias:
-        ctx.run_text(alias[1:] if alias.startswith("!") else "git " + alias + " " + " ".join(rest))
+def _alias(ctx: Ctx, before: list[Arg], name: str, value: str, rest: list[Arg], cwd: str | None,
+           cmd: Command, overlay: dict[str, str | None]) -> None:
+    """Run a git alias as git does: ``!text`` through ``sh -c 'text "$@"'`` at the top of the working
+    tree; anything else as git arguments in place of the alias name."""
+    if DYN in value or ctx.depth >= 6:
+        found = ctx.repo(cwd)
+        ctx.add(Merge(via="git_ext", repo=found[1] if found else None, host=found[0] if found else None,
+                      undetermined=True, detail=f"git {name}: an alias this reader cannot see"))
         return
+    if value.startswith("!"):
+        from hook.detect.gitconfig import worktree_top
+
+        ctx.run(["("])
+        ctx.cwd = worktree_top(cwd) if cwd else None
+        ctx.set_positional([arg[0] for arg in rest])
+        ctx.run_text(value[1:] + (' "$@"' if rest else ""), powershell=False)
+        ctx.run([")"])
+        return
+    words = _split_cmdline(value)
+    if words is None:
+        ctx.add(Merge(via="git_ext", undetermined=True, detail=f"git {name}: an alias this reader cannot split"))
+        return
+    ctx.depth += 1
+    try:
+        ctx.simple_command([*before, *((w, None) for w in words), *rest], cmd, overlay)
+    finally:
+        ctx.depth -= 1
+
+
+def _split_cmdline(value: str) -> list[str] | None:
+    """git's split_cmdline: blanks separate, single and double quotes group, backslash escapes."""
+    words: list[str] = []
+    cur: list[str] = []
+    quote, has, i = "", False, 0
+    while i < len(value):
+        c = value[i]
+        if c == "\\" and quote != "'":
+            if i + 1 >= len(value):
+                return None
+            cur.append(value[i + 1])
+            has, i = True, i + 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+            else:
+                cur.append(c)
+        elif c in "'\"":
+            quote, has = c, True
+        elif c in " \t\n":
+            if has:
+                words.append("".join(cur))
+                cur, has = [], False
+        else:
+            cur.append(c)
+            has = True
+        i += 1
+    if quote:
+        return None
+    if has:
+        words.append("".join(cur))
+    return words
+
+
+def _external(ctx: Ctx, cwd: str | None, sub: str, rest: list[str]) -> None:
+    """A third-party ``git-NAME``: a merge-sounding one may merge."""
     if any(word in sub.lower() for word in _MERGEISH):
         number = next((r.lstrip("#") for r in rest if r.lstrip("#").isdigit()), None)
         found = ctx.repo(cwd)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from hook.detect import api
 from hook.detect.model import Merge
+from hook.detect.pflag import exact, may_be_flag
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
 _CURL_VALUE_SHORT = "AbcCdDeEFHKmoPQrtTuUwxXyYz"
@@ -36,6 +37,12 @@ _HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPT
 
 
 def curl(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    before = len(ctx.merges)
+    _curl(ctx, args, cmd)
+    _doubt(ctx, "curl", args, before)
+
+
+def _curl(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
     method: str | None = None
     implied = "GET"
     urls: list[str] = []
@@ -77,6 +84,12 @@ def curl(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]
 
 
 def wget(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    before = len(ctx.merges)
+    _wget(ctx, args, cmd)
+    _doubt(ctx, "wget", args, before)
+
+
+def _wget(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
     method: str | None = None
     body: str | None = ""
     urls: list[str] = []
@@ -101,6 +114,12 @@ def wget(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]
 
 def httpie(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """``http [flags] [METHOD] URL [ITEM...]``: items make it a POST unless a method is named."""
+    before = len(ctx.merges)
+    _httpie(ctx, args)
+    _doubt(ctx, "http", args, before)
+
+
+def _httpie(ctx: Ctx, args: list[Arg]) -> None:
     rest = [a[0] for a in args[1:] if not a[0].startswith("-")]
     method: str | None = None
     if rest and rest[0].upper() in _HTTP_METHODS:
@@ -136,6 +155,31 @@ def invoke_rest(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str 
         i += 1
     if uri is not None:
         _requests(ctx, "http", method, [uri], body, args)
+
+
+def _doubt(ctx: Ctx, via: str, args: list[Arg], before: int) -> None:
+    """An argument computed at run time in option position may be ``-X PUT``, or a merge URL: the
+    request is not modelled exactly (the soundness rule), so whatever is read is undetermined, and
+    if nothing is, the request is an undetermined merge. Values of options that take one may be
+    computed (``-H "Authorization: token $T"``), as long as each is one word."""
+    unsure = False
+    i = 1
+    while i < len(args):
+        text, word = args[i]
+        whole = word is not None and bool(word.parts) and all(p.kind != "l" for p in word.parts)
+        if not exact(args[i]) or (text.startswith(DYN) and whole) or (text.startswith("-") and may_be_flag(args[i])):
+            unsure = True
+            break
+        long_valued = text.startswith("--") and "=" not in text and text in _CURL_VALUE_LONG | _WGET_VALUE
+        short_valued = len(text) == 2 and text[0] == "-" and (text[1] in _CURL_VALUE_SHORT or text in _WGET_VALUE)
+        if long_valued or short_valued:
+            i += 1
+        i += 1
+    if unsure:
+        why = f"{via} with arguments computed at run time"
+        ctx.merges[before:] = [m.replace(undetermined=True, detail=m.detail or why) for m in ctx.merges[before:]]
+        if len(ctx.merges) == before:
+            ctx.add(Merge(via=via, undetermined=True, detail=why))
 
 
 def _curl_shorts(args: list[Arg], i: int) -> tuple[list[tuple[str, str]], int]:

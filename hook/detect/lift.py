@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
     Target = Callable[[Ctx, str | None, Mapping[str, str | None], str | None, str, bool], Merge]

@@ -13,7 +13,7 @@ from hook.shell.syntax import DYN
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
 _MERGEISH = ("merge", "ship", "land")

@@ -15,7 +15,7 @@ from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -62,12 +62,23 @@ def exact(arg: Arg) -> bool:
     return word is not None and all(p.quoted or p.kind == "l" for p in word.parts)
 
 
+def may_be_flag(arg: Arg) -> bool:
+    """An argument computed at run time that may be an option, or several words, or none. An option
+    whose name is in the text (``--header="Bearer $T"``, ``-H$X``) is that option."""
+    text = arg[0]
+    if not exact(arg) or text.startswith(DYN):
+        return True
+    if text.startswith("--"):
+        return DYN in text.partition("=")[0]
+    return text.startswith("-") and text[1:2] == DYN
+
+
 def parse(args: list[Arg], flagset: FlagSet) -> Parsed:
     out = Parsed()
     i = 0
     while i < len(args):
         text = args[i][0]
-        if not exact(args[i]) or text.startswith(DYN) or (DYN in text and text.startswith("-")):
+        if may_be_flag(args[i]):
             # may be a flag, several words or none: what came before may be overridden
             out.fail("an argument computed at run time")
             out.certain = False

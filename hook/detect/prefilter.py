@@ -22,6 +22,23 @@ GH_BUILTINS = frozenset({
     "release", "repo", "ruleset", "rs", "run", "search", "secret", "ssh-key", "status", "variable",
     "workflow", "version", "licenses", "skill", "skills",
 })
+# git's own commands: any other name is an alias or a third-party git-NAME program
+GIT_BUILTINS = frozenset({
+    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
+    "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index",
+    "cherry", "cherry-pick", "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree",
+    "config", "count-objects", "credential", "describe", "diff", "diff-files", "diff-index", "diff-tree",
+    "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg",
+    "for-each-ref", "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object",
+    "help", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree",
+    "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
+    "merge-one-file", "merge-tree", "mergetool", "mktag", "mktree", "mv", "notes", "pack-objects",
+    "pack-refs", "prune", "pull", "push", "range-diff", "read-tree", "rebase", "reflog", "remote",
+    "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert",
+    "rm", "send-email", "shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash",
+    "status", "submodule", "switch", "symbolic-ref", "tag", "update-index", "update-ref", "var",
+    "verify-commit", "verify-pack", "verify-tag", "whatchanged", "worktree", "write-tree", "lfs",
+})
 _COMMAND_START = frozenset(" \t\n;|&({$/=")
 SHELL_TOOLS = frozenset({"Bash", "PowerShell", "Monitor"})
 
@@ -35,7 +52,9 @@ def might_merge(text: str) -> bool:
             return True
     if ("pwsh" in bare or "powershell" in bare) and " -e" in bare:
         return True
-    return _gh_alias(bare)
+    if " api" in bare and "$" in bare:  # `gh api "$EP" -X PUT`: an endpoint only the run knows
+        return True
+    return _gh_alias(bare) or _git_alias(bare)
 
 
 def _gh_alias(text: str) -> bool:
@@ -53,3 +72,18 @@ def _gh_alias(text: str) -> bool:
         at = text.find("gh", at + 2)
     return False
 
+
+def _git_alias(text: str) -> bool:
+    """``git NAME`` where NAME is not one of git's commands: an alias (its expansion may sit in a
+    config file, out of the text) or a third-party ``git-NAME``."""
+    at = text.find("git")
+    while at >= 0:
+        if (at == 0 or text[at - 1] in _COMMAND_START) and text[at + 3 : at + 4] in (" ", "\t"):
+            words = text[at + 3 :].split(None, 8)
+            k = 0
+            while k < len(words) and words[k].startswith("-"):
+                k += 2 if words[k] in ("-c", "-C", "--git-dir", "--work-tree", "--namespace") else 1
+            if k < len(words) and words[k].rstrip(";&|)") not in GIT_BUILTINS:
+                return True
+        at = text.find("git", at + 3)
+    return False

@@ -11,7 +11,7 @@ from hook.shell.syntax import Command
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect.context import Ctx
-    from hook.shell.interpreter import Arg
+    from hook.shell.expansion import Arg
 
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"),
                "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",), "osascript": ("-e",), "deno": ("eval",)}
@@ -80,6 +80,17 @@ def code(ctx: Ctx, text: str) -> None:
 
     if not might_merge(text):
         return
+    before = len(ctx.merges)
+    _code(ctx, text)
+    # a program's code is not modelled exactly (conditions, string building): what it was seen to
+    # run is a hint, the answer undetermined (the soundness rule)
+    ctx.merges[before:] = [m.replace(undetermined=True, detail=m.detail or "inside a program's code")
+                           for m in ctx.merges[before:]]
+
+
+def _code(ctx: Ctx, text: str) -> None:
+    from hook.detect.prefilter import might_merge
+
     literals = string_literals(text)
     for group in literals:
         if len(group) == 1 and might_merge(group[0]):

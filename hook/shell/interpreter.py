@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import os
 
-from hook.shell.braces import expand_braces
+from hook.shell.expansion import Arg, Expansion, one_word
 from hook.shell.parser import parse
-from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, Unsupported, Word, may_glob
+from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, ForLoop, FunctionDef, Unsupported, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-Arg = tuple[str, Word | None]  # expanded text (DYN marks unknown pieces), the word it came from
 MAX_DEPTH = 6  # bash -c "eval '...'" nesting; deeper text is judged unparsed
 _MAX_FILE_BYTES = 1 << 20
 
 
-class Shell:
+class Shell(Expansion):
     """Shell state while the commands of one tool call run. Subclasses say what a simple command
     does (`simple_command`) and what text that cannot be read means (`unparsed`)."""
 
@@ -37,7 +36,12 @@ class Shell:
         self.depth = 0
         self.decoder_seen = False  # base64 -d & co. ran: text handed to a shell may be hidden
         self.decoded: set[str] = set()  # texts a decoder produced here (seen through, still suspect)
-        self._scopes: list[tuple[dict[str, str | None], set[str], str | None, object]] = []
+        self._scopes: list[tuple[dict[str, str | None], set[str], str | None, list[str] | None,
+                                 tuple[dict[str, list[str] | None], object]]] = []
+        self.positional: list[str] | None = None
+        self.arrays: dict[str, list[str] | None] = {}  # NAME=(…): the elements (None: unknown)
+        self.functions: dict[str, list[Event]] = {}
+        self.frames: list[dict[str, str | None]] = []  # a called function's `local` names: outer values
         self.env_unknown = False  # a sourced file or a nameref may have changed any variable
         self.computed: set[str] = set()  # declare -i/-l/-u/-n names: what is assigned is not what is stored
 
@@ -86,23 +90,86 @@ class Shell:
             self.depth -= 1
 
     def run(self, events: list[Event]) -> None:
-        for k, event in enumerate(events):
-            if event == LOOP_START:
-                self._enter_loop(events, k + 1)
+        k = 0
+        loops: list[int] = []  # where the bodies of the loops being run start
+        while k < len(events):
+            event = events[k]
+            k += 1
+            if isinstance(event, ForLoop):
+                end = _loop_end(events, k)
+                if self._unroll(event, events[k:end]):
+                    k = end + 1
+                else:
+                    loops.append(k)
+                    self._enter_loop(events, k)
+            elif event == LOOP_START:
+                loops.append(k)
+                self._enter_loop(events, k)
+            elif event == LOOP_END and loops:  # it may have run any number of times, none included
+                self._enter_loop(events, loops.pop())
             elif event == "(":
-                self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.save_scope()))
+                self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
+                                     (dict(self.arrays), self.save_scope())))
             elif event == ")":
                 if self._scopes:
-                    self.vars, self.exported, self.cwd, extra = self._scopes.pop()
+                    self.vars, self.exported, self.cwd, self.positional, (arrays, extra) = self._scopes.pop()
+                    self.arrays = arrays
                     self.restore_scope(extra)
+            elif isinstance(event, FunctionDef):
+                self.functions[event.name] = event.body
             elif isinstance(event, Command):
                 self.command(event)
+
+    def call(self, name: str, args: list[Arg]) -> None:
+        """A shell function: its body runs now, with the arguments as positional parameters; what it
+        declares ``local`` is restored when it returns."""
+        if self.depth >= MAX_DEPTH:
+            self.unparsed(name, "function calls nested too deep")
+            return
+        saved = self.positional
+        self.set_positional([a[0] for a in args] if all(one_word(a) for a in args) else None)
+        self.frames.append({})
+        self.depth += 1
+        try:
+            self.run(self.functions[name])
+        finally:
+            self.depth -= 1
+            for local, value in self.frames.pop().items():
+                if value is None:
+                    self.vars.pop(local, None)
+                else:
+                    self.vars[local] = value
+            self.positional = saved
+
+    def _unroll(self, loop: ForLoop, body: list[Event]) -> bool:
+        """``for x in 5 7; do …; done`` with words the text shows: the body runs once per word, as
+        bash runs it. False (the caller then treats it as any loop) for what is not followed exactly:
+        unknown words, ``break``/``continue``/``return``/``exit`` in the body, a nested loop."""
+        if loop.words is None or self.depth >= MAX_DEPTH:
+            return False
+        for event in body:
+            if isinstance(event, (ForLoop, FunctionDef)) or event in (LOOP_START, LOOP_END):
+                return False
+            if isinstance(event, Command) and event.words and (
+                    event.words[0].literal() in (None, "break", "continue", "return", "exit")):
+                return False
+        args = self.expand(loop.words)
+        if not all(one_word(a) for a in args) or len(args) > 64:
+            return False
+        self.depth += 1
+        try:
+            for text, _ in args:
+                self.setvar(loop.name, text)
+                self.run(body)
+        finally:
+            self.depth -= 1
+        return True
 
     def _enter_loop(self, events: list[Event], start: int) -> None:
         """A loop body may run any number of times: what it assigns is unknown from its first run on."""
         depth = 1
         for event in events[start:]:
-            if event == LOOP_START:
+            if event == LOOP_START or isinstance(event, ForLoop):
                 depth += 1
             elif event == LOOP_END:
                 depth -= 1
@@ -111,6 +178,8 @@ class Shell:
             elif isinstance(event, Command):
                 for name, _ in event.assigns:
                     self.setvar(name.removesuffix("+"), DYN)
+                for name, _ in event.arrays:
+                    self.arrays[name.removesuffix("+")] = None
                 first = event.words[0].literal() if event.words else ""
                 if first in ("cd", "pushd", "popd", "chdir"):
                     self.cwd = None
@@ -122,6 +191,7 @@ class Shell:
     def poison(self) -> None:
         """Any variable may have changed (a sourced file, a nameref, an assignment not followed)."""
         self.vars = dict.fromkeys(self.vars, DYN)
+        self.arrays = dict.fromkeys(self.arrays)
         self.env_unknown = True
 
     def command(self, cmd: Command) -> None:
@@ -143,6 +213,8 @@ class Shell:
                 overlay[name] = DYN if before is None or self.env_unknown else before + self.expand_one(value)
             else:
                 overlay[name] = self.expand_one(value)
+        for name, words in cmd.arrays:
+            self._assign_array(name, words)
         if not cmd.words:
             for target, text in overlay.items():
                 self.setvar(target, text)
@@ -153,65 +225,39 @@ class Shell:
             self.setvar(first[0].text, " ".join(self.expand_one(w) for w in cmd.words[2:]))
             return
         args = self.expand(cmd.words)
-        if args:
+        if args and args[0][0] in self.functions:
+            self.call(args[0][0], args[1:])
+        elif args:
             self.builtin_assigns(args)
             self.simple_command(args, cmd, overlay)
 
-    def builtin_assigns(self, args: list[Arg]) -> None:
-        """Variables that builtins assign from what only the run knows (``read x``, ``printf -v x``)."""
-        name = args[0][0]
-        if name not in _ASSIGNING:
-            return
-        words = [a[0] for a in args[1:]]
-        if name in ("read", "mapfile", "readarray"):
-            valued = "adinNptu" if name == "read" else "dnOsuCc"
-            targets, k = [], 0
-            while k < len(words):
-                word = words[k]
-                if word.startswith("-") and len(word) > 1:
-                    letter = word[-1]
-                    if letter in valued and len(word) == 2:
-                        if letter == "a" and k + 1 < len(words):
-                            targets.append(words[k + 1])
-                        k += 1
-                else:
-                    targets.append(word)
-                k += 1
-            default = "REPLY" if name == "read" else "MAPFILE"
-            for target in targets or [default]:
-                self.setvar(target, DYN)
-        elif name == "getopts":
-            for target in [*words[1:2], "OPTARG", "OPTIND"]:
-                self.setvar(target, DYN)
-        elif name == "let":
-            from hook.shell.lexer import names_in
+    def _assign_array(self, name: str, words: list[Word] | None) -> None:
+        """``NAME=(…)``: the elements are expanded like a command's words (braces, splitting, globs)."""
+        base = name.removesuffix("+")
+        args = self.expand(words) if words is not None else []
+        values = [a[0] for a in args] if words is not None and all(one_word(a) for a in args) else None
+        if name.endswith("+"):
+            before = self.arrays.get(base, [] if base not in self.vars else None)
+            values = None if values is None or before is None else before + values
+        self.vars.pop(base, None)
+        self.arrays[base] = values
 
-            for target in names_in(" ".join(words)):
-                self.setvar(target, DYN)
-        elif name == "printf":
-            for k, word in enumerate(words):
-                if word == "-v" and k + 1 < len(words):
-                    self.setvar(words[k + 1].split("[")[0], DYN)
-                elif word.startswith("-v") and len(word) > 2:
-                    self.setvar(word[2:].split("[")[0], DYN)
-        elif name in ("declare", "typeset", "local", "export", "readonly"):
-            letters = {c for w in words if w.startswith(("-", "+")) for c in w[1:]}
-            if "n" in letters or any(DYN in w for w in words):
-                self.poison()
-            elif letters - {"x", "r", "g", "p", "f", "F"}:  # -i, -l, -u, -a, -A: stored != assigned
-                for word in words:
-                    if not word.startswith(("-", "+")):
-                        target = word.split("=", 1)[0]
-                        self.computed.add(target)
-                        self.setvar(target, DYN)
-        elif name in ("source", "."):
-            self.poison()  # hook/detect/dispatch.py runs what it can see of the file after this
+    def builtin_assigns(self, args: list[Arg]) -> None:
+        """Variables that builtins assign from what only the run knows (hook/shell/builtins.py)."""
+        if args[0][0] in _ASSIGNING:
+            from hook.shell.builtins import assigns
+
+            assigns(self, args)
 
     # --- state ---------------------------------------------------------------------------------
     def setvar(self, name: str, value: str | None) -> None:
         if name.lower().startswith("env:"):
             name = name[4:]
             self.exported.add(name)
+        if name in self.arrays:  # NAME=value on an array sets its first element
+            elements = self.arrays[name]
+            self.arrays[name] = None if elements is None or value is None else [value, *elements[1:]]
+            return
         self.vars[name] = DYN if name in self.computed else value
 
     def getenv(self, name: str, overlay: Mapping[str, str | None]) -> str | None:
@@ -274,13 +320,17 @@ class Shell:
             return None
         name = args[0].rsplit("/", 1)[-1]
         if name == "echo":
-            words = args[1:]
-            while words and words[0] in ("-n", "-e", "-E", "-ne", "-en"):
+            words, newline, escapes = args[1:], "\n", False
+            while words and len(words[0]) > 1 and words[0][0] == "-" and set(words[0][1:]) <= set("neE"):
+                newline = "" if "n" in words[0] else newline
+                escapes = "e" in words[0] if set(words[0][1:]) & set("eE") else escapes
                 words = words[1:]
-            return " ".join(words) + "\n"
+            text = " ".join(words)
+            return None if escapes and "\\" in text else text + newline
         if name == "printf" and len(args) > 1:
-            fmt = args[1].replace("\\n", "\n").replace("\\t", "\t")
-            return " ".join(args[2:]) + "\n" if "%" in fmt else fmt
+            from hook.shell.builtins import printf
+
+            return None if args[1] == "-v" else printf(args[1], args[2:])
         if name == "cat":
             files = [a for a in args[1:] if not a.startswith("-")]
             if not files:
@@ -289,7 +339,9 @@ class Shell:
             return None if any(t is None for t in texts) else "".join(t or "" for t in texts)
         if name in ("base64", "rev", "xxd"):
             source = self.stdin_text(cmd)
-            decoded = _decode(name, args[1:], source) if source is not None and DYN not in source else None
+            from hook.shell.builtins import decode
+
+            decoded = decode(name, args[1:], source) if source is not None and DYN not in source else None
             if decoded is not None:
                 self.decoded.add(decoded)
             return decoded
@@ -303,135 +355,20 @@ class Shell:
         text = self.output_of(commands[-1])
         return None if text is None else text.rstrip("\n")
 
-    # --- expansion -----------------------------------------------------------------------------
-    def expand(self, words: list[Word]) -> list[Arg]:
-        """A command's words as bash expands them: braces, then parameters and substitutions, then
-        field splitting on IFS; a word that may match files (``*``, ``?``, ``[…]``) is unknown."""
-        out: list[Arg] = []
-        for word in words:
-            for variant in expand_braces(word):
-                out.extend((field, word) for field in self._fields(variant, glob=True))
-        return out
-
-    def expand_one(self, word: Word) -> str:
-        return " ".join(self._fields(word, glob=False)) if word.parts else ""
-
-    def _ifs(self) -> str | None:
-        """The field separators (None: unknown). bash never takes IFS from the environment."""
-        if "IFS" not in self.vars:
-            return " \t\n"
-        value = self.vars["IFS"]
-        return None if value is None or DYN in value else value
-
-    def _fields(self, word: Word, *, glob: bool) -> list[str]:
-        fields: list[str] = []
-        cur, exists = "", False  # the field being built; whether it exists (a quoted "" does)
-        for part in word.parts:
-            if part.kind == "l":
-                cur += part.text + (DYN if glob and not part.quoted and may_glob(part.text) else "")
-                exists = True
-                continue
-            if part.kind == "v":
-                value = self._var(part.text)
-            elif part.kind == "s" and part.inner is not None:
-                output = self.substitution(part.inner)
-                value = DYN if output is None else output
-            else:
-                value = DYN
-            ifs = self._ifs()
-            if part.quoted or DYN in value or (ifs is not None and not ifs):
-                cur += value
-                exists = exists or part.quoted or bool(value)
-                continue
-            if ifs is None:  # IFS computed at run time: the fields are unknown
-                cur += DYN
-                exists = True
-                continue
-            lead, pieces, trail = split_fields(value, ifs)
-            if lead and exists:
-                fields.append(cur)
-                cur, exists = "", False
-            if pieces:
-                cur += pieces[0]
-                exists = True
-                for piece in pieces[1:]:
-                    fields.append(cur)
-                    cur = piece
-            if trail and exists:
-                fields.append(cur)
-                cur, exists = "", False
-        if exists:
-            fields.append(cur)
-        return fields
-
-    def _var(self, name: str) -> str:
-        if name.lower().startswith("env:"):
-            name = name[4:]
-        value = self.vars.get(name)
-        if value is not None:
-            return value
-        if name in self.vars or self.env_unknown:
-            return DYN
-        if name == "HOME" and self.env.get("HOME"):
-            return self.env["HOME"]
-        if name == "PWD" and self.cwd:
-            return self.cwd
-        return DYN
+def _loop_end(events: list[Event], start: int) -> int:
+    """The index of the `LOOP_END` closing the loop whose body starts at ``start``."""
+    depth = 1
+    for k in range(start, len(events)):
+        if events[k] == LOOP_START or isinstance(events[k], ForLoop):
+            depth += 1
+        elif events[k] == LOOP_END:
+            depth -= 1
+            if not depth:
+                return k
+    return len(events)
 
 
 # builtins that assign variables from what the run produces, or change where the shell is
 _ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
                         "local", "export", "readonly", "source", ".", "cd", "pushd", "popd", "eval", "set",
                         "shift", "unset", "alias"})
-
-
-def split_fields(value: str, ifs: str) -> tuple[bool, list[str], bool]:
-    """``(leading separator, fields, trailing separator)`` of an unquoted expansion, split as bash
-    does: IFS white space is trimmed and runs of it separate once; each other IFS character ends a
-    field (so ``,5`` is an empty field then ``5``); a separator at the end adds no empty field."""
-    white = frozenset(c for c in ifs if c in " \t\n")
-    n, i = len(value), 0
-    while i < n and value[i] in white:
-        i += 1
-    lead = i > 0
-    pieces: list[str] = []
-    cur: list[str] = []
-    trail = False
-    while i < n:
-        c = value[i]
-        if c not in ifs:
-            cur.append(c)
-            i += 1
-            continue
-        while i < n and value[i] in white:
-            i += 1
-        if i < n and value[i] in ifs and value[i] not in white:
-            i += 1
-            while i < n and value[i] in white:
-                i += 1
-        pieces.append("".join(cur))
-        cur = []
-        trail = i >= n
-    if cur:
-        pieces.append("".join(cur))
-    return lead, pieces, trail
-
-
-def _decode(name: str, flags: list[str], text: str) -> str | None:
-    """Undo base64 -d, rev and xxd -r -p on known text: obfuscation seen through."""
-    import binascii
-
-    try:
-        if name == "base64" and any(f in ("-d", "--decode", "-D", "-di", "-id") for f in flags):
-            import base64
-
-            raw = base64.b64decode("".join(text.split()))
-        elif name == "xxd" and "-r" in flags and "-p" in flags:
-            raw = binascii.unhexlify("".join(text.split()))
-        elif name == "rev":
-            return "\n".join(line[::-1] for line in text.split("\n"))
-        else:
-            return None
-        return raw.decode("utf-8")
-    except (binascii.Error, ValueError):
-        return None

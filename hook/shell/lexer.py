@@ -176,7 +176,8 @@ class WordLexer:
             self.i = end + 1
             if self.ps and body.lower().startswith("env:"):
                 body = "env:" + body[4:]
-            if body.isidentifier() or body.isdigit() or (self.ps and body[4:].isidentifier()):
+            if body.isidentifier() or body.isdigit() or body in ("@", "*", "#") or _subscript(body) or (
+                    self.ps and body[4:].isidentifier()):
                 parts.append(Part("v", body, quoted))
             else:  # ${X:-y}, ${X#z}, ${{ github.expr }}: beyond a detector's reach
                 parts.append(Part("d", s[start : self.i], quoted))
@@ -189,7 +190,7 @@ class WordLexer:
             self.i = j
             parts.append(Part("v", "env:" + name[4:] if self.ps and name.lower().startswith("env:") else name,
                               quoted))
-        elif nxt.isdigit() and not self.ps:
+        elif (nxt.isdigit() and not self.ps) or (nxt and nxt in "@*#" and not self.ps):
             self.i += 2
             parts.append(Part("v", nxt, quoted))
         elif nxt and nxt in "@*#?$!-_":
@@ -226,10 +227,8 @@ class WordLexer:
         """``((…))``, ``$((…))``, ``for ((…))``: substitutions inside still run, and a variable the
         expression may assign (``=``, ``+=``, ``++``, ``--``) is unknown afterwards."""
         self.run_nested(text, out)
-        bare = text.replace("==", "").replace("!=", "").replace("<=", "").replace(">=", "")
-        if assigns or "=" in bare or "++" in bare or "--" in bare:
-            for name in names_in(text):
-                out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        for name in assigned_names(text, always=assigns):
+            out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
 
     def run_nested(self, text: str, out: list[Event]) -> None:
         """``${X:-$(cmd)}``, ``$(( $(cmd) + 1 ))``: the value is unknown but ``cmd`` still runs."""
@@ -304,6 +303,12 @@ class WordLexer:
             parts.extend(self.sub_parser(body).lex_text(out).parts)
 
 
+def assigned_names(text: str, *, always: bool = False) -> list[str]:
+    """The variables an arithmetic expression may assign (``=``, ``+=``, ``++``, ``--``): all it names."""
+    bare = text.replace("==", "").replace("!=", "").replace("<=", "").replace(">=", "")
+    return names_in(text) if always or "=" in bare or "++" in bare or "--" in bare else []
+
+
 def names_in(text: str) -> list[str]:
     """The shell variable names an arithmetic expression mentions."""
     names, j, n = [], 0, len(text)
@@ -317,3 +322,10 @@ def names_in(text: str) -> list[str]:
         else:
             j += 1
     return names
+
+
+def _subscript(body: str) -> bool:
+    """``a[@]``, ``a[*]``, ``a[3]``, ``#a[@]``: array elements and counts (hook/shell/expansion.py)."""
+    name, bracket, index = body.removeprefix("#").partition("[")
+    return bool(bracket) and name.isidentifier() and index.endswith("]") and (
+        index[:-1] in ("@", "*") or (index[:-1].isdigit() and not body.startswith("#")))

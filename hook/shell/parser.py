@@ -15,7 +15,7 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 from __future__ import annotations
 
 from hook.shell.lexer import NAME_CHARS, NAME_START, WordLexer
-from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, ForLoop, Part, Redirect, Unsupported, Word
 
 __all__ = ["parse", "read_word"]
 
@@ -134,6 +134,7 @@ class _Parser(WordLexer):
     def parse_command(self, out: list[Event]) -> Command | None:
         words: list[Word] = []
         assigns: list[tuple[str, Word]] = []
+        arrays: list[tuple[str, list[Word] | None]] = []
         redirects: list[Redirect] = []
         s = self.s
         while True:
@@ -166,16 +167,33 @@ class _Parser(WordLexer):
                 word = Word([Part("l", s[start], False)], s[start])
             if not words and (assign := _assignment(word)) is not None:
                 if assign[1].raw == "" and s.startswith("(", self.i):  # NAME=( array )
-                    start = self.i
-                    self.skip_balanced(1)
-                    self.run_nested(s[start + 1 : self.i - 1], out)
-                    assign = (assign[0], Word([Part("d", "", False)], "(...)"))
+                    arrays.append((assign[0], self.array_words(out)))
+                    continue
                 assigns.append(assign)
                 continue
             words.append(word)
-        if not words and not assigns and not redirects:
+        if not words and not assigns and not redirects and not arrays:
             return None
-        return Command(words, assigns, redirects)
+        return Command(words, assigns, redirects, arrays)
+
+    def array_words(self, out: list[Event]) -> list[Word] | None:
+        """The words of ``( … )`` after ``NAME=`` (None for ``[key]=value`` elements, not modelled)."""
+        self.i += 1
+        words: list[Word] = []
+        while True:
+            while self.i < self.n and self.s[self.i] in " \t\n":
+                self.i += 1
+            if self.i >= self.n:
+                raise Unsupported("unterminated array")
+            if self.s[self.i] == ")":
+                self.i += 1
+                return None if any(w.raw.startswith("[") for w in words) else words
+            if self.s[self.i] in "#(;&|<>":
+                raise Unsupported("array element")
+            start = self.i
+            words.append(self.lex_word(out, self.meta))
+            if self.i == start:
+                raise Unsupported("array element")
 
     def parse_for(self, out: list[Event]) -> None:
         """``for NAME in WORDS``: NAME is unknown in the body; the words' substitutions still run."""
@@ -188,8 +206,22 @@ class _Parser(WordLexer):
             return
         name = self.lex_word(out, self.meta).literal() or ""
         out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        self.skip_blank()
+        words: list[Word] | None = None
+        if self.s.startswith("in", self.i) and self.s[self.i + 2 : self.i + 3] in (" ", "\t", ";", "\n"):
+            self.i += 2
+            words = []
+            while True:
+                self.skip_blank()
+                if self.i >= self.n or self.s[self.i] in ";\n&|":
+                    break
+                start = self.i
+                word = self.lex_word(out, self.meta)
+                if self.i == start:
+                    raise Unsupported("for loop words")
+                words.append(word)
         self.lex_words_until(out, "do")
-        out.append(LOOP_START)
+        out.append(ForLoop(name, words))
 
     def lex_words_until(self, out: list[Event], end: str) -> None:
         """Read words (running their substitutions) up to ``end`` or a separator; keep none."""

@@ -43,16 +43,37 @@ class Redirect:
 
 
 class Command:
-    __slots__ = ("assigns", "pipe_src", "piped", "redirects", "subshell", "words")
+    __slots__ = ("arrays", "assigns", "pipe_src", "piped", "redirects", "subshell", "words")
 
-    def __init__(self, words: list[Word], assigns: list[tuple[str, Word]], redirects: list[Redirect]) -> None:
+    def __init__(self, words: list[Word], assigns: list[tuple[str, Word]], redirects: list[Redirect],
+                 arrays: list[tuple[str, list[Word] | None]] | None = None) -> None:
         self.words, self.assigns, self.redirects = words, assigns, redirects
+        self.arrays = arrays or []  # NAME=(w1 w2 …), NAME+=(…): the element words (None: unreadable)
         self.piped = False  # stdin comes from a pipe
         self.pipe_src: Command | None = None  # the simple command writing that pipe, when known
         self.subshell = False  # runs in a subshell of its own (it feeds a pipe, or runs in the background)
 
 
-Event = Command | str
+class FunctionDef:
+    """``name() { body; }``: the body runs when the function is called, not where it is defined."""
+
+    __slots__ = ("body", "name")
+
+    def __init__(self, name: str, body: list[Event]) -> None:
+        self.name, self.body = name, body
+
+
+class ForLoop:
+    """``for NAME in WORDS; do``: opens a loop like `LOOP_START` (closed by `LOOP_END`); ``words`` is
+    None when the header is not a plain word list (``for NAME; do``, a parse that balked)."""
+
+    __slots__ = ("name", "words")
+
+    def __init__(self, name: str, words: list[Word] | None) -> None:
+        self.name, self.words = name, words
+
+
+Event = Command | str | FunctionDef | ForLoop
 LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
 LOOP_END = "L)"
 

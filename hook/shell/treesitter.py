@@ -10,9 +10,20 @@ with errors as incomplete and flags merge-looking text undetermined rather than 
 
 from __future__ import annotations
 
-from hook.shell.lexer import names_in
+from hook.shell.lexer import assigned_names, names_in
 from hook.shell.parser import read_word
-from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import (
+    LOOP_END,
+    LOOP_START,
+    Command,
+    Event,
+    ForLoop,
+    FunctionDef,
+    Part,
+    Redirect,
+    Unsupported,
+    Word,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,6 +54,8 @@ def _statement(node: Node, out: list[Event]) -> None:
         out.append(_command(node, [], out))
     elif kind == "redirected_statement":
         _redirected(node, out)
+    elif kind == "variable_assignment" and _is_array(node):
+        out.append(Command([], [], [], [_array(node, out)]))
     elif kind == "variable_assignment":
         out.append(Command([], [_assignment(node, out)], []))
     elif kind == "variable_assignments":
@@ -69,10 +82,10 @@ def _statement(node: Node, out: list[Event]) -> None:
         variable = node.child_by_field_name("variable")
         name = _text(variable) if variable is not None else ""
         out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
-        for child in node.children_by_field_name("value"):
-            _word(child, out)
+        values = [_word(child, out) for child in node.children_by_field_name("value")]
         body = node.child_by_field_name("body")
-        out.append(LOOP_START)
+        plain = any(c.type == "in" for c in node.children)
+        out.append(ForLoop(name, values if plain else None))
         if body is not None:
             _statement(body, out)
         out.append(LOOP_END)
@@ -84,15 +97,22 @@ def _statement(node: Node, out: list[Event]) -> None:
         for child in node.named_children:
             _statement(child, out)
         out.append(LOOP_END)
+    elif kind == "compound_statement" and _text(node).startswith("(("):  # ((x++)): arithmetic
+        for name in assigned_names(_text(node)[2:-2]):
+            out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
+        _substitutions(node, out)
     elif kind == "case_item":
         patterns = {c.id for c in node.children_by_field_name("value")}
         for child in node.named_children:
             if child.id not in patterns:
                 _statement(child, out)
     elif kind == "function_definition":
+        named = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
+        events: list[Event] = []
         if body is not None:
-            _statement(body, out)
+            _statement(body, events)
+        out.append(FunctionDef(_text(named) if named is not None else "", events))
     elif kind != "comment":
         for child in node.named_children:
             _statement(child, out)
@@ -101,8 +121,11 @@ def _statement(node: Node, out: list[Event]) -> None:
 def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
     words: list[Word] = []
     assigns: list[tuple[str, Word]] = []
+    arrays: list[tuple[str, list[Word] | None]] = []
     for child in node.named_children:
-        if child.type == "variable_assignment":
+        if child.type == "variable_assignment" and _is_array(child):
+            arrays.append(_array(child, out))
+        elif child.type == "variable_assignment":
             assigns.append(_assignment(child, out))
         elif child.type == "command_name":
             words.append(_word(child.named_children[0] if child.named_children else child, out))
@@ -110,7 +133,7 @@ def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command
             redirects.append(_redirect(child, out, []))
         elif child.type != "comment":
             words.append(_word(child, out))
-    return Command(words, assigns, redirects)
+    return Command(words, assigns, redirects, arrays)
 
 
 def _redirected(node: Node, out: list[Event]) -> None:
@@ -155,6 +178,26 @@ def _redirect(node: Node, out: list[Event], trailing: list[Node]) -> Redirect:
     words = [c for c in node.named_children if c.type != "file_descriptor"]
     op = next((_text(c) for c in node.children if not c.is_named), ">")
     return Redirect(op, _word(words[-1], out) if words else None)
+
+
+def _is_array(node: Node) -> bool:
+    value = node.child_by_field_name("value")
+    return value is not None and value.type == "array"
+
+
+def _array(node: Node, out: list[Event]) -> tuple[str, list[Word] | None]:
+    name, _ = _assignment_name(node)
+    value = node.child_by_field_name("value")
+    elements = [c for c in value.named_children if c.type != "comment"] if value is not None else []
+    if any(_text(c).startswith("[") for c in elements):
+        return name, None
+    return name, [_word(c, out) for c in elements]
+
+
+def _assignment_name(node: Node) -> tuple[str, bool]:
+    name = node.child_by_field_name("name")
+    appends = any(c.type == "+=" for c in node.children)
+    return (_text(name) if name is not None else "") + ("+" if appends else ""), appends
 
 
 def _assignment(node: Node, out: list[Event]) -> tuple[str, Word]:

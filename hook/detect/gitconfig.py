@@ -1,0 +1,112 @@
+"""git aliases, found where git finds them: ``-c alias.NAME=…`` on the command line, then (read in
+git's order, the last value winning) the system file, the global files (``$XDG_CONFIG_HOME/git/config``
+and ``~/.gitconfig``, or ``GIT_CONFIG_GLOBAL``), the repository's ``config``, with ``include.path``
+followed where it appears. An alias set in an ``includeIf`` file, a value continued over lines or an
+environment we cannot read makes the answer unknown rather than guessed (the soundness rule).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hook.detect.gitrepo import _config_value, _read, git_dirs
+from hook.shell.syntax import DYN
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+UNKNOWN = DYN  # an alias value this reader cannot know
+_MAX_INCLUDES = 10
+
+
+def alias(name: str, cwd: str | None, env: Mapping[str, str], command_line: Mapping[str, str]) -> str | None:
+    """The value of ``alias.NAME`` (None when no alias; `UNKNOWN` when it cannot be read exactly)."""
+    key = name.lower()
+    if key in command_line:
+        return command_line[key]
+    if any(k.startswith("GIT_CONFIG") and k != "GIT_CONFIG_NOSYSTEM" for k in env):
+        return UNKNOWN if _any_alias(env) else None  # GIT_CONFIG_COUNT/KEY/VALUE, GIT_CONFIG_PARAMETERS ...
+    found: str | None = None
+    for path in _files(cwd, env):
+        value = _lookup(path, key, env, 0)
+        if value is not None:
+            found = value
+    return found
+
+
+def _any_alias(env: Mapping[str, str]) -> bool:
+    return any("alias" in v.lower() for k, v in env.items() if k.startswith("GIT_CONFIG")) or \
+        "GIT_CONFIG_GLOBAL" in env or "GIT_CONFIG_SYSTEM" in env
+
+
+def _files(cwd: str | None, env: Mapping[str, str]) -> list[str]:
+    home = env.get("HOME") or ""
+    files = [] if env.get("GIT_CONFIG_NOSYSTEM") else ["/etc/gitconfig"]
+    xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+    if xdg:
+        files.append(os.path.join(xdg, "git", "config"))
+    if home:
+        files.append(os.path.join(home, ".gitconfig"))
+    dirs = git_dirs(cwd)
+    if dirs is not None:
+        files.append(os.path.join(dirs[1], "config"))
+        files.append(os.path.join(dirs[0], "config.worktree"))
+    return files
+
+
+def _lookup(path: str, key: str, env: Mapping[str, str], depth: int) -> str | None:
+    """The last ``alias.KEY`` in ``path`` and what it includes, in order."""
+    text = _read(path)
+    if text is None:
+        return None
+    if depth > _MAX_INCLUDES:
+        return UNKNOWN
+    found: str | None = None
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            header = line[1 : line.find("]")] if "]" in line else line[1:]
+            section = header.strip().lower()
+            rest = line[line.find("]") + 1 :].strip() if "]" in line else ""
+            if not rest or rest[0] in "#;":
+                continue
+            line = rest  # `[alias] m = ...` on one line
+        name, eq, value = line.partition("=")
+        name = name.strip().lower()
+        if value.rstrip().endswith("\\"):
+            if section == "alias" and name == key:
+                found = UNKNOWN  # continued over lines
+            continue
+        if section == "alias" and name == key:
+            found = _config_value(value) if eq else "true"
+        elif section == "include" and name == "path" and eq:
+            included = _lookup(_resolve(_config_value(value), path, env), key, env, depth + 1)
+            found = included if included is not None else found
+        elif section.startswith("includeif") and name == "path" and eq:
+            included = _lookup(_resolve(_config_value(value), path, env), key, env, depth + 1)
+            found = UNKNOWN if included is not None else found  # its condition is not evaluated here
+    return found
+
+
+def _resolve(target: str, including: str, env: Mapping[str, str]) -> str:
+    if target.startswith("~/"):
+        return os.path.join(env.get("HOME") or "~", target[2:])
+    return os.path.join(os.path.dirname(including), target)
+
+
+def worktree_top(cwd: str | None) -> str | None:
+    """Where git runs a shell alias: the top of the working tree holding ``cwd``."""
+    if not cwd:
+        return None
+    path = os.path.abspath(cwd)
+    while True:
+        if os.path.exists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent

@@ -1,0 +1,344 @@
+"""The guard against real bash (issue #8 item 2, design §6 "Soundness").
+
+A hypothesis generator composes shell programs from the constructs agents and bypass attempts use
+(quoting, parameter expansion, substitutions, functions, loops, heredocs, pipes, xargs, find -exec,
+wrappers, python3 -c, brace expansion, arithmetic, arrays, set --/"$@", IFS, git aliases) around
+merge and non-merge invocations of ``gh pr merge``, ``gh api`` (REST and GraphQL), ``curl`` and
+``git push``. Each program runs under real bash in a throwaway checkout with recording stand-ins
+first on PATH (tests/shell_oracle.py); what they received is the truth. The test fails on any
+*determined* answer of the guard that disagrees with it, and reports how often the guard said
+``undetermined``. Deterministic (derandomized) and bounded (MAX_EXAMPLES programs).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hook.detect.toolcall import detect
+from tests.shell_oracle import Sandbox, environment, guard_keys
+
+MAX_EXAMPLES = 200
+MAX_UNDETERMINED = 0.5  # above this the guard blocks too much: a regression even when sound
+REPOS = ("acme/widgets", "acme/other")
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-")
+
+Draw = st.DrawFn
+
+
+class Invocation:
+    """One program run: argv (``words[0]`` the program) and prefix assignments."""
+
+    def __init__(self, words: list[str], prefix: str = "", shellable: bool = True) -> None:
+        self.words, self.prefix, self.shellable = words, prefix, shellable
+
+
+# --- what is invoked ---------------------------------------------------------------------------------
+
+@st.composite
+def gh_pr_merge(draw: Draw) -> Invocation:
+    repo = draw(st.sampled_from(REPOS))
+    selector = draw(st.sampled_from([None, "5", "#5", "7", f"https://github.com/{repo}/pull/5", "feature/login",
+                                     "other-branch"]))
+    form = draw(st.sampled_from(["none", "-R", "--repo", "--repo=", "-R=", "-Rx", "before", "GH_REPO", "twice"]))
+    flags = draw(st.lists(st.sampled_from(["--squash", "-s", "--merge", "--rebase", "-d", "--delete-branch",
+                                           "--auto", "--admin", "--body", "-sd", "--disable-auto", "--help"]),
+                          max_size=2))
+    words = ["gh", "pr", "merge"]
+    prefix = ""
+    if form == "before":
+        words = ["gh", "-R", repo, "pr", "merge"]
+    rest: list[str] = [selector] if selector else []
+    for flag in flags:
+        rest += [flag, "merged by the bot"] if flag == "--body" else [flag]
+    repo_words = {"-R": ["-R", repo], "--repo": ["--repo", repo], "--repo=": [f"--repo={repo}"],
+                  "-R=": [f"-R={repo}"], "-Rx": [f"-R{repo}"], "twice": ["-R", "acme/other", "-R", repo]}
+    given = repo_words.get(form, [])
+    at = draw(st.integers(0, len(rest)))
+    rest[at:at] = given
+    if form == "GH_REPO":
+        prefix = f"GH_REPO={repo} "
+    return Invocation(words + rest, prefix)
+
+
+@st.composite
+def gh_api(draw: Draw) -> Invocation:
+    repo = draw(st.sampled_from(REPOS))
+    kind = draw(st.sampled_from(["put", "method", "xput", "placeholder", "field", "get", "graphql-merge",
+                                 "graphql-query", "update-branch"]))
+    endpoint = f"repos/{repo}/pulls/5/merge"
+    if kind == "put":
+        return Invocation(["gh", "api", "-X", "PUT", endpoint])
+    if kind == "method":
+        return Invocation(["gh", "api", endpoint, "--method", "PUT", "-f", "merge_method=squash"])
+    if kind == "xput":
+        return Invocation(["gh", "api", "-XPUT", endpoint])
+    if kind == "placeholder":
+        return Invocation(["gh", "api", "-X", "PUT", "repos/{owner}/{repo}/pulls/7/merge"])
+    if kind == "field":  # -f without -X: a POST, which the merge endpoint refuses
+        return Invocation(["gh", "api", endpoint, "-f", "merge_method=squash"])
+    if kind == "get":
+        return Invocation(["gh", "api", endpoint])
+    if kind == "update-branch":
+        return Invocation(["gh", "api", "-X", "PUT", f"repos/{repo}/pulls/5/update-branch"])
+    mutation = ('mutation { mergePullRequest(input: {pullRequestId: "PR_kwDO"}) { clientMutationId } }'
+                if kind == "graphql-merge" else "query { viewer { login } }")
+    return Invocation(["gh", "api", "graphql", "-f", f"query={mutation}"])
+
+
+@st.composite
+def curl(draw: Draw) -> Invocation:
+    repo = draw(st.sampled_from(REPOS))
+    url = f"https://api.github.com/repos/{repo}/pulls/5/merge"
+    method = draw(st.sampled_from([["-X", "PUT"], ["-XPUT"], ["--request", "PUT"], [], ["-X", "GET"]]))
+    headers = draw(st.sampled_from([[], ["-H", "Authorization: token t0ken"], ["-sS"]]))
+    target = draw(st.sampled_from([url, url.replace("/merge", "/update-branch")]))
+    return Invocation(["curl", *headers, *method, target])
+
+
+@st.composite
+def git_push(draw: Draw) -> Invocation:
+    refspec = draw(st.sampled_from(["HEAD:main", "feature/login:main", "feature/login", "HEAD:refs/heads/main",
+                                    "feature/login:feature/login"]))
+    flags = draw(st.sampled_from([[], ["-q"], ["--no-verify"]])) if "main" not in refspec else []
+    return Invocation(["git", "push", *flags, "origin", refspec])
+
+
+@st.composite
+def other(draw: Draw) -> Invocation:
+    return Invocation(draw(st.sampled_from([["gh", "pr", "view", "5"], ["gh", "pr", "checks", "5"],
+                                            ["gh", "pr", "list"], ["gh", "api", "user"]])))
+
+
+INVOCATIONS = st.one_of(gh_pr_merge(), gh_pr_merge(), gh_api(), curl(), git_push(), other())
+
+
+# --- how it is written -------------------------------------------------------------------------------
+
+def quote(word: str, style: str) -> str:
+    if style == "plain" and word and all(c in _SAFE for c in word):
+        return word
+    if style == "double":
+        return '"' + "".join("\\" + c if c in '"\\$`' else c for c in word) + '"'
+    if style == "split" and len(word) > 1:
+        return shlex.quote(word[:1]) + "''" + quote(word[1:], "double")
+    if style == "backslash" and word and "\n" not in word:
+        return "".join(c if c.isalnum() else "\\" + c for c in word)
+    if style == "ansi":
+        return "$'" + "".join(f"\\x{ord(c):02x}" if c in "gm" else ("\\" + c if c in "\\'" else c)
+                              for c in word) + "'"
+    return shlex.quote(word) if word else "''"
+
+
+@st.composite
+def rendered(draw: Draw, words: list[str]) -> str:
+    styles = st.sampled_from(["plain", "plain", "plain", "single", "double", "split", "backslash", "ansi"])
+    return " ".join(quote(w, draw(styles)) for w in words)
+
+
+def line(inv: Invocation, text: str) -> str:
+    return inv.prefix + text
+
+
+@st.composite
+def statement(draw: Draw) -> str:
+    """One invocation written through one construct."""
+    inv: Invocation = draw(INVOCATIONS)
+    words = inv.words
+    plain = line(inv, shlex.join(words))
+    k = draw(st.integers(1, len(words) - 1)) if len(words) > 1 else 0
+    construct = draw(st.sampled_from([
+        "direct", "direct", "var", "var-unquoted", "array", "set", "function", "loop", "subst", "arith",
+        "braces", "ifs", "param", "eval", "bash-c", "heredoc", "heredoc-pipe", "pipe-sh", "xargs", "find",
+        "wrapper", "python", "git-alias", "command-var", "subshell", "group"]))
+    q = draw(rendered(words))
+    if construct == "direct":
+        return line(inv, q)
+    if construct in ("var", "var-unquoted"):
+        value = words[k]
+        if construct == "var-unquoted" and all(c in _SAFE for c in value):
+            return f"v={shlex.quote(value)}; " + line(inv, shlex.join(words[:k]) + " $v " + shlex.join(words[k + 1 :]))
+        return f"v={shlex.quote(value)}; " + line(inv, shlex.join(words[:k]) + ' "$v" ' + shlex.join(words[k + 1 :]))
+    if construct == "array":
+        return f"a=({shlex.join(words[k:])}); " + line(inv, shlex.join(words[:k]) + ' "${a[@]}"')
+    if construct == "set":
+        return f"set -- {shlex.join(words[k:])}; " + line(inv, shlex.join(words[:k]) + ' "$@"')
+    if construct == "function":
+        return f'f() {{ {line(inv, shlex.join(words[:k]))} "$@"; }}; f {shlex.join(words[k:])}'
+    if construct == "loop":
+        return f"for x in {shlex.quote(words[k])}; do {line(inv, shlex.join(words[:k]))} \"$x\" " \
+               f"{shlex.join(words[k + 1 :])}; done"
+    if construct == "subst":
+        printer = draw(st.sampled_from(["echo", "printf %s"]))
+        return line(inv, shlex.join(words[:k]) + f' "$({printer} {shlex.quote(words[k])})" ' +
+                    shlex.join(words[k + 1 :]))
+    if construct == "arith" and words[k].isdigit():
+        n = int(words[k])
+        return f"n={n - 2}; " + line(inv, shlex.join(words[:k]) + " $((n + 2)) " + shlex.join(words[k + 1 :]))
+    if construct == "braces" and words[k].isdigit():
+        return line(inv, shlex.join(words[:k]) + f" {{{words[k]}..{words[k]}}} " + shlex.join(words[k + 1 :]))
+    if construct == "ifs" and all(c in _SAFE and c != "," for w in words[k:] for c in w) and all(words[k:]):
+        return f"IFS=,; v={shlex.quote(','.join(words[k:]))}; " + line(inv, shlex.join(words[:k]) + " $v")
+    if construct == "param":
+        value = words[k]
+        how = draw(st.sampled_from(["default", "prefix", "suffix"]))
+        if how == "default":
+            if not all(c in _SAFE for c in value):
+                return line(inv, plain)
+            return "unset v; " + line(inv, shlex.join(words[:k]) + f' "${{v:-{value}}}" ' + shlex.join(words[k + 1 :]))
+        if how == "prefix":
+            return f"v={shlex.quote('x' + value)}; " + line(inv, shlex.join(words[:k]) + ' "${v#x}" ' +
+                                                            shlex.join(words[k + 1 :]))
+        return f"v={shlex.quote(value + '.y')}; " + line(inv, shlex.join(words[:k]) + ' "${v%.y}" ' +
+                                                        shlex.join(words[k + 1 :]))
+    if construct == "eval":
+        return "eval " + shlex.quote(plain)
+    if construct == "bash-c":
+        return draw(st.sampled_from(["bash", "sh"])) + " -c " + shlex.quote(plain)
+    if construct == "heredoc" and "$" not in plain and "`" not in plain and "\\" not in plain:
+        return f"bash <<EOF\n{plain}\nEOF"
+    if construct == "heredoc-pipe":
+        return f"cat <<'EOF' | bash\n{plain}\nEOF"
+    if construct == "pipe-sh":
+        return f"echo {shlex.quote(plain)} | sh"
+    if construct == "xargs" and not inv.prefix:
+        if draw(st.booleans()):
+            return f"printf '%s\\n' {shlex.quote(words[-1])} | xargs {shlex.join(words[:-1])}"
+        return f"echo {shlex.quote(words[k])} | xargs -I{{}} {shlex.join(words[:k])} {{}} {shlex.join(words[k + 1 :])}"
+    if construct == "find" and not inv.prefix:
+        return f"find . -maxdepth 0 -exec {shlex.join(words)} \\;"
+    if construct == "wrapper":
+        wrapper = draw(st.sampled_from(["timeout 10", "env", "command", "nohup", "time", "env -u X"]))
+        tail = " >/dev/null 2>&1" if wrapper == "nohup" else ""
+        if inv.prefix and wrapper.startswith("env"):
+            return f"{wrapper} {inv.prefix}{q}{tail}"
+        return line(inv, f"{wrapper} {q}{tail}") if not inv.prefix else f"{inv.prefix}{wrapper} {q}{tail}"
+    if construct == "python" and not inv.prefix:
+        return "python3 -c " + shlex.quote(f"import subprocess; subprocess.run({words!r})")
+    if construct == "git-alias" and not inv.prefix:
+        return f"git -c alias.m={shlex.quote('!' + shlex.join(words))} m"
+    if construct == "command-var" and all(c in _SAFE for w in words for c in w):
+        return f"c={shlex.quote(' '.join(words))}; " + line(inv, "$c")
+    if construct == "subshell":
+        return f"( {line(inv, q)} )"
+    if construct == "group":
+        return f"{{ {line(inv, q)}; }}"
+    return line(inv, q)
+
+
+DECOYS = st.sampled_from([
+    'echo "gh pr merge 5 -R acme/widgets"', "printf '%s\\n' 'gh pr merge 7'", "true", "x=3",
+    'grep -c "gh pr merge" /dev/null || true', "cd sub && cd ..", ": gh pr merge 5",
+    "cat <<'EOF' >/dev/null\ngh pr merge 5\nEOF", "v=9",
+])
+
+
+# aliases the sandbox defines in ~/.gitconfig (mm), a file it includes (pp) and .git/config (lm, nm)
+CONFIGURED_ALIASES = st.sampled_from(["git mm", "git pp", "git lm", "git nm", "git -C sub lm", "git lm 2>/dev/null"])
+
+
+@st.composite
+def programs(draw: Draw) -> str:
+    parts = draw(st.lists(st.one_of(statement(), statement(), DECOYS, CONFIGURED_ALIASES), min_size=1, max_size=3))
+    text = str(parts[0])
+    for part in parts[1:]:
+        after_heredoc = text.endswith("\nEOF")  # its terminator must stand alone on its line
+        # the sandbox's pre-push hook refuses every push, so `git push … && X` would never run X here
+        joins = ["; ", "\n"] if "push" in text or "git pp" in text else ["; ", " && ", "\n"]
+        text += ("\n" if after_heredoc else str(draw(st.sampled_from(joins)))) + str(part)
+    return text
+
+
+# --- the test ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+    return Sandbox(Path(tmp_path_factory.mktemp("differential")))
+
+
+def judge(sandbox: Sandbox, program: str) -> tuple[str, str]:
+    """``(verdict, detail)``: verdict ``determined``, ``undetermined`` or ``WRONG``."""
+    calls, _ = sandbox.run(program)
+    truth = sandbox.truth(calls)
+    detection = detect("Bash", {"command": program}, cwd=str(sandbox.checkout), env=environment(sandbox))
+    keys, undetermined = guard_keys(detection.merges)
+    detail = f"program:\n{program}\ntruth: {sorted(map(str, truth))}\nguard: {detection}\ncalls: {calls}"
+    if undetermined:
+        return ("undetermined" if keys <= truth else "WRONG"), detail
+    return ("determined" if keys == truth else "WRONG"), detail
+
+
+def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsys: pytest.CaptureFixture[str]) -> None:
+    seen: Counter[str] = Counter()
+    merges: Counter[str] = Counter()
+
+    @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(programs())
+    def check(program: str) -> None:
+        verdict, detail = judge(sandbox, program)
+        seen[verdict] += 1
+        if "truth: []" not in detail:
+            merges[verdict] += 1
+        assert verdict != "WRONG", detail
+
+    check()
+    total = sum(seen.values())
+    rate = seen["undetermined"] / total
+    with capsys.disabled():
+        print(f"\n[differential] {total} programs: {seen['determined']} determined, {seen['undetermined']} "
+              f"undetermined ({rate:.0%}); of {sum(merges.values())} that merged, {merges['undetermined']} "
+              "undetermined")
+    assert rate <= MAX_UNDETERMINED, seen
+
+
+@pytest.mark.parametrize(("program", "verdict"), [
+    ("gh pr merge 5 -R=acme/widgets", "determined"),
+    ("gh -R acme/other pr merge 5", "determined"),
+    ("gh pr merge 5 -R acme/other -R acme/widgets", "determined"),
+    ("gh pr merge {5..5} --{squash,delete-branch}", "determined"),
+    ("x=5; x+=6; gh pr merge $x", "determined"),
+    ("(( $(gh pr merge 5) ))", "determined"),
+    ("IFS=,; v=5,-R,acme/other; gh pr merge $v", "determined"),
+    ("x=4; while true; do gh pr merge $x; x=6; break; done", "undetermined"),
+    ("x=4; x=5 | true; gh pr merge $x", "determined"),
+    ("gh pr merge 5 --disable-auto=false", "determined"),
+    ("gh pr merge 5 -R 'acme/other x'", "undetermined"),
+    ("gh pr merge +5", "undetermined"),
+    ("git mm", "determined"),  # [alias] in ~/.gitconfig
+    ("git pp", "determined"),  # [alias] in a file ~/.gitconfig includes
+    ("cd sub && git lm", "determined"),  # [alias] in .git/config, run at the top of the working tree
+    ("git -c alias.mm='!gh pr merge 7' mm", "determined"),  # -c wins over the file
+    ("f() { gh pr merge \"$@\"; }; f 5 -R acme/other", "determined"),
+    ("set -- 5 -R acme/other; shift; gh pr merge 7 \"$@\"", "determined"),
+    ("printf '%s\\n' 5 7 | xargs -n1 gh pr merge", "determined"),
+    ("f() { local x=7; gh pr merge $x; }; x=5; f; gh pr merge $x", "determined"),
+    ("gh() { echo no; }; gh pr merge 5", "determined"),
+    ("eval \"$(printf 'gh pr merge %s' 5)\"", "determined"),
+    ('a=(5); a+=(-R acme/other); gh pr merge "${a[@]}"', "determined"),
+    ('a=(5 7); gh pr merge "${a[1]}" && gh pr merge $a', "determined"),
+    ('a=(-X PUT https://api.github.com/repos/acme/widgets/pulls/5/merge); curl "${a[@]}"', "determined"),
+    ('a=([0]=5); gh pr merge "${a[@]}"', "undetermined"),
+    ("n=3; gh pr merge $(( (n + 2) * 3 / 2 - -7 % 3 ))", "determined"),
+    ("gh pr merge $((010))", "undetermined"),  # octal: not modelled
+    ("x=5; gh pr merge $((x++))", "undetermined"),
+    ("for n in 5 7; do gh pr merge $n -R acme/other; done", "determined"),
+    ('x=4; for x in {5..6}; do gh pr merge "$x"; done', "determined"),
+    ("for n in 5 7; do gh pr merge $n; break; done", "undetermined"),
+    ("for n in; do gh pr merge 5; done", "determined"),
+    ('v=xrepos/acme/widgets/pulls/5/merge; gh api "${v#x}" --method PUT -f merge_method=squash', "determined"),
+    ('v=5.y; gh pr merge "${v%.y}" && v=; gh pr merge "${v:-7}"', "determined"),
+    ('gh api "$EP" -X PUT', "undetermined"),
+    ("x=5; while false; do x=7; done; gh pr merge $x", "undetermined"),  # zero runs or more
+    ("x=5; case a in a) ((x++));; esac; gh pr merge $x", "undetermined"),
+    ("python3 -c 'import subprocess; subprocess.run([\"gh\",\"pr\",\"merge\",\"5\"] if False else [\"true\"])'",
+     "undetermined"),
+])
+def test_rows_that_once_came_back_wrong(sandbox: Sandbox, program: str, verdict: str) -> None:
+    got, detail = judge(sandbox, program)
+    assert got == verdict, detail
