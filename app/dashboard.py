@@ -14,7 +14,7 @@ from flask import Blueprint, abort, render_template, url_for
 
 from app import reads
 from app.auth import login_required, may_see
-from app.dashboard_actions import may_hold, may_lift, may_lift_comment
+from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment
 from app.services import services
 from core.holds import from_iso
 from workers import room_state
@@ -156,7 +156,8 @@ def pull(owner: str, name: str, number: int) -> str:
         posted=reads.last_posted(redis, repo, number),
         history=reads.pr_history(redis, repo, number),
         liftable=liftable,
-        may_hold=reads.is_managed(redis, repo) and may_hold(repo, number),
+        may_hold=reads.is_managed(redis, repo) and github_login() is not None and may_hold(repo, number),
+        token_login=github_login() is None,
     )
 
 

@@ -23,6 +23,7 @@ from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, GitHubEmulator, private_key_pem
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.test_github_login import PUBLIC, sign_in
+from tests.webapp_support import post_form
 from workers import room_state
 from workers.reconcile import reconcile_repo
 
@@ -165,3 +166,17 @@ def test_a_maintainers_unhold_all_comment_lifts_a_page_hold(svc: Service, github
     assert state(emu) == "failure"
     comment(svc, emu, "carol", "/unhold @alice", str(to_iso(after)))
     assert holds(svc) == [] and state(emu) == "success"
+
+
+def test_a_token_login_places_no_pr_hold(svc: Service, github_emulator: GitHubEmulator, tmp_path: Path) -> None:
+    """A PR hold is a GitHub user's: a token named like a user must not hold, or lift, as that user."""
+    held_from_the_page(svc, github_emulator, user(svc, github_emulator, "alice"))
+    machine = svc.app.test_client()
+    token = create_token(tmp_path / "tokens", "alice", "admin")  # named like her, as strong as can be
+    assert post_form(machine, "/login", {"token": token}).status_code == 302
+    page = machine.get(PAGE).get_data(as_text=True)
+    assert 'class="hold-form"' not in page and 'name="holder"' not in page and "sign in with GitHub" in page
+    assert "needs Sign in with GitHub" in post(machine, f"{PAGE}/hold", {"reason": "as alice"})
+    assert "needs Sign in with GitHub" in post(machine, f"{PAGE}/unhold", {"holder": "alice"})
+    svc.drain()
+    assert [(h["holder"], h["reason"]) for h in holds(svc)] == [("alice", "waiting for DB migration")]
