@@ -87,8 +87,8 @@ def may_lift_comment(repo: str, number: int, holder: str) -> bool:
     login = github_login()
     if login is None:
         return False
-    if holder.lower() == login.lower():
-        return may_hold(repo, number)
+    if holder.lower() == login.lower() or repo_config(repo).shared_holds:
+        return may_hold(repo, number)  # Prow's shared hold: whoever may hold may lift it
     return RANK[role_in(repo)] >= RANK[repo_config(repo).lift_others_permission]
 
 

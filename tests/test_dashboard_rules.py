@@ -4,6 +4,7 @@ dated by the server clock to the second, and kept by a rebuild from GitHub (`kee
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -150,3 +151,15 @@ def test_page_commands_survive_any_rebuild_as_a_join_would(steps: list[tuple[str
             github = comment(github, body, actor, M, seconds=second, ref=str(600 + i))
     assert holders(keep_dashboard(github, live)) == holders(live)
     assert holders(keep_dashboard(github, live)) == holders(merge_states(github, live))
+
+
+def test_shared_holds_a_writer_lifts_the_shared_hold_on_the_page() -> None:
+    shared = replace(DEFAULT_CONFIG, shared_holds=True)
+    held = page(EMPTY, HOLD)
+    at = dashboard_time(held, T + timedelta(seconds=0.5), lift=True)
+    lifted, outcome = apply_dashboard(held, lift("alice"), actor="dave", permission=W, is_author=False, at=at,
+                                      ref=f"{DASHBOARD_REF}9", config=shared)
+    assert outcome.kind == "lifted_all" and holders(lifted) == set()
+    refused, outcome = apply_dashboard(held, lift("alice"), actor="eve", permission=R, is_author=False, at=at,
+                                       ref=f"{DASHBOARD_REF}9", config=shared)
+    assert outcome.kind == "refused" and holders(refused) == {"alice"}
