@@ -14,7 +14,7 @@ from flask import Blueprint, abort, render_template, url_for
 
 from app import reads
 from app.auth import login_required, may_see
-from app.dashboard_actions import may_hold, may_lift
+from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment
 from app.services import services
 from core.holds import from_iso
 from workers import room_state
@@ -80,8 +80,12 @@ def sentence_filter(entry: Any) -> str:
         return event or "?"
     if event.startswith("hold."):
         actor, verb = data.get("actor"), event.partition(".")[2].replace("_", " ")
-        said = data.get("message") or data.get("reason") or ""
-        return f"@{actor} {verb}{': ' + str(said) if said else ''}" if actor else compact_filter(data)
+        message, reason = str(data.get("message") or ""), str(data.get("reason") or "")
+        origin = f" ({data['origin']})" if data.get("origin") else ""
+        if message.startswith("@"):  # the outcome's own sentence ("@alice held this PR for 2h")
+            return f"{message}{': ' + reason if reason and reason not in message else ''}{origin}"
+        said = message or reason
+        return f"@{actor} {verb}{': ' + said if said else ''}{origin}" if actor else compact_filter(data)
     template = SENTENCES.get(event)
     if template is None:
         return f"{event}: {compact_filter(data)}"
@@ -138,6 +142,9 @@ def pull(owner: str, name: str, number: int) -> str:
     holds = [h for h in (record or {}).get("holds") or [] if isinstance(h, dict)]
     liftable = {str(h.get("id")) for h in holds if str(h.get("id", "")).startswith("room:")
                 and (found := room_state.find_hold(redis, str(h["id"]))) is not None and may_lift(found)}
+    # A comment's or a dashboard's hold (one per-holder register): lifted like an `/unhold` comment.
+    liftable |= {str(h.get("id")) for h in holds if str(h.get("id", "")).startswith("comment:")
+                 and may_lift_comment(repo, number, str(h.get("holder") or ""))}
     return render_template(
         "pull.html",
         repo=repo,
@@ -149,7 +156,8 @@ def pull(owner: str, name: str, number: int) -> str:
         posted=reads.last_posted(redis, repo, number),
         history=reads.pr_history(redis, repo, number),
         liftable=liftable,
-        may_hold=reads.is_managed(redis, repo) and may_hold(repo, number),
+        may_hold=reads.is_managed(redis, repo) and github_login() is not None and may_hold(repo, number),
+        token_login=github_login() is None,
     )
 
 

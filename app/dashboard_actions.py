@@ -1,17 +1,22 @@
 """Acting from the dashboard: place and lift holds on a PR's page, the room holds and freeze windows on
 `/rooms`. Plain HTML forms (CSRF-checked by `app.security`), no script.
 
-A dashboard hold is a room hold on the PR (``owner/repo#N``) with the holder's GitHub login and origin
-``dashboard``, recorded through `workers.room_state` like a chat or API hold and then republished by
-the same job. Who may: the repo config's ``hold_permission`` (write by default) or the PR's author
-(``author_can_hold``) to hold; one's own hold to lift; ``lift_others_permission`` (maintain) for
-others' holds and for room holds on `/rooms`. Roles come from GitHub for a GitHub sign-in and from the
-token's scope for a token login (`app.auth.role_in`).
+A hold placed on a PR's page is the signed-in GitHub user's own hold, exactly as their `/hold` comment
+would place it (design §3): the app enqueues `core.comment_rules.DASHBOARD_JOB`, which records it in
+the PR's per-holder register with origin ``dashboard`` and recomputes the PR like a webhook handler. So
+their `/unhold` comment lifts it, a maintainer's `/unhold @user` or `/unhold all` too, no exemption
+lets the PR through it, and `reconcile --rebuild` keeps it. Who may: the repo config's
+``hold_permission`` (write by default) or the PR's author (``author_can_hold``) to hold and to lift
+one's own; ``lift_others_permission`` (maintain) for others' holds and for room holds on `/rooms`.
+Roles come from GitHub for a GitHub sign-in and from the token's scope for a token login
+(`app.auth.role_in`); a token login has no GitHub user to hold as, so PR holds need a GitHub sign-in.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,15 +29,20 @@ from app.auth import RANK, current_identity, login_required, may_see, role_in
 from app.services import services
 from core import keys
 from core.chat_request import REPUBLISH_JOB
+from core.comment_rules import DASHBOARD_JOB
 from core.comments import clean_reason
 from core.durations import parse_duration
-from core.holds import Exemption, Hold
+from core.holds import Exemption, Hold, to_iso
+from core.permissions import Permission
+from core.prstate import DASHBOARD_REF
 from core.repo_config import DEFAULT_CONFIG, ConfigError, RepoConfig, from_mapping
 from core.scopes import scope_repo
 from workers import room_state, store
 
 bp = Blueprint("actions", __name__)
 
+LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+"""A GitHub login (bots end in ``[bot]``): the holder named by a lift form."""
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
@@ -63,6 +73,23 @@ def may_hold(repo: str, number: int) -> bool:
         return True
     facts = store.load_pull(services().redis, repo, number).facts
     return config.author_can_hold and facts is not None and facts.author.lower() == _who().lower()
+
+
+def github_login() -> str | None:
+    """The signed-in GitHub user's login; None for a token login."""
+    identity = current_identity()
+    return identity.name if identity is not None and identity.fingerprint == "github" else None
+
+
+def may_lift_comment(repo: str, number: int, holder: str) -> bool:
+    """A PR hold of ``holder`` in its per-holder register: one's own with hold rights (a comment's
+    rule), others' with ``lift_others_permission``. Only a GitHub sign-in acts on these."""
+    login = github_login()
+    if login is None:
+        return False
+    if holder.lower() == login.lower() or repo_config(repo).shared_holds:
+        return may_hold(repo, number)  # Prow's shared hold: whoever may hold may lift it
+    return RANK[role_in(repo)] >= RANK[repo_config(repo).lift_others_permission]
 
 
 def may_lift(hold: Hold) -> bool:
@@ -97,13 +124,33 @@ def _repo_or_404(owner: str, name: str) -> str:
     return repo
 
 
+def _command(repo: str, number: int, data: dict[str, Any]) -> None:
+    """Queue a dashboard command for the workers, dated by the server clock now."""
+    login = github_login()
+    assert login is not None
+    facts = store.load_pull(services().redis, repo, number).facts
+    command = {**data, "actor": login, "permission": int(Permission.parse(role_in(repo))),
+               "is_author": facts is not None and facts.author.lower() == login.lower(),
+               "at": to_iso(datetime.now(UTC)), "ref": f"{DASHBOARD_REF}{uuid.uuid4().hex}"}
+    services().queue.enqueue(DASHBOARD_JOB, repo, number, command, result_ttl=0, failure_ttl=7 * 86400,
+                             description=f"dashboard {data['kind']} on {repo}#{number} by {login}")
+
+
+def _pull_page(owner: str, name: str, number: int) -> Response:
+    return redirect(url_for("dashboard.pull", owner=owner, name=name, number=number))
+
+
 @bp.post("/<owner>/<name>/pull/<int:number>/hold")
 @login_required
 def hold(owner: str, name: str, number: int) -> Response:
     repo = _repo_or_404(owner, name)
-    back = redirect(url_for("dashboard.pull", owner=owner, name=name, number=number))
+    back = _pull_page(owner, name, number)
     if not reads.is_managed(services().redis, repo):
         abort(404)
+    if github_login() is None:
+        flash("Holding a PR from its page needs Sign in with GitHub: the hold is yours, as a /hold comment "
+              "would be. Machines use the holds API.", "error")
+        return back
     if not may_hold(repo, number):
         flash(f"Holding needs {repo_config(repo).hold_permission} access to {repo}.", "error")
         return back
@@ -113,12 +160,31 @@ def hold(owner: str, name: str, number: int) -> Response:
     if not reason or (span and duration is None):
         flash("A hold needs a reason; the time, if given, reads like 30m, 2h or 1d (at most 90d).", "error")
         return back
-    scope = f"{repo}#{number}"
-    login = _who()
-    room_state.place_hold(services().redis, scope, holder=login, holder_id=_holder_id(login), reason=reason,
-                          origin="dashboard", now=datetime.now(UTC), duration=duration)
-    _republish(scope)
-    flash(f"Held {scope}: {reason}. The status updates in a moment.", "ok")
+    _command(repo, number, {"kind": "hold", "reason": reason,
+                            "seconds": int(duration.total_seconds()) if duration is not None else None})
+    flash(f"Held {repo}#{number}: {reason}. The status updates in a moment.", "ok")
+    return back
+
+
+@bp.post("/<owner>/<name>/pull/<int:number>/unhold")
+@login_required
+def unhold(owner: str, name: str, number: int) -> Response:
+    """Lift a PR hold of the per-holder registers (a comment's or a dashboard's): form ``holder``."""
+    repo = _repo_or_404(owner, name)
+    back = _pull_page(owner, name, number)
+    holder = request.form.get("holder", "").strip().removeprefix("@")
+    if not reads.is_managed(services().redis, repo) or not LOGIN.fullmatch(holder):
+        abort(404)
+    if not may_lift_comment(repo, number, holder):
+        login = github_login()
+        flash("Lifting a hold from the page needs Sign in with GitHub." if login is None else
+              f"Lifting @{holder}'s hold needs {repo_config(repo).lift_others_permission} access."
+              if holder.lower() != login.lower() else
+              f"Lifting your hold needs {repo_config(repo).hold_permission} access.", "error")
+        return back
+    own = holder.lower() == (github_login() or "").lower()
+    _command(repo, number, {"kind": "lift", "target": None if own else holder})
+    flash(f"Lifted @{holder}'s hold on {repo}#{number}. The status updates in a moment.", "ok")
     return back
 
 

@@ -13,7 +13,16 @@ from datetime import datetime
 from core.comments import CommentCommand, parse_comment
 from core.durations import format_duration
 from core.permissions import Permission
-from core.prstate import PullState, Register, record_comment, record_dismissal, record_lift_all, record_review
+from core.prstate import (
+    DASHBOARD_REF,
+    PullState,
+    Register,
+    from_dashboard,
+    record_comment,
+    record_dismissal,
+    record_lift_all,
+    record_review,
+)
 from core.repo_config import RepoConfig
 
 
@@ -113,6 +122,33 @@ def _apply_one(
         return _lift_all(state, actor, at, ref)
     lifted = record_comment(state, target, Register(at=at, held=False, ref=ref))
     return lifted, Outcome("lifted", actor, target.lower(), "", f"@{actor} lifted @{target}'s hold")
+
+
+DASHBOARD_ORIGIN = "dashboard"
+DASHBOARD_JOB = "workers.dashboard_holds.dashboard_command_job"
+"""The rq job the web tier enqueues for a hold or lift made on a PR's page (it never imports workers)."""
+
+
+def apply_dashboard(
+    state: PullState,
+    command: CommentCommand,
+    *,
+    actor: str,
+    permission: Permission,
+    is_author: bool,
+    at: datetime,
+    ref: str,
+    config: RepoConfig,
+) -> tuple[PullState, Outcome]:
+    """A hold or lift made on the PR's dashboard page by a GitHub user: exactly what the same command in
+    a comment of theirs would do — the same permission rules, the same per-holder register (so their
+    `/unhold` comment lifts it and a maintainer's `/unhold @user` or `/unhold all` too) — with origin
+    ``dashboard``. ``at`` comes from `core.prstate.dashboard_time`; ``ref`` must start with
+    `core.prstate.DASHBOARD_REF`, which is what keeps the command across a rebuild from GitHub."""
+    if not from_dashboard(ref):
+        raise ValueError(f"a dashboard command's ref starts with {DASHBOARD_REF!r}: {ref!r}")
+    return _apply_one(state, command, actor=actor, permission=permission, is_author=is_author, at=at, ref=ref,
+                      origin=DASHBOARD_ORIGIN, config=config)
 
 
 def _lift_all(state: PullState, actor: str, at: datetime, ref: str) -> tuple[PullState, Outcome]:

@@ -13,7 +13,7 @@ never read a clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.holds import active_until, from_iso, to_iso
@@ -307,6 +307,41 @@ def merge_states(mine: PullState, other: PullState) -> PullState:
         state = record_label(state, name, register.at, register.held)
     if other.synced and not state.synced:
         state = replace(state, synced=True)
+    return state
+
+
+DASHBOARD_REF = "dashboard:"
+"""The ``ref`` prefix of a command made on the dashboard (`core.comment_rules.apply_dashboard`): it has
+no comment on GitHub, so a rebuild from GitHub's history cannot find it and must carry it over."""
+
+
+def from_dashboard(ref: str) -> bool:
+    return ref.startswith(DASHBOARD_REF)
+
+
+def dashboard_time(state: PullState, now: datetime, *, lift: bool) -> datetime:
+    """When a dashboard command counts: the server clock to the second, the precision of GitHub's comment
+    timestamps, so the tie rules apply unchanged (a comment hold of the same second beats a dashboard
+    lift: ties fail closed). A lift still comes after every dashboard command it may be lifting, so
+    lifting on the page a hold placed on the page within the same second works."""
+    at = now.replace(microsecond=0)
+    if not lift:
+        return at
+    marks = [r.at for r in state.comments.values() if from_dashboard(r.ref)]
+    if state.lifted_all_at is not None and from_dashboard(state.lifted_all_at[1]):
+        marks.append(state.lifted_all_at[0])
+    return max([at, *(m + timedelta(microseconds=1) for m in marks if m <= now)])
+
+
+def keep_dashboard(rebuilt: PullState, live: PullState) -> PullState:
+    """``rebuilt`` (read from GitHub's history) with the live state's dashboard commands joined in: the
+    newest command of each holder still wins, whichever side it comes from. Pure and idempotent."""
+    state = rebuilt
+    for holder, register in sorted(live.comments.items()):
+        if from_dashboard(register.ref):
+            state = record_comment(state, holder, register)
+    if live.lifted_all_at is not None and from_dashboard(live.lifted_all_at[1]):
+        state = record_lift_all(state, *live.lifted_all_at)
     return state
 
 

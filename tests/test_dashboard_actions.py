@@ -78,6 +78,8 @@ def statuses(redis_client: redis.Redis) -> dict[str, dict[str, Any]]:
 
 def test_hold_and_lift_from_the_page(world: GitHubEmulator, redis_client: redis.Redis, redis_url: str,
                                      tmp_path: Path) -> None:
+    """The page's hold is alice's own PR hold (her per-holder register, origin `dashboard`), not a room
+    hold; the full story with a real GitHub is in `tests/test_dashboard_holds.py`."""
     rt = dry_runtime(redis_client, redis_url, write_rate_per_minute=60_000)
     alice = app_for(redis_client, tmp_path, world).test_client()
     sign_in(alice, world, "alice")
@@ -85,30 +87,34 @@ def test_hold_and_lift_from_the_page(world: GitHubEmulator, redis_client: redis.
     assert 'class="hold-form"' in page
     page = act(alice, f"/{REPO}/pull/1/hold", {"reason": "waiting for DB migration", "for": "2h"})
     assert "Held acme/widgets#1: waiting for DB migration" in page
-    [hold] = room_state.holds_in(redis_client, keys.room_holds(REPO))
-    assert (hold.holder, hold.origin, hold.scope, hold.id) == ("alice", "dashboard", f"{REPO}#1",
-                                                              f"room:dashboard:alice:{REPO}#1")
-    assert hold.expires_at is not None
     drain(rt)
+    assert room_state.holds_in(redis_client, keys.room_holds(REPO)) == []
+    register = store.load_pull(redis_client, REPO, 1).comments["alice"]
+    assert (register.held, register.origin, register.name) == (True, "dashboard", "alice")
+    assert register.expires_at is not None and register.ref.startswith("dashboard:")
     assert statuses(redis_client)["1"]["state"] == "failure"
     assert "waiting for DB migration" in statuses(redis_client)["1"]["description"]
     page = alice.get(f"/{REPO}/pull/1").get_data(as_text=True)
-    assert "@alice held acme/widgets#1 (dashboard): waiting for DB migration" in page  # history as a sentence
-    assert "<summary>record</summary>" in page and f'value="{hold.id}"' in page  # her lift button
+    assert "@alice held this PR for 2h: waiting for DB migration (dashboard)" in page  # history as a sentence
+    assert "<summary>record</summary>" in page and 'name="holder" value="alice"' in page  # her lift button
 
     dave = app_for(redis_client, tmp_path / "dave", world).test_client()
     sign_in(dave, world, "dave")
-    assert f'value="{hold.id}"' not in dave.get(f"/{REPO}/pull/1").get_data(as_text=True)
-    page = act(dave, "/holds/lift", {"hold_id": hold.id, "back": "pull"})
-    assert "needs maintain access" in page and room_state.find_hold(redis_client, hold.id) is not None
-
-    page = act(alice, "/holds/lift", {"hold_id": hold.id, "back": "pull"})
-    assert "Lifted @alice" in page and room_state.find_hold(redis_client, hold.id) is None
+    assert 'name="holder" value="alice"' not in dave.get(f"/{REPO}/pull/1").get_data(as_text=True)
+    page = act(dave, f"/{REPO}/pull/1/unhold", {"holder": "alice"})
+    assert "needs maintain access" in page
     drain(rt)
+    assert store.load_pull(redis_client, REPO, 1).comments["alice"].held
+
+    page = act(alice, f"/{REPO}/pull/1/unhold", {"holder": "alice"})
+    assert "Lifted @alice" in page
+    drain(rt)
+    assert not store.load_pull(redis_client, REPO, 1).comments["alice"].held
     assert statuses(redis_client)["1"]["state"] == "success"
     entries: list[tuple[bytes, dict[bytes, bytes]]] = redis_client.xrange(keys.AUDIT)  # type: ignore[assignment]
     audit = [json.loads(fields[b"data"]) for _, fields in entries]
-    assert any(d.get("actor") == "alice" and d.get("origin") == "dashboard" for d in audit)
+    assert [(d["actor"], d["origin"]) for d in audit if d.get("message", "").startswith("@alice")] == [
+        ("alice", "dashboard"), ("alice", "dashboard")]
 
 
 def test_maintainers_lift_others_holds_and_readers_cannot_hold(world: GitHubEmulator, redis_client: redis.Redis,
@@ -133,6 +139,7 @@ def test_maintainers_lift_others_holds_and_readers_cannot_hold(world: GitHubEmul
 
 @pytest.mark.parametrize(("path", "data"), [
     (f"/{REPO}/pull/1/hold", {"reason": "x"}),
+    (f"/{REPO}/pull/1/unhold", {"holder": "alice"}),
     ("/holds/lift", {"hold_id": f"room:dashboard:alice:{REPO}#1"}),
     ("/logout", {}),
 ])
@@ -143,6 +150,7 @@ def test_every_form_needs_its_csrf_token(world: GitHubEmulator, redis_client: re
     assert client.post(path, data=data).status_code == 400
     assert client.post(path, data={**data, "csrf_token": "forged"}).status_code == 400
     assert room_state.holds_in(redis_client, keys.room_holds(REPO)) == []
+    assert not any(redis_client.llen(queue) for queue in redis_client.keys("rq:queue:*"))  # no job queued
 
 
 def test_error_verdicts_are_listed_on_the_index(world: GitHubEmulator, redis_client: redis.Redis,

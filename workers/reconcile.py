@@ -2,7 +2,8 @@
 
 Republishing is cheap and safe at any time (a status is posted only where it differs). Rebuilding
 is for state lost in Redis: it replays every comment and review of every open PR, in their own time
-order, through the same rules the webhooks use.
+order, through the same rules the webhooks use; holds and lifts made on the dashboard, which GitHub has
+no record of, are kept.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from datetime import UTC, datetime
 
 from core import keys
+from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
 from workers import store
@@ -29,7 +31,10 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool) -> dict[str, int]:
         config = repo_config(store.load_repo(rt.redis, repo))[0] or DEFAULT_CONFIG
         for pull in rt.github.list_open_pulls(repo):
             state = history_state(rt, repo, pull, config)
-            store.update_pull(rt.redis, repo, state.number, lambda _old, new=state: new)  # type: ignore[misc]
+            # GitHub's history replaces the registers, except for commands made on the dashboard: they
+            # have no comment to re-read, so the live state's are joined back in.
+            store.update_pull(rt.redis, repo, state.number,
+                              lambda old, new=state: keep_dashboard(new, old))  # type: ignore[misc]
             rt.redis.sadd(keys.open_prs(repo), state.number)
     now = datetime.now(UTC)
     for number in store.open_numbers(rt.redis, repo):
