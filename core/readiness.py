@@ -34,6 +34,7 @@ REQUIRED_EVENTS: dict[str, str] = {
     "push": "heads and config reloads",
     "merge_group": "merge queue groups",
     "status": "forged-status detection",
+    "repository": "renames and transfers move a repo's holds",
     "issues": "/hold-for waiting on an issue",
     "check_run": "the tree closer",
     "check_suite": "the tree closer",

@@ -234,3 +234,14 @@ def test_app_manifest_is_the_one_setup_posts() -> None:
     from core.app_manifest import EXAMPLE_URL, manifest
 
     assert _manifest() == manifest(EXAMPLE_URL)
+
+
+def test_setup_and_doctor_ask_for_the_repository_event() -> None:
+    # Found from outside: /setup registered Apps without `repository`, so a renamed repo's holds were
+    # never moved, and doctor did not notice the missing subscription.
+    from core.app_manifest import EXAMPLE_URL, manifest
+    from core.readiness import missing_events
+
+    assert "repository" in manifest(EXAMPLE_URL)["default_events"]
+    everything_else = [e for e in manifest(EXAMPLE_URL)["default_events"] if e != "repository"]
+    assert any(line.startswith("repository ") for line in missing_events(everything_else))

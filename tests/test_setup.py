@@ -50,7 +50,13 @@ def web(redis_client: redis.Redis, github_emulator: GitHubEmulator, folder: Path
 
 def start(client: FlaskClient, org: str = "", **kwargs: Any) -> tuple[str, dict[str, Any]]:
     """POST /setup: the form GitHub receives (its action and the manifest)."""
-    page = client.post("/setup", data={"org": org, **kwargs.pop("data", {})}, **kwargs)
+    # The form carries a CSRF token: read it from the page a browser would have shown.
+    token = kwargs.get("data", {}).get("token")
+    form = client.get("/setup", query_string={"token": token} if token else None,
+                      **{k: v for k, v in kwargs.items() if k != "data"})
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', form.text)
+    data = {"org": org, **({"csrf_token": html.unescape(csrf[1])} if csrf else {}), **kwargs.pop("data", {})}
+    page = client.post("/setup", data=data, **kwargs)
     assert page.status_code == 200, page.text
     action = html.unescape(re.search(r'<form method="post" action="([^"]+)"', page.text)[1])  # type: ignore[index]
     value = html.unescape(re.search(r'name="manifest" value="([^"]*)"', page.text)[1])  # type: ignore[index]
@@ -115,13 +121,17 @@ def test_only_loopback_or_the_setup_token(web: FlaskClient, folder: Path, redis_
     assert web.get(f"/setup?token={token}", environ_base=REMOTE).status_code == 200
     # a reverse proxy on loopback forwards remote clients: they need the token too
     assert web.get("/setup", headers={"X-Forwarded-For": "203.0.113.7"}).status_code == 403
-    assert web.post("/setup", data={"org": "acme"}, environ_base=REMOTE).status_code == 403
+    # refused either way: without a form token (400) or, with one, from a remote address (403)
+    assert web.post("/setup", data={"org": "acme"}, environ_base=REMOTE).status_code in (400, 403)
     start(web, "acme", data={"token": token}, environ_base=REMOTE)
 
 
 @pytest.mark.parametrize("org", ["-acme", "acme/evil", "a" * 40, "acme org", "<script>"])
 def test_bad_org_names_are_refused(web: FlaskClient, org: str) -> None:
-    assert web.post("/setup", data={"org": org}).status_code == 400
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', web.get("/setup").text)
+    assert csrf is not None
+    refused = web.post("/setup", data={"org": org, "csrf_token": html.unescape(csrf[1])})
+    assert refused.status_code == 400 and "is not a GitHub organization name" in refused.text
 
 
 def test_closed_when_the_environment_has_an_app(redis_client: redis.Redis, tmp_path: Path) -> None:
