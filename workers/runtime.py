@@ -12,6 +12,7 @@ from github import GithubException
 from redis import Redis
 from rq import Queue
 
+from core import keys
 from merge_hold.settings import Settings, SettingsError, from_env
 from workers.github import AppGateway, DryRunGateway, GitHubGateway
 from workers.queueing import work_queue
@@ -44,7 +45,7 @@ class Runtime:
         return f"{slug}[bot]" if slug else None
 
 
-APP_SLUG_KEY = "mh:app:slug"
+APP_SLUG_KEY = keys.APP_SLUG
 _current: Runtime | None = None
 
 
