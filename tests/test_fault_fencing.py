@@ -34,7 +34,7 @@ def _hold(svc: Service, who: str) -> None:
 
 
 def _outbox(svc: Service) -> list[bytes]:
-    return list(svc.redis.zrange(keys.outbox(bucket_of(svc.redis, REPO)), 0, -1))
+    return [m for m in svc.redis.zrange(keys.outbox(bucket_of(svc.redis, REPO)), 0, -1) if isinstance(m, bytes)]
 
 
 def _posts(emu: GitHubEmulator) -> list[tuple[str, str]]:
