@@ -163,6 +163,10 @@ def worker_alive(name: str) -> str:
     return f"{PREFIX}:worker:{name}:alive"
 
 
+WATCHED_WORKERS = f"{PREFIX}:workers"
+"""Set of `merge-hold worker` names that keep an alive key: only their jobs are rescued (a plain rq
+worker's are left to rq's own abandoned-job handling)."""
+
 WATCHDOG_LOCK = f"{PREFIX}:watchdog"
 """One worker at a time rescues the jobs of dead workers."""
 

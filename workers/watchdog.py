@@ -5,8 +5,9 @@ and the scheduled reconcile.
   own abandoned-job handling waits for a job's timeout plus a minute and runs every ten minutes; a
   SIGKILLed worker's job is instead rescued here within seconds.
 - **Rescue.** One worker at a time (``keys.WATCHDOG_LOCK``) looks at the started-job registry: a job
-  whose worker is no longer alive is put back on the queue in one transaction (at most `MAX_RESCUES`
-  times: a job that kills its worker every time ends in the failed registry).
+  whose worker (a `merge-hold worker`, ``keys.WATCHED_WORKERS``) is no longer alive is put back on the
+  queue in one transaction (at most `MAX_RESCUES` times: a job that kills its worker every time ends
+  in the failed registry). A plain rq worker's jobs are left to rq's own abandoned-job handling.
 - **Outboxes.** Writes waiting with nobody draining them (the drain's worker died) get a drain job.
 - **Reconcile.** Every ``MERGE_HOLD_RECONCILE_SECONDS`` (0: off) one worker enqueues `reconcile_job`:
   the first to set the period's ``keys.reconcile_slot`` wins.
@@ -41,7 +42,10 @@ MAX_RESCUES = 3
 
 
 def beat(redis: Redis, name: str) -> None:
-    redis.set(keys.worker_alive(name), "1", ex=ALIVE_TTL)
+    with redis.pipeline() as pipe:
+        pipe.set(keys.worker_alive(name), "1", ex=ALIVE_TTL)
+        pipe.sadd(keys.WATCHED_WORKERS, name)
+        pipe.execute()
 
 
 def rescue_orphans(queue: Queue) -> list[str]:
@@ -49,6 +53,7 @@ def rescue_orphans(queue: Queue) -> list[str]:
     redis = queue.connection
     registry = queue.started_job_registry
     rescued: list[str] = []
+    busy: set[str] = set()
     for job_id, execution_id in registry.get_job_and_execution_ids(cleanup=False):
         try:
             job = Job.fetch(job_id, connection=redis, serializer=queue.serializer)
@@ -58,10 +63,15 @@ def rescue_orphans(queue: Queue) -> list[str]:
         worker = job.worker_name
         if job.get_status(refresh=False) != JobStatus.STARTED or not worker:
             continue
-        if redis.exists(keys.worker_alive(worker)):
+        busy.add(worker)
+        if redis.exists(keys.worker_alive(worker)) or not redis.sismember(keys.WATCHED_WORKERS, worker):
             continue
         if _requeue(queue, job, f"{job_id}:{execution_id}"):
             rescued.append(job_id)
+    for raw in redis.smembers(keys.WATCHED_WORKERS):
+        name = raw.decode() if isinstance(raw, bytes) else str(raw)
+        if name not in busy and not redis.exists(keys.worker_alive(name)):
+            redis.srem(keys.WATCHED_WORKERS, name)  # gone, and nothing of its left to rescue
     if rescued:
         log.warning("rescued %d job(s) of dead workers: %s", len(rescued), ", ".join(rescued))
     return rescued
