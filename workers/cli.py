@@ -18,6 +18,7 @@ import time
 
 from redis import Redis
 from redis.exceptions import RedisError
+from rq.exceptions import StopRequested
 
 from merge_hold.cliargs import ArgumentParser
 from merge_hold.settings import SettingsError, from_env
@@ -66,28 +67,32 @@ def main(argv: list[str]) -> int:
     base = args.name or f"{socket.gethostname()}.{os.getpid()}"
     mode = "dry-run" if not settings.has_app_credentials or settings.dry_run else settings.github_api_url
     watchdog: Watchdog | None = None
-    for life in itertools.count():
-        # A fresh name per life: the previous one may still be registered (Redis went away mid-job).
-        name = base if life == 0 else f"{base}.{life}"
-        try:
-            beat(rt.redis, name)
-            schedule(rt)
-            if watchdog is None:
-                watchdog = Watchdog(rt, name)
-                watchdog.start()
-            watchdog.worker_name = name
-            worker = worker_class([rt.queue], connection=rt.redis, name=name, worker_ttl=WORKER_TTL,
-                                  maintenance_interval=MAINTENANCE_SECONDS)
-            log.info("worker %s on queue %s (%s)", name, rt.queue.name, mode)
-            worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)
-            if worker._stop_requested:
+    try:
+        for life in itertools.count():
+            # A fresh name per life: the previous one may still be registered (Redis went away mid-job).
+            name = base if life == 0 else f"{base}.{life}"
+            try:
+                beat(rt.redis, name)
+                schedule(rt)
+                if watchdog is None:
+                    watchdog = Watchdog(rt, name)
+                    watchdog.start()
+                watchdog.worker_name = name
+                worker = worker_class([rt.queue], connection=rt.redis, name=name, worker_ttl=WORKER_TTL,
+                                      maintenance_interval=MAINTENANCE_SECONDS)
+                log.info("worker %s on queue %s (%s)", name, rt.queue.name, mode)
+                worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)
+                # Asked to stop (SIGTERM/SIGINT): rq sets one or the other, busy or idle.
+                if worker._stop_requested or worker._shutdown_requested_date is not None:
+                    return 0
+            except RedisError as exc:
+                log.warning("worker %s: Redis unavailable (%s)", name, exc)
+            if _redis_answers(rt.redis) and args.burst:
                 return 0
-        except RedisError as exc:
-            log.warning("worker %s: Redis unavailable (%s)", name, exc)
-        if _redis_answers(rt.redis) and args.burst:
-            return 0
-        # rq quits its loop on a Redis error (or any error outside a job): wait for Redis and go on.
-        _wait_for_redis(rt.redis, log)
+            # rq quits its loop on a Redis error (or any error outside a job): wait for Redis and go on.
+            _wait_for_redis(rt.redis, log)
+    except StopRequested:
+        return 0  # rq's signal handler, met while waiting for Redis
     return 0
 
 
