@@ -62,7 +62,14 @@ def verdict(repo: str, number: int) -> str:
 
 
 def verdict_version(repo: str, number: int) -> str:
+    """Counter of verdict changes: the record's ``version`` (the fencing token of a status write)."""
     return f"{_repo(repo)}:pr:{number}:version"
+
+
+def state_version(repo: str, number: int) -> str:
+    """Counter of state writes, bumped in the same MULTI as the state; the verdict record carries the
+    one it was computed from (``state_version``), so a verdict older than its state is visible."""
+    return f"{_repo(repo)}:pr:{number}:sv"
 
 
 def posted(repo: str, number: int) -> str:
@@ -71,6 +78,7 @@ def posted(repo: str, number: int) -> str:
 
 
 def recompute_queued(repo: str, number: int) -> str:
+    """Set in the same MULTI as the recompute job it stands for, deleted when that job starts."""
     return f"{_repo(repo)}:pr:{number}:queued"
 
 
@@ -204,6 +212,58 @@ def fanout_lease(repo: str) -> str:
 
 def fanout_queued(repo: str) -> str:
     return f"{_repo(repo)}:fanout:queued"
+
+
+def wake(job_id: str) -> str:
+    """Set NX once a clock-driven recompute (``wake-…`` job) is scheduled, so it is scheduled once."""
+    return f"{PREFIX}:wake:{job_id}"
+
+
+def outbox(bucket: str) -> str:
+    """Sorted set of ``repo#number`` whose status differs from their verdict, most-mergeable first:
+    the paced status writes still to make for one GitHub installation."""
+    return f"{PREFIX}:outbox:{bucket}"
+
+
+def outbox_lease(bucket: str) -> str:
+    """The run token of the worker draining an outbox (expires if that worker dies)."""
+    return f"{PREFIX}:outbox:{bucket}:lease"
+
+
+OUTBOXES = f"{PREFIX}:outboxes"
+"""Set of the outbox buckets that may hold pending writes (the watchdog looks at each)."""
+
+
+def worker_alive(name: str) -> str:
+    """Refreshed every second by a live `merge-hold worker`; its absence means the worker is gone."""
+    return f"{PREFIX}:worker:{name}:alive"
+
+
+WATCHED_WORKERS = f"{PREFIX}:workers"
+"""Set of `merge-hold worker` names that keep an alive key: only their jobs are rescued (a plain rq
+worker's are left to rq's own abandoned-job handling)."""
+
+WATCHDOG_LOCK = f"{PREFIX}:watchdog"
+"""One worker at a time rescues the jobs of dead workers."""
+
+
+def reconcile_slot(slot: int) -> str:
+    """Set NX by the one worker that enqueues the scheduled reconcile of period ``slot``."""
+    return f"{PREFIX}:reconcile:{slot}"
+
+
+def redelivery_asked(guid: str) -> str:
+    """Set NX once a failed delivery's redelivery was asked of GitHub."""
+    return f"{PREFIX}:redelivered:{guid}"
+
+
+def sweep_slot(slot: int) -> str:
+    """Set NX by the one worker that schedules the redelivery sweep of period ``slot``."""
+    return f"{PREFIX}:sweep:{slot}"
+
+
+APP_SLUG = f"{PREFIX}:app:slug"
+"""Our App's slug as `GET /app` answered it (cached a day)."""
 
 
 def pacer(bucket: str) -> str:

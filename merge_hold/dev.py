@@ -13,7 +13,8 @@ finds the same state, secret and login:
 
 Web and worker run as `merge-hold serve` / `merge-hold worker` child processes, each in its own
 session so that Ctrl-C reaches only this supervisor, which then stops them in order: worker and web
-first, Redis last (no orphaned redis-server).
+first, Redis last (no orphaned redis-server). A worker that exits is started again (a few times a
+minute at most), like a deployment's restart policy.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     from merge_hold.settings import Settings
 
 READY_TIMEOUT = 60.0
+WORKER_RESTARTS_PER_MINUTE = 5
+"""Past this, a worker that keeps exiting is a fault to show, not to hide: dev stops."""
 TOKEN_NAME = "dev"
 
 
@@ -297,12 +300,23 @@ def _run(args: argparse.Namespace, settings: Settings, folder: Path, stop: threa
         with out_lock:
             sys.stdout.write(banner(url, token, redis_note, github_note(settings), folder, dry_run=dry_run))
             sys.stdout.flush()
+        restarts: list[float] = []
         while not stop.wait(0.2):
-            for child in children:
-                if child.process.poll() is not None:
-                    print(f"merge-hold dev: `merge-hold {child.name}` exited with {child.process.returncode}; "
-                          f"stopping", file=sys.stderr)
-                    return 1
+            for index, child in enumerate(children):
+                if child.process.poll() is None:
+                    continue
+                # A worker that exits (killed, out of memory) is started again, as a deployment's
+                # restart policy would; its interrupted job is rescued by the new one's watchdog.
+                restarts = [t for t in restarts if time.monotonic() - t < 60] + [time.monotonic()]
+                if child.name == "worker" and len(restarts) <= WORKER_RESTARTS_PER_MINUTE:
+                    print(f"merge-hold dev: `merge-hold worker` exited with {child.process.returncode}; "
+                          f"starting it again", file=sys.stderr)
+                    child.wait()
+                    children[index] = Child("worker", ["worker"], env, sys.stdout, out_lock)
+                    continue
+                print(f"merge-hold dev: `merge-hold {child.name}` exited with {child.process.returncode}; "
+                      f"stopping", file=sys.stderr)
+                return 1
         return 0
     finally:
         print("merge-hold dev: stopping…", file=sys.stderr, flush=True)

@@ -1,10 +1,24 @@
-"""`merge-hold worker`: an rq worker (with rq's scheduler, which runs timed-hold expiries) on our queue."""
+"""`merge-hold worker`: an rq worker (with rq's scheduler, which runs timed-hold expiries) on our queue.
+
+It rides out a Redis restart: when rq's loop gives up on a connection error, the worker waits for
+Redis with backoff and starts again under a fresh name (its jobs interrupted meanwhile are rescued by
+the watchdogs, `workers.watchdog`). It exits only when asked (SIGTERM/SIGINT) or, with ``--burst``,
+once the queue is empty.
+"""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
+import os
+import socket
 import sys
+import time
+
+from redis import Redis
+from redis.exceptions import RedisError
+from rq.exceptions import StopRequested
 
 from merge_hold.cliargs import ArgumentParser
 from merge_hold.settings import SettingsError, from_env
@@ -47,23 +61,74 @@ def main(argv: list[str]) -> int:
     import workers.events
     import workers.publish  # noqa: F401
     from workers.redeliver import schedule
+    from workers.watchdog import Watchdog, beat
 
-    schedule(rt)
+    log = logging.getLogger(__name__)
     # SimpleWorker runs jobs in this process, so the GitHub connection pool, the installation tokens and
     # the parsed App key live across jobs: a forked work-horse per job started each recompute cold
     # (measured: p50 seconds instead of ~15 ms from delivery to status at 50 deliveries/s). Job
-    # timeouts still apply (SIGALRM), and a dead worker's jobs are re-queued by rq's maintenance.
+    # timeouts still apply (SIGALRM); a dead worker's jobs are rescued by the others' watchdogs.
     worker_class = Worker if args.fork else SimpleWorker
-    worker = worker_class([rt.queue], connection=rt.redis, name=args.name)
-    # The intake pump turns acknowledged webhook deliveries into jobs (workers/intake.py).
+    base = args.name or f"{socket.gethostname()}.{os.getpid()}"
+    # The intake pump turns acknowledged webhook deliveries into jobs (workers/intake.py); one per
+    # process, under the worker's first name, riding out Redis restarts on its own thread.
     from workers.intake import Pump
 
-    pump = Pump(rt.redis, rt.queue, worker.name)
+    pump = Pump(rt.redis, rt.queue, base)
     if args.burst:
         pump.drain()
     else:
         pump.start()
     mode = "dry-run" if not settings.has_app_credentials or settings.dry_run else settings.github_api_url
-    logging.getLogger(__name__).info("worker on queue %s (%s)", rt.queue.name, mode)
-    worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)
+    watchdog: Watchdog | None = None
+    try:
+        for life in itertools.count():
+            # A fresh name per life: the previous one may still be registered (Redis went away mid-job).
+            name = base if life == 0 else f"{base}.{life}"
+            try:
+                beat(rt.redis, name)
+                schedule(rt)
+                if watchdog is None:
+                    watchdog = Watchdog(rt, name)
+                    watchdog.start()
+                watchdog.worker_name = name
+                worker = worker_class([rt.queue], connection=rt.redis, name=name, worker_ttl=WORKER_TTL,
+                                      maintenance_interval=MAINTENANCE_SECONDS)
+                log.info("worker %s on queue %s (%s)", name, rt.queue.name, mode)
+                worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)
+                # Asked to stop (SIGTERM/SIGINT): rq sets one or the other, busy or idle.
+                if worker._stop_requested or worker._shutdown_requested_date is not None:
+                    return 0
+            except RedisError as exc:
+                log.warning("worker %s: Redis unavailable (%s)", name, exc)
+            if _redis_answers(rt.redis) and args.burst:
+                return 0
+            # rq quits its loop on a Redis error (or any error outside a job): wait for Redis and go on.
+            _wait_for_redis(rt.redis, log)
+    except StopRequested:
+        return 0  # rq's signal handler, met while waiting for Redis
     return 0
+
+
+WORKER_TTL = 60
+"""rq's worker key TTL; also bounds rq's blocking dequeue (TTL - 15 s), so maintenance runs that often."""
+MAINTENANCE_SECONDS = 30
+"""rq's registry cleanup and scheduler take-over (a dead scheduler's lock lapses after a minute)."""
+BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
+
+
+def _redis_answers(redis: Redis) -> bool:
+    try:
+        return bool(redis.ping())
+    except RedisError:
+        return False
+
+
+def _wait_for_redis(redis: Redis, log: logging.Logger) -> None:
+    for attempt in itertools.count():
+        if _redis_answers(redis):
+            return
+        pause = BACKOFF[min(attempt, len(BACKOFF) - 1)]
+        if attempt in (0, 10) or attempt % 60 == 0:
+            log.warning("waiting for Redis (retrying every %.1fs)", pause)
+        time.sleep(pause)

@@ -21,6 +21,7 @@ from core.prstate import EPOCH, PullState, record_facts, record_label, record_pu
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
 from workers import feedback, groups, holdfor, moves, own_status, store, treecloser
+from workers.funnel import RecomputeRequest
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
 from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
@@ -106,11 +107,16 @@ def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any], i
 
 
 def _apply(rt: Runtime, repo: str, number: int, change: Callable[[PullState], PullState]) -> bool:
-    """Record a change in the PR's state; recompute when it changed anything, or when the PR has no
-    verdict yet (met for the first time, or state lost: publishing it syncs its history)."""
-    _state, changed = store.update_pull(rt.redis, repo, number, change)
-    if changed or store.load_verdict(rt.redis, repo, number) is None:
-        request_recompute(rt, repo, number)
+    """Record a change in the PR's state and ask for its recompute in the same EXEC (a worker killed
+    in between leaves neither). Unchanged, it still asks when the PR has no verdict yet (met for the
+    first time, or state lost) or one older than its state (a recompute that never finished): a retried
+    delivery finishes what its killed first run began."""
+    request = RecomputeRequest(rt.queue, repo, number)
+    _state, changed = store.update_pull(rt.redis, repo, number, change, request=request)
+    if not changed:
+        verdict = store.load_verdict(rt.redis, repo, number)
+        if verdict is None or int(verdict.get("state_version") or 0) < store.state_version(rt.redis, repo, number):
+            request_recompute(rt, repo, number)
     return changed
 
 
@@ -224,11 +230,9 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
     meta, _config = _meta(rt, repo, payload)
     moved = 0
     number = rt.redis.get(keys.head_index(repo, branch))
-    if number is not None and before != ZERO_SHA:
-        _state, changed = store.update_pull(rt.redis, repo, int(number), lambda s: record_push(s, before, after))
-        if changed:
-            request_recompute(rt, repo, int(number))
-            moved = 1
+    if number is not None and before != ZERO_SHA and _apply(rt, repo, int(number),
+                                                            lambda s: record_push(s, before, after)):
+        moved = 1
     if branch == meta.default_branch and _touches_config(payload):
         # Read at the branch's current head, never at this push's `after`: pushes handled out of order
         # would otherwise restore an older config. Reloads of one repo are serialised, so the last to

@@ -30,7 +30,8 @@ from datetime import UTC, datetime
 from functools import partial
 
 from github import GithubException
-from redis import Redis
+from redis import Redis, WatchError
+from redis.client import Pipeline
 from rq import Retry
 
 from core import keys
@@ -41,7 +42,7 @@ from core.verdict import compute_verdict
 from workers import store
 from workers.github import DryRunGateway, NotFound
 from workers.pacing import MAX_WAIT_IN_LOCK, PacedGateway, Pacer, RateLimited, SlotTooFar
-from workers.publish import LOCK_TIMEOUT, publish, repo_config, target_url
+from workers.publish import LOCK_TIMEOUT, mergeability, publish, repo_config, target_url
 from workers.pulls import facts_from_pull
 from workers.runtime import Runtime, current
 
@@ -120,21 +121,49 @@ def request_fanout(rt: Runtime, scope: str) -> list[str]:
 
 
 def request_repo_fanout(rt: Runtime, repo: str, *, slice_seconds: float = SLICE_SECONDS) -> bool:
-    """Ask for one more pass over ``repo``; False when a job is already waiting to start (coalesced)."""
-    rt.redis.hincrby(keys.fanout(repo), "want", 1)
-    return _ensure_queued(rt, repo, slice_seconds)
+    """Ask for one more pass over ``repo``; False when a job is already waiting to start (coalesced).
+    The request, the ``queued`` flag and the job are one EXEC: no flag without its job."""
+    queued = keys.fanout_queued(repo)
+    with rt.redis.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(queued)  # type: ignore[no-untyped-call]
+                waiting = bool(pipe.exists(queued))
+                pipe.multi()
+                pipe.hincrby(keys.fanout(repo), "want", 1)
+                if not waiting:
+                    pipe.set(queued, "1", ex=QUEUED_TTL)
+                    _enqueue(rt, repo, uuid.uuid4().hex, fresh=True, slice_seconds=slice_seconds, pipeline=pipe)
+                pipe.execute()
+                return not waiting
+            except WatchError:
+                continue
 
 
 def _ensure_queued(rt: Runtime, repo: str, slice_seconds: float) -> bool:
-    if not rt.redis.set(keys.fanout_queued(repo), "1", nx=True, ex=QUEUED_TTL):
-        return False
-    _enqueue(rt, repo, uuid.uuid4().hex, fresh=True, slice_seconds=slice_seconds)
-    return True
+    """Queue a fresh run unless one waits (a request that found the lease taken, served at release)."""
+    queued = keys.fanout_queued(repo)
+    with rt.redis.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(queued)  # type: ignore[no-untyped-call]
+                if pipe.exists(queued):
+                    pipe.unwatch()
+                    return False
+                pipe.multi()
+                pipe.set(queued, "1", ex=QUEUED_TTL)
+                _enqueue(rt, repo, uuid.uuid4().hex, fresh=True, slice_seconds=slice_seconds, pipeline=pipe)
+                pipe.execute()
+                return True
+            except WatchError:
+                continue
 
 
-def _enqueue(rt: Runtime, repo: str, token: str, *, fresh: bool, slice_seconds: float) -> None:
-    rt.queue.enqueue(FANOUT_JOB, repo, token, fresh, slice_seconds, retry=FANOUT_RETRY, job_timeout=JOB_TIMEOUT,
-                     result_ttl=600, failure_ttl=7 * 86400)
+def _enqueue(rt: Runtime, repo: str, token: str, *, fresh: bool, slice_seconds: float,
+             pipeline: Pipeline | None = None) -> None:
+    job = rt.queue.create_job(FANOUT_JOB, args=(repo, token, fresh, slice_seconds), retry=FANOUT_RETRY,
+                              timeout=JOB_TIMEOUT, result_ttl=600, failure_ttl=7 * 86400)
+    rt.queue.enqueue_job(job, pipeline=pipeline)
 
 
 def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float = SLICE_SECONDS) -> str:
@@ -187,16 +216,6 @@ def needs_write(rt: Runtime, repo: str, number: int, now: datetime) -> bool:
 
 def _with_facts(facts: Facts, state: PullState) -> PullState:
     return record_facts(state, facts)
-
-
-def mergeability(state: PullState) -> int:
-    """0: ready (not a draft, approved, no changes requested) · 1: other non-drafts · 2: drafts."""
-    facts = state.facts
-    if facts is None or facts.draft:
-        return 2
-    blocked = any(r.held and r.ref not in state.dismissed for r in state.reviews.values())
-    approved = any(not r.held for r in state.reviews.values())
-    return 0 if approved and not blocked else 1
 
 
 class FanOut:
@@ -289,7 +308,7 @@ class FanOut:
                           blocking_timeout=LOCK_TIMEOUT)
         try:
             with lock:
-                return publish(self.rt, self.repo, number, datetime.now(UTC))
+                return publish(self.rt, self.repo, number, datetime.now(UTC), lock)
         except SlotTooFar as far:
             time.sleep(max(far.seconds - MAX_WAIT_IN_LOCK / 2, 0.0))
         except RateLimited as limited:

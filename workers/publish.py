@@ -1,9 +1,10 @@
-"""Recompute a PR's verdict and publish it: the verdict record in Redis and the `merge-hold` status.
+"""Recompute a PR's verdict: the verdict record in Redis at once, the `merge-hold` status through the funnel.
 
-The one funnel every event ends in. Drives to the desired state (Prow's way): computes the status
-that should be on the head commit and posts only when it differs from the last one posted. Bursts
-coalesce: a recompute asked for while one is queued adds nothing, and one asked for while one runs
-leads to exactly one more (the `queued` flag is cleared when the run starts, under the PR's lock).
+Drives to the desired state (Prow's way): computes the status that should be on the head commit; the
+record is written at once, and the PR goes on its installation's outbox when the posted status
+differs (`workers.funnel`: paced, most-mergeable first, fenced). Bursts coalesce: a recompute asked
+for while one is queued adds nothing, and one asked for while one runs leads to exactly one more (the
+`queued` flag is cleared when the run starts, under the PR's lock).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from rq import Retry
+from redis.lock import Lock
 
 from core import keys
 from core.freeze import next_transition
@@ -26,33 +27,40 @@ from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record
 from workers import groups, store
 from workers.config_loader import load_config
+from workers.funnel import (
+    JOB_TIMEOUT,
+    LOCK_TIMEOUT,
+    RECOMPUTE_JOB,
+    RETRY,
+    Fenced,
+    add_to_outbox,
+    bucket_of,
+    drain,
+    posted_form,
+    pr_lock,
+    request_recompute,
+    write_locked,
+)
 from workers.runtime import Runtime, current
 from workers.sync import sync_pull
 
 log = logging.getLogger(__name__)
 
-RECOMPUTE_JOB = "workers.publish.recompute_job"
-RECOMPUTE_RETRY = Retry(max=5, interval=[1, 5, 30, 120, 600])
-LOCK_TIMEOUT = 60
-QUEUED_TTL = 600
-"""A lost `queued` flag (a worker killed between enqueue and run) stops blocking after ten minutes."""
-
-
-def request_recompute(rt: Runtime, repo: str, number: int) -> bool:
-    """Ask for a recompute of ``repo#number``; False when one is already waiting (coalesced)."""
-    if not rt.redis.set(keys.recompute_queued(repo, number), "1", nx=True, ex=QUEUED_TTL):
-        return False
-    rt.queue.enqueue(RECOMPUTE_JOB, repo, number, retry=RECOMPUTE_RETRY, result_ttl=60, failure_ttl=86400)
-    return True
+__all__ = ["LOCK_TIMEOUT", "RECOMPUTE_JOB", "publish", "recompute_job", "record", "request_recompute"]
+RECORD_ONLY = ("computed_at", "version", "state_version")
+"""Record fields that do not make a new verdict (no new version, no audit, no status)."""
 
 
 def recompute_job(repo: str, number: int) -> str:
+    """The rq job: record the verdict under the PR's lock, then write what the outbox holds."""
     rt = current()
-    lock = rt.redis.lock(keys.recompute_lock(repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
-                         blocking_timeout=LOCK_TIMEOUT)
-    with lock:
+    with pr_lock(rt.redis, repo, number):
         rt.redis.delete(keys.recompute_queued(repo, number))
-        return publish(rt, repo, number, datetime.now(UTC))
+        outcome = record(rt, repo, number, datetime.now(UTC))
+    if outcome == "pending":
+        counts = drain(rt, bucket_of(rt.redis, repo))
+        return f"{outcome}; drain {counts}"
+    return outcome
 
 
 @lru_cache(maxsize=256)
@@ -75,15 +83,17 @@ def target_url(rt: Runtime, repo: str, number: int) -> str:
     return f"{rt.settings.public_url}/{repo}/pull/{number}"
 
 
-def publish(rt: Runtime, repo: str, number: int, now: datetime) -> str:
-    """Recompute and publish one PR. Returns what happened (for logs and tests)."""
-    state = store.load_pull(rt.redis, repo, number)
+def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
+    """Recompute one PR and write its verdict record (call under the PR's lock). Returns "pending" when
+    its status is now on the outbox, else why not ("unchanged", "closed", "unknown-pr", "no-head")."""
+    state, state_version = store.load_pull_versioned(rt.redis, repo, number)
     meta = store.load_repo(rt.redis, repo)
     config, config_error = repo_config(meta)
     if not state.synced or state.facts is None:
         state = sync_pull(rt, state, config)
         if state.facts is None:
             return "unknown-pr"
+        state_version = store.state_version(rt.redis, repo, number)
     if not state.facts.open:
         _forget(rt, repo, number, state)
         return "closed"
@@ -93,15 +103,43 @@ def publish(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     )
     held_state = config.held_state if config else "failure"
     status = build_status(verdict, held_state=held_state, target_url=target_url(rt, repo, number))
-    _write_record(rt, state, verdict, status, now, config.hold_label if config else None)
+    _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None)
     groups.follow(rt, repo, number)  # merge groups checking this PR carry its verdict too
     if config is not None:
         _schedule_wakeup(rt, repo, number, verdict, config, now)
-    return post_if_changed(rt, repo, number, verdict.head_sha, status)
+    if not verdict.head_sha:
+        return "no-head"
+    if rt.redis.get(keys.posted(repo, number)) == posted_form(verdict.head_sha, status):
+        return "unchanged"
+    add_to_outbox(rt.redis, bucket_of(rt.redis, repo), repo, number, mergeability(state))
+    return "pending"
+
+
+def publish(rt: Runtime, repo: str, number: int, now: datetime, lock: Lock | None = None) -> str:
+    """Record and write at once with ``rt.github`` (the fan-out's paced gateway, the tests): the caller
+    holds ``lock``, the PR's lock, if any. Returns "posted" or why nothing was posted."""
+    outcome = record(rt, repo, number, now)
+    if outcome != "pending":
+        return outcome
+    try:
+        return write_locked(rt, repo, number, lock)
+    except Fenced:
+        return "fenced"
+
+
+def mergeability(state: PullState) -> int:
+    """0: ready (not a draft, approved, no changes requested) · 1: other non-drafts · 2: drafts."""
+    facts = state.facts
+    if facts is None or facts.draft:
+        return 2
+    blocked = any(r.held and r.ref not in state.dismissed for r in state.reviews.values())
+    approved = any(not r.held for r in state.reviews.values())
+    return 0 if approved and not blocked else 1
 
 
 def post_if_changed(rt: Runtime, repo: str, number: int, sha: str | None, status: dict[str, Any]) -> str:
-    """Economy: no POST when this (sha, state, description, target) is already the posted status."""
+    """Economy: no POST when this (sha, state, description, target) is already the posted status.
+    For statuses that are no PR's verdict (a merge group's head); a PR's go through `publish`."""
     if not sha:
         return "no-head"
     wanted = json.dumps({"sha": sha, **status}, sort_keys=True)
@@ -115,13 +153,17 @@ def post_if_changed(rt: Runtime, repo: str, number: int, sha: str | None, status
 
 
 def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[str, Any], now: datetime,
-                  hold_label: str | None = None) -> None:
+                  state_version: int, hold_label: str | None = None) -> None:
     repo, number = state.repo, state.number
     previous = store.load_verdict(rt.redis, repo, number)
     record = verdict_record(verdict, version=0, computed_at=now, status=status, hold_label=hold_label)
-    comparable = {k: v for k, v in record.items() if k not in ("computed_at", "version")}
-    if previous is not None and {k: v for k, v in previous.items()
-                                 if k not in ("computed_at", "version")} == comparable:
+    # The state it was computed from: a reconcile that finds the state newer recomputes the PR.
+    record["state_version"] = state_version
+    comparable = {k: v for k, v in record.items() if k not in RECORD_ONLY}
+    if previous is not None and {k: v for k, v in previous.items() if k not in RECORD_ONLY} == comparable:
+        if previous.get("state_version") != state_version:
+            rt.redis.set(keys.verdict(repo, number),
+                         json.dumps({**previous, "state_version": state_version}, separators=(",", ":")))
         return
     record["version"] = int(rt.redis.incr(keys.verdict_version(repo, number)))
     facts = state.facts
@@ -181,6 +223,7 @@ def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, conf
         return
     when = min(moments)
     job_id = "wake-" + re.sub(r"[^A-Za-z0-9_-]", "_", f"{repo}-{number}-{int(when.timestamp())}")
-    if rt.redis.set(f"{keys.PREFIX}:wake:{job_id}", "1", nx=True, ex=int((when - now).total_seconds()) + 3600):
-        rt.queue.enqueue_at(when, RECOMPUTE_JOB, repo, number, job_id=job_id, retry=RECOMPUTE_RETRY)
+    if rt.redis.set(keys.wake(job_id), "1", nx=True, ex=int((when - now).total_seconds()) + 3600):
+        rt.queue.enqueue_at(when, RECOMPUTE_JOB, repo, number, job_id=job_id, retry=RETRY,
+                            job_timeout=JOB_TIMEOUT, result_ttl=0)
         log.info("scheduled %s#%s recompute at %s", repo, number, to_iso(when))

@@ -1,26 +1,39 @@
-"""`merge-hold reconcile`: republish verdicts, and with `--rebuild` re-read the holds from GitHub.
+"""Reconcile: republish verdicts, and with `--rebuild` re-read the holds from GitHub.
 
-Republishing is cheap and safe at any time (a status is posted only where it differs). Rebuilding
-is for state lost in Redis: it replays every comment and review of every open PR, in their own time
-order, through the same rules the webhooks use; holds and lifts made on the dashboard, which GitHub has
-no record of, are kept.
+Republishing is cheap and safe at any time (a status is posted only where it differs). It runs by
+itself every ``MERGE_HOLD_RECONCILE_SECONDS`` (one worker enqueues `reconcile_job` per period, see
+`workers.watchdog`) and on demand as `merge-hold reconcile`. Every open PR's verdict record is
+recomputed in Redis (a verdict older than its state, or one a room hold, freeze edge or expiry left
+behind, is caught so) and what differs from the posted status goes through the funnel's paced outbox.
+
+Rebuilding is for state lost in Redis: it replays every comment and review of every open PR, in their
+own time order, through the same rules the webhooks use; holds and lifts made on the dashboard, which
+GitHub has no record of, are kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from datetime import UTC, datetime
+
+from redis.exceptions import LockError
 
 from core import keys
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
 from workers import store
-from workers.publish import publish, repo_config
+from workers.funnel import FAILURE_TTL, JOB_TIMEOUT, bucket_of, drain, pr_lock
+from workers.publish import record, repo_config
 from workers.repos import load_repo_config
-from workers.runtime import Runtime
+from workers.runtime import Runtime, current
 from workers.sync import history_state
+
+log = logging.getLogger(__name__)
+
+RECONCILE_JOB = "workers.reconcile.reconcile_job"
 
 
 def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool) -> dict[str, int]:
@@ -36,13 +49,51 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool) -> dict[str, int]:
             store.update_pull(rt.redis, repo, state.number,
                               lambda old, new=state: keep_dashboard(new, old))  # type: ignore[misc]
             rt.redis.sadd(keys.open_prs(repo), state.number)
-    now = datetime.now(UTC)
-    for number in store.open_numbers(rt.redis, repo):
-        counts["prs"] += 1
-        if publish(rt, repo, number, now) == "posted":
-            counts["posted"] += 1
+    counts["pending"] = record_all(rt, repo)
+    counts["prs"] = len(store.open_numbers(rt.redis, repo))
+    # The operator's run waits for its writes; the scheduled one leaves them to the outbox's drain.
+    counts["posted"] = drain(rt, bucket_of(rt.redis, repo), slice_seconds=None)["posted"]
     store.audit(rt.redis, repo, "repo.reconciled", rebuild=rebuild, **counts)
     return counts
+
+
+def record_all(rt: Runtime, repo: str) -> int:
+    """Recompute every open PR's verdict record (Redis only); returns how many statuses now wait on the
+    outbox. A PR whose lock is busy is being recomputed already and is skipped."""
+    pending = 0
+    for number in store.open_numbers(rt.redis, repo):
+        lock = pr_lock(rt.redis, repo, number)
+        if not lock.acquire(blocking_timeout=5):
+            continue
+        try:
+            pending += record(rt, repo, number, datetime.now(UTC)) == "pending"
+        finally:
+            try:
+                lock.release()
+            except LockError:
+                log.warning("reconcile: the lock on %s#%s lapsed", repo, number)
+    return pending
+
+
+def reconcile_job() -> str:
+    """The scheduled reconcile: every managed repo's verdicts recomputed, differing statuses queued."""
+    rt = current()
+    pending = 0
+    repos = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
+    buckets = set()
+    for repo in repos:
+        pending += record_all(rt, repo)
+        buckets.add(bucket_of(rt.redis, repo))
+    for bucket in sorted(buckets):
+        drain(rt, bucket)
+    if pending:
+        log.info("reconcile: %d statuses differed from their verdicts", pending)
+    return f"{len(repos)} repos, {pending} statuses queued"
+
+
+def enqueue_reconcile(rt: Runtime) -> None:
+    rt.queue.enqueue(RECONCILE_JOB, job_timeout=JOB_TIMEOUT * 5, result_ttl=0, failure_ttl=FAILURE_TTL,
+                     description="scheduled reconcile")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, timedelta
 
+from core import keys
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -18,13 +19,12 @@ SWEEP_JOB = "workers.redeliver.sweep_job"
 SWEEP_EVERY = timedelta(minutes=10)
 WINDOW = timedelta(days=3)
 """GitHub keeps deliveries for three days; older ones cannot be redelivered."""
-ASKED_KEY = "mh:redelivered:{}"
 
 
 def sweep(rt: Runtime, now: datetime) -> int:
     asked = 0
     for delivery in rt.github.failed_deliveries(now - WINDOW + timedelta(minutes=5)):
-        if not rt.redis.set(ASKED_KEY.format(delivery["guid"]), "1", nx=True, ex=int(WINDOW.total_seconds())):
+        if not rt.redis.set(keys.redelivery_asked(delivery["guid"]), "1", nx=True, ex=int(WINDOW.total_seconds())):
             continue
         rt.github.redeliver(int(delivery["id"]))
         asked += 1
@@ -46,5 +46,5 @@ def schedule(rt: Runtime) -> None:
     if not rt.settings.has_app_credentials or rt.settings.dry_run:
         return
     slot = int(datetime.now(UTC).timestamp() // SWEEP_EVERY.total_seconds()) + 1
-    if rt.redis.set(f"mh:sweep:{slot}", "1", nx=True, ex=int(SWEEP_EVERY.total_seconds()) * 3):
+    if rt.redis.set(keys.sweep_slot(slot), "1", nx=True, ex=int(SWEEP_EVERY.total_seconds()) * 3):
         rt.queue.enqueue_in(SWEEP_EVERY, SWEEP_JOB, job_id=f"sweep-{slot}")

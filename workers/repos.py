@@ -5,7 +5,7 @@ from __future__ import annotations
 from core import keys
 from core.repo_config import CONFIG_PATH
 from workers import store
-from workers.publish import request_recompute
+from workers.funnel import RecomputeRequest, request_recompute
 from workers.pulls import facts_from_pull
 from workers.runtime import Runtime
 
@@ -56,9 +56,12 @@ def bootstrap(rt: Runtime, repo: str, installation_id: int, *, default_branch: s
     for pull in rt.github.list_open_pulls(repo):
         number = int(pull["number"])
         facts = facts_from_pull(pull)
-        store.update_pull(rt.redis, repo, number, lambda s, f=facts: record_facts(s, f))  # type: ignore[misc]
         rt.redis.sadd(keys.open_prs(repo), number)
-        request_recompute(rt, repo, number)
+        # The facts and the PR's recompute in one EXEC (or, unchanged, the recompute alone).
+        _, changed = store.update_pull(rt.redis, repo, number, lambda s, f=facts: record_facts(s, f),  # type: ignore[misc]
+                                       request=RecomputeRequest(rt.queue, repo, number))
+        if not changed:
+            request_recompute(rt, repo, number)
         count += 1
     store.audit(rt.redis, repo, "repo.bootstrapped", open_prs=count, installation_id=installation_id)
     return count

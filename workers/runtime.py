@@ -12,6 +12,7 @@ from github import GithubException
 from redis import Redis
 from rq import Queue
 
+from core import keys
 from merge_hold.redis_conn import connect
 from merge_hold.settings import Settings, SettingsError, from_env
 from workers.github import AppGateway, DryRunGateway, GitHubGateway
@@ -45,7 +46,7 @@ class Runtime:
         return f"{slug}[bot]" if slug else None
 
 
-APP_SLUG_KEY = "mh:app:slug"
+APP_SLUG_KEY = keys.APP_SLUG
 _current: Runtime | None = None
 
 

@@ -12,9 +12,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from redis import Redis, WatchError
+from redis.client import Pipeline
 
 from core import keys
 from core.holds import Exemption, Hold
@@ -51,10 +52,35 @@ def load_pull(redis: Redis, repo: str, number: int) -> PullState:
     return PullState.from_dict(json.loads(raw))
 
 
+def load_pull_versioned(redis: Redis, repo: str, number: int) -> tuple[PullState, int]:
+    """The PR's state and its state version, read in one MULTI (a consistent pair)."""
+    with redis.pipeline() as pipe:
+        pipe.get(keys.pr_state(repo, number))
+        pipe.get(keys.state_version(repo, number))
+        raw, version = pipe.execute()
+    state = PullState.from_dict(json.loads(raw)) if raw else PullState(repo=repo, number=number)
+    return state, int(version or 0)
+
+
+def state_version(redis: Redis, repo: str, number: int) -> int:
+    return int(redis.get(keys.state_version(repo, number)) or 0)
+
+
+class InTransaction(Protocol):
+    """Something written with a state change, in its EXEC (`workers.funnel.RecomputeRequest`)."""
+
+    def watch(self, pipe: Pipeline) -> None: ...
+    def add(self, pipe: Pipeline) -> bool: ...
+
+
 def update_pull(
-    redis: Redis, repo: str, number: int, change: Callable[[PullState], PullState]
+    redis: Redis, repo: str, number: int, change: Callable[[PullState], PullState], *,
+    request: InTransaction | None = None,
 ) -> tuple[PullState, bool]:
-    """Apply a pure change atomically; returns the new state and whether anything changed."""
+    """Apply a pure change atomically; returns the new state and whether anything changed.
+
+    The state, its version counter and ``request`` (the PR's recompute) are one EXEC: a worker killed
+    at any point leaves either all of them or none."""
     key = keys.pr_state(repo, number)
     with redis.pipeline() as pipe:
         while True:
@@ -66,9 +92,16 @@ def update_pull(
                 if after == before:
                     pipe.unwatch()
                     return before, False
+                if request is not None:
+                    request.watch(pipe)
                 pipe.multi()
                 ttl = None if after.facts is None or after.facts.open else CLOSED_STATE_TTL
                 pipe.set(key, json.dumps(after.to_dict(), separators=(",", ":")), ex=ttl)
+                pipe.incr(keys.state_version(repo, number))
+                if ttl is not None:
+                    pipe.expire(keys.state_version(repo, number), ttl)
+                if request is not None:
+                    request.add(pipe)
                 pipe.execute()
                 return after, True
             except WatchError:
@@ -94,7 +127,8 @@ def drop_repo(redis: Redis, repo: str, installation_id: int | None) -> list[int]
     numbers = sorted(int(n) for n in redis.smembers(keys.open_prs(repo)))
     with redis.pipeline() as pipe:
         for number in numbers:
-            pipe.delete(keys.pr_state(repo, number), keys.verdict(repo, number), keys.posted(repo, number))
+            pipe.delete(keys.pr_state(repo, number), keys.verdict(repo, number), keys.posted(repo, number),
+                        keys.state_version(repo, number))
         pipe.delete(keys.repo_meta(repo), keys.managed(repo), keys.open_prs(repo), keys.held_prs(repo),
                     keys.held_heads(repo))
         pipe.srem(keys.MANAGED_REPOS, repo.lower())

@@ -1,0 +1,108 @@
+"""Fencing of status writes (design §4, invariant 8): a writer whose PR lock lapsed never leaves a stale
+status behind. Real Redis, the GitHub emulator over HTTP, the funnel's own functions.
+
+Rows: a fresh lock writes; a lock that lapsed before the POST writes nothing; a lock that lapsed during
+a stalled POST while a newer verdict was recorded forgets what it posted, and the next drain writes the
+newer verdict over it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+
+import pytest
+from redis import Redis
+
+from core import keys
+from core.prstate import Register, record_comment
+from tests.e2e_support import Service, held_widgets
+from tests.emulator import GitHubEmulator
+from workers import store
+from workers.funnel import Fenced, bucket_of, drain, write_locked
+from workers.publish import record
+
+REPO = "acme/widgets"
+FREE = 6
+SHA = "6" * 40
+
+
+def _hold(svc: Service, who: str) -> None:
+    register = Register(at=datetime(2026, 1, 6, tzinfo=UTC), held=True, ref=f"fence-{who}", reason="fenced")
+    store.update_pull(svc.redis, REPO, FREE, lambda s: record_comment(s, who, register))
+
+
+def _outbox(svc: Service) -> list[bytes]:
+    return [m for m in svc.redis.zrange(keys.outbox(bucket_of(svc.redis, REPO)), 0, -1) if isinstance(m, bytes)]
+
+
+def _posts(emu: GitHubEmulator) -> list[tuple[str, str]]:
+    return [(p["state"], p["description"]) for p in emu.status_posts() if p["sha"] == SHA]
+
+
+@pytest.fixture()
+def svc(github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> Service:
+    service = held_widgets(github_emulator, redis_url)
+    assert _posts(github_emulator) == [("success", "No holds")]
+    _hold(service, "fay")
+    assert record(service.rt, REPO, FREE, datetime.now(UTC)) == "pending"
+    return service
+
+
+@pytest.mark.parametrize(("lapse", "posts"), [
+    (False, [("success", "No holds"), ("failure", "Held by @fay: fenced")]),
+    (True, [("success", "No holds")]),
+], ids=["fresh-lock-writes", "lapsed-lock-writes-nothing"])
+def test_a_write_checks_its_lock_right_before_the_post(svc: Service, github_emulator: GitHubEmulator,
+                                                       lapse: bool, posts: list[tuple[str, str]]) -> None:
+    lock = svc.redis.lock(keys.recompute_lock(REPO, FREE), timeout=0.3 if lapse else 30)
+    assert lock.acquire(blocking=False)
+    if lapse:
+        time.sleep(0.5)
+        assert svc.redis.lock(keys.recompute_lock(REPO, FREE), timeout=30).acquire(blocking=False)
+        with pytest.raises(Fenced):
+            write_locked(svc.rt, REPO, FREE, lock)
+        assert _outbox(svc), "a fenced write leaves the PR on the outbox"
+    else:
+        assert write_locked(svc.rt, REPO, FREE, lock) == "posted"
+        assert _outbox(svc) == []
+    assert _posts(github_emulator) == posts
+
+
+def test_a_stale_post_that_lands_last_is_written_over(svc: Service, github_emulator: GitHubEmulator) -> None:
+    """The lock lapses while GitHub stalls the POST; meanwhile a newer verdict is recorded. The stale POST
+    lands, the writer sees it was fenced, and the outbox's next drain posts the newer verdict after it."""
+    lock = svc.redis.lock(keys.recompute_lock(REPO, FREE), timeout=0.5, thread_local=False)
+    assert lock.acquire(blocking=False)
+    outcome: list[object] = []
+
+    def stale_writer() -> None:
+        try:
+            outcome.append(write_locked(svc.rt, REPO, FREE, lock))
+        except Fenced as fenced:
+            outcome.append(fenced)
+
+    with github_emulator.lock:  # GitHub stalls every request until released
+        writer = threading.Thread(target=stale_writer)
+        writer.start()
+        deadline = time.monotonic() + 10
+        while lock.owned():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        newer = svc.redis.lock(keys.recompute_lock(REPO, FREE), timeout=30)
+        assert newer.acquire(blocking=False)
+        _hold(svc, "gus")
+        assert record(svc.rt, REPO, FREE, datetime.now(UTC)) == "pending"
+        newer.release()
+    writer.join(30)
+    assert len(outcome) == 1 and isinstance(outcome[0], Fenced)
+    assert svc.redis.get(keys.posted(REPO, FREE)) is None, "what was posted is unknown: forgotten"
+    assert _posts(github_emulator)[-1] == ("failure", "Held by @fay: fenced")  # the stale one landed last
+    assert drain(svc.rt, bucket_of(svc.redis, REPO))["posted"] == 1
+    latest = github_emulator.latest_status(REPO, SHA)
+    verdict = svc.verdict(REPO, FREE)
+    assert latest is not None and verdict is not None
+    assert (latest["state"], latest["description"]) == (verdict["state"], verdict["description"])
+    assert verdict["description"] == "Held by @fay: fenced (+1 more)"
+    assert _outbox(svc) == []
