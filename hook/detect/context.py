@@ -36,6 +36,7 @@ class Ctx(Shell):
         self.branches: dict[str | None, str | None] = {}  # cwd -> branch checked out by this command
         self.merged: dict[str, list[str]] = {}  # local branch -> branches merged into it here
         self.gh_aliases: dict[str, str] = {}
+        self.git_aliases: dict[str, str] = {}  # alias.NAME set by an earlier `git config` of this command
         self.merges: list[Merge] = []
         self.created_pr = False  # `gh pr create` ran: a later selector-less merge targets a new PR
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}

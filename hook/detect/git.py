@@ -26,7 +26,7 @@ _MERGEISH = ("merge", "land", "ship")
 
 def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     cwd = ctx.cwd
-    aliases: dict[str, str] = {}  # -c alias.NAME=VALUE, the last one winning
+    aliases = dict(ctx.git_aliases)  # `git config alias.…` earlier in this command, then -c (last wins)
     i = 1
     while i < len(args) and args[i][0].startswith("-"):
         a = args[i][0]
@@ -71,6 +71,10 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         _rebase(ctx, cwd, rest)
     elif sub == "reset" and "--hard" in rest:
         _record(ctx, cwd, _positional(rest, frozenset()))
+    elif sub == "config":
+        from hook.detect.gitconfig import config_command
+
+        config_command(ctx.git_aliases, rest)
     elif sub == "push":
         from hook.detect.push import push
 

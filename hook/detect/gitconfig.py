@@ -110,3 +110,44 @@ def worktree_top(cwd: str | None) -> str | None:
         if parent == path:
             return None
         path = parent
+
+
+_CONFIG_VALUE = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment", "--value"})
+_CONFIG_SUBCOMMANDS = frozenset({"set", "unset", "get", "list", "edit", "rename-section", "remove-section"})
+
+
+def config_command(aliases: dict[str, str], rest: list[str]) -> None:
+    """`git config [--global|--local|…] alias.NAME VALUE` earlier in the same command defines an alias
+    a later `git NAME` runs: it is recorded exactly; any other write that may touch an alias (another
+    file, `--unset`, `--add`, a key computed at run time, `--edit`) makes that alias, or every alias,
+    unknown — never a guessed "no alias"."""
+    positional: list[str] = []
+    flags: set[str] = set()
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        if word in _CONFIG_VALUE or (word.startswith("-") and DYN in word):
+            flags.add(word.split("=", 1)[0])
+            i += 2
+            continue
+        if word.startswith("-"):
+            flags.add(word.split("=", 1)[0])
+        else:
+            positional.append(word)
+        i += 1
+    if positional and positional[0] in _CONFIG_SUBCOMMANDS:
+        flags.add(positional.pop(0))
+    key = positional[0] if positional else ""
+    if not key or DYN in key:
+        if flags & {"-e", "--edit", "edit", "rename-section", "remove-section"} or DYN in key:
+            aliases[""] = UNKNOWN
+        return
+    if not key.lower().startswith("alias."):
+        return
+    name = key[6:].lower()
+    reads = flags & {"--get", "--get-all", "--get-regexp", "-l", "--list", "get", "list"}
+    if reads and not flags & {"--unset", "--unset-all", "unset"}:
+        return
+    exact = len(positional) == 2 and not flags & {"-f", "--file", "--blob", "--add", "--replace-all", "--unset",
+                                                  "--unset-all", "unset", "--type"}
+    aliases[name] = positional[1] if exact else UNKNOWN

@@ -207,6 +207,12 @@ class Shell(Expansion):
     def _command(self, cmd: Command) -> None:
         overlay: dict[str, str | None] = {}
         for name, value in cmd.assigns:
+            if "[" in name:  # a[N]=value
+                from hook.shell.elements import assign_element
+
+                assign_element(self.arrays, self.vars, self.env, name, self.expand_one(value),
+                               prefix=bool(cmd.words))
+                continue
             if name.endswith("+"):  # NAME+=value appends
                 name = name[:-1]
                 before = self.vars.get(name) if name in self.vars else self.env.get(name, "")

@@ -361,6 +361,11 @@ def _assignment(word: Word) -> tuple[str, Word] | None:
     j = 1
     while j < len(text) and text[j] in NAME_CHARS:
         j += 1
+    if text.startswith("[", j):  # NAME[SUBSCRIPT]=value: one element (hook/shell/elements.py)
+        close = text.find("]", j)
+        if close < 0:  # the subscript runs into an expansion: an element no reader can place
+            return (text[:j] + "[?]", Word([], "")) if any(p.kind != "l" for p in word.parts) else None
+        j = close + 1
     if text.startswith("+=", j):
         value_at, name = j + 2, text[:j] + "+"  # NAME+=value appends (hook/shell/interpreter.py)
     elif text.startswith("=", j):

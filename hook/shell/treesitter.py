@@ -64,6 +64,14 @@ def _statement(node: Node, out: list[Event]) -> None:
         words = [Word([Part("l", _text(node.children[0]), False)], _text(node.children[0]))]
         words += [_word(c, out) for c in node.named_children]
         out.append(Command(words, [], []))
+        # `declare -a a=(…)` assigns the array too; with -i/-l/-u/-A/-n what is stored differs from
+        # what is written, so the array is unknown (hook/shell/builtins.py says the same of scalars).
+        letters = {c for w in words[1:] if w.raw.startswith(("-", "+")) for c in w.raw[1:]}
+        for child in node.named_children:
+            if child.type == "variable_assignment" and _is_array(child):
+                name, elements = _array(child, out)
+                exact = not letters - {"a", "g", "x", "r", "p", "f", "F"}
+                out.append(Command([], [], [], [(name, elements if exact else None)]))
     elif kind == "pipeline":
         previous: Command | None = None
         for child in node.named_children:

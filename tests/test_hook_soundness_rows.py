@@ -1,0 +1,58 @@
+"""Rows an outside check found answered "no merge" while bash merges: array elements assigned one by
+one, `declare -a`, and a git alias defined by `git config` earlier in the same command. Each row is
+what the guard must answer *before* anything runs (the differential test runs bash first, which would
+write the alias into the config file the guard then reads, so these rows live here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hook.detect.toolcall import detect
+
+HOME_ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+@pytest.fixture()
+def checkout(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/acme/widgets.git\n')
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/feature\n")
+    (tmp_path / "home").mkdir()
+    return repo
+
+
+# (command, [(repo, pr)] it merges, undetermined?)
+ROWS: list[tuple[str, list[tuple[str | None, int | None]], bool]] = [
+    ('a[0]=gh; a[1]=pr; a[2]=merge; "${a[@]}" 5 -R acme/other', [("acme/other", 5)], False),
+    ('a=(gh pr); a[2]=merge; "${a[@]}" 5', [("acme/widgets", 5)], False),
+    ('x=gh; x[1]=pr; "${x[@]}" merge 7', [("acme/widgets", 7)], False),
+    ('a=(gh pr merge 4); a[3]=5; "${a[@]}"', [("acme/widgets", 5)], False),
+    ('a[0]=echo; "${a[@]}" gh pr merge 5', [], False),
+    ('i=1; a[$i]=5; gh pr merge "${a[@]}"', [("acme/widgets", None)], True),
+    ('a[5]=gh; "${a[@]}" pr merge 5', [("acme/widgets", 5)], True),  # sparse: not modelled
+    ('declare -a a=(gh pr merge 2 -R acme/other); "${a[@]}"', [("acme/other", 2)], False),
+    ('local a=(echo gh pr merge 2); "${a[@]}"', [], False),
+    ("git config alias.m '!gh pr merge 2 -R acme/other' && git m", [("acme/other", 2)], False),
+    ("git config --global alias.m '!gh pr merge 3'; git m", [("acme/widgets", 3)], False),
+    ("git config alias.st status && git st", [], False),
+    ("git config --get alias.m; git m", [], False),
+    ("git config --file other.cfg alias.m '!gh pr merge 2'; git m", [("acme/widgets", None)], True),
+    ('k=alias.m; git config "$k" "!gh pr merge 3"; git m', [("acme/widgets", 3)], False),
+    ('read k; git config "$k" "!gh pr merge 3"; git m', [("acme/widgets", None)], True),
+]
+
+
+@pytest.mark.parametrize(("command", "merges", "undetermined"), ROWS, ids=[r[0][:40] for r in ROWS])
+def test_the_guard_reads_it_as_bash_runs_it(checkout: Path, command: str,
+                                            merges: list[tuple[str | None, int | None]], undetermined: bool) -> None:
+    env = {**HOME_ENV, "HOME": str(checkout.parent / "home")}
+    found = detect("Bash", {"command": command}, cwd=str(checkout), env=env)
+    got = [(m.repo, m.pr) for m in found.merges]
+    assert any(m.undetermined for m in found.merges) is undetermined, found
+    if undetermined:
+        assert {r for r, _ in got} <= {r for r, _ in merges} | {None}, found
+    else:
+        assert got == merges, found
