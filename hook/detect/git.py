@@ -8,6 +8,7 @@ held PR's head.
 
 from __future__ import annotations
 
+from hook.detect.gitargs import positional as _positional
 from hook.detect.model import Merge
 from hook.detect.prefilter import GIT_BUILTINS as _BUILTINS
 from hook.shell.syntax import DYN
@@ -81,21 +82,6 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         push(ctx, cwd, rest)
     elif DYN not in sub and sub not in _BUILTINS:
         _external(ctx, cwd, sub, rest)
-
-
-def _positional(rest: list[str], valued: frozenset[str]) -> list[str]:
-    out, i = [], 0
-    while i < len(rest):
-        a = rest[i]
-        if a == "--":
-            out.extend(rest[i + 1 :])
-            break
-        if a.startswith("-") and DYN not in a[:1]:
-            i += 2 if a in valued else 1
-            continue
-        out.append(a)
-        i += 1
-    return out
 
 
 def _short(ref: str) -> str:

@@ -15,6 +15,7 @@ merge feature && git push`` sends ``main`` *and* ``feature``). Every refspec for
 from __future__ import annotations
 
 from hook.detect import gitrepo
+from hook.detect.gitargs import positional
 from hook.detect.model import Merge
 from hook.shell.syntax import DYN
 
@@ -31,12 +32,12 @@ def push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
     flags = {a.split("=", 1)[0] for a in rest if a.startswith("-") and DYN not in a[:1]}
     if flags & {"-n", "--dry-run", "-d", "--delete"}:
         return
-    positional = _positional(rest)
+    words = positional(rest, _PUSH_VALUE)
     config = gitrepo.read_config(cwd) or {}
     current = ctx.branch(cwd)
     repo_flag = next((a.split("=", 1)[1] for a in rest if a.startswith("--repo=")), None)
-    remote = positional[0] if positional else repo_flag or _default_remote(config, current)
-    refspecs = positional[1:]
+    remote = words[0] if words else repo_flag or _default_remote(config, current)
+    refspecs = words[1:]
     if flags & _EVERY_BRANCH:
         # each local branch as it is now, and as this command left the ones it merged into
         refspecs = [*refspecs, "refs/heads/*:refs/heads/*", *(f"{b}:{b}" for b in ctx.merged if b)]
@@ -56,21 +57,6 @@ def push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
             unknown = merge.undetermined or repo is None or cwd is None
             ctx.add(merge.replace(repo=repo, host=host, gitdir=cwd, undetermined=unknown,
                                   detail=merge.detail or ("" if cwd else "the directory pushed from is unknown")))
-
-
-def _positional(rest: list[str]) -> list[str]:
-    out, i = [], 0
-    while i < len(rest):
-        a = rest[i]
-        if a == "--":
-            out.extend(rest[i + 1 :])
-            break
-        if a.startswith("-") and DYN not in a[:1]:
-            i += 2 if a in _PUSH_VALUE else 1
-            continue
-        out.append(a)
-        i += 1
-    return out
 
 
 def _short(ref: str) -> str:
