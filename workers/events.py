@@ -16,6 +16,7 @@ from typing import Any
 from core import keys
 from core.comment_rules import apply_comment, apply_review
 from core.holds import from_iso
+from core.merge_groups import group_number
 from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
@@ -180,6 +181,9 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
 
     changed = _apply(rt, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
+    if action == "submitted" and str(review.get("state")).lower() == "approved" and rt.redis.sismember(
+            keys.held_prs(repo), str(number)):  # news for subscribed chat channels: approved, still held
+        store.audit(rt.redis, repo, "pr.approved", number=number, by=reviewer)
     return "applied" if changed else "unchanged"
 
 
@@ -258,6 +262,9 @@ def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
     if payload.get("action") != "checks_requested" or repo is None or not group.get("head_sha"):
         return "ignored"
     _meta(rt, repo, payload)
+    queued = group_number(str(group.get("head_ref", "")))
+    if queued is not None and rt.redis.sismember(keys.held_prs(repo), str(queued)):  # news for chat channels
+        store.audit(rt.redis, repo, "pr.queued", number=queued)
     return groups.checks_requested(rt, repo, group)
 
 
