@@ -3,8 +3,8 @@
 ``/hold TARGET [for DURATION] REASON`` · ``/unhold TARGET`` · ``/holds [TARGET]`` ·
 ``/hold exempt PR-TARGET [for DURATION] REASON`` · ``/unhold exempt PR-TARGET`` ·
 ``/hold subscribe REPO-OR-ORG [WEBHOOK-URL]`` · ``/hold unsubscribe REPO-OR-ORG`` (chat notifications).
-Both platforms send the command word and the ``text`` after it separately. A single catch-all command (``/merge-hold hold
-…``) works too: when the command is none of the three, the text's first word is the verb.
+Both platforms send the command word and the ``text`` after it separately. A single catch-all command
+(``/merge-hold hold …``) works too: when the command is none of the three, the text's first word is the verb.
 
 A hold in a room reaches many PRs at once, so the reason is required and mistakes are answered with a
 usage text instead of a guess. ``exempt`` right after ``/hold`` or ``/unhold`` is always the keyword
