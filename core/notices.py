@@ -13,7 +13,10 @@ into one chat message, so a burst (a freeze reaching forty PRs) is one post, not
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+
+from core.holds import from_iso
 
 MAX_LINES = 20
 """Lines shown in one message; the rest are counted ("…and 12 more"), never silently dropped."""
@@ -105,6 +108,33 @@ def notice(event: str, data: dict[str, Any]) -> Notice | None:
     if text is None:
         return None
     return Notice(org=_org(repo, scope), repo=repo.lower() if repo else None, text=text)
+
+
+def remembered(holds: list[Any]) -> list[dict[str, str]]:
+    """What to keep of a held PR's holds to tell, when it goes free, why: freezes and timed holds."""
+    kept = []
+    for hold in holds:
+        if isinstance(hold, dict) and (hold.get("source") == "freeze" or hold.get("expires_at")):
+            kept.append({k: str(hold.get(k) or "") for k in ("id", "source", "scope", "expires_at")})
+    return kept
+
+
+def _expired(kept: dict[str, str], now: datetime) -> bool:
+    ends = from_iso(kept.get("expires_at") or None)
+    return kept.get("source") != "freeze" and ends is not None and ends <= now
+
+
+def freed(repo: str, number: int, kept: list[dict[str, str]], now: datetime) -> Notice | None:
+    """A PR held by a freeze or a timed hold went free: the freeze ended, or the hold expired (a hold
+    lifted by someone was announced when it was lifted)."""
+    pr = f"{repo}#{number}"
+    freezes = [k["id"].removeprefix("freeze:") for k in kept if k.get("source") == "freeze"]
+    expired = [k["scope"] or pr for k in kept if _expired(k, now)]
+    lines = [f":sunny: freeze {', '.join(freezes)} ended: {pr} is free"] if freezes else []
+    lines += [f":hourglass: the hold on {scope} expired: {pr} is free" for scope in dict.fromkeys(expired)]
+    if not lines:
+        return None
+    return Notice(org=_org(repo, None), repo=repo.lower(), text="\n".join(lines))
 
 
 def hook_notice(item: dict[str, Any]) -> Notice | None:

@@ -88,6 +88,13 @@ def test_subscribed_channel_hears_the_freeze_start(svc: Service, standin: SlackS
     assert call["channel"] == "C0REL" and call["token"] == "xoxb-test-token"
     assert "freeze sunday-freeze started: acme/widgets#1 is held" in call["text"]
     assert "acme/widgets#5" in call["text"] and "acme/widgets#4" not in call["text"]  # dev is not frozen
+    svc.redis.delete(subscriptions.sent_key("slack:T0MERGE1:C0REL"))  # past the rate limit's interval
+    for number in PRS:
+        publish(svc.rt, REPO, number, utc("2026-03-22T03:00:00"))  # the window has ended
+    drain(svc.rt)
+    ended = standin.wait(2)[-1]["text"]
+    assert ":sunny: freeze sunday-freeze ended: acme/widgets#1 is free" in ended
+    assert "acme/widgets#6" not in ended  # still held by its label
 
 
 def test_held_pr_approved_and_queued(svc: Service, standin: SlackStandIn) -> None:

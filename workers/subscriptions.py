@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import asdict, dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from redis import Redis
 from rq import Queue, Retry
 
 from core.keys import PREFIX
-from core.notices import Notice, hook_notice, notice
+from core.notices import Notice, freed, hook_notice, notice, remembered
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,8 @@ OUTBOX_MAX = 500
 """Lines kept per channel while its chat is down; older ones are dropped (the audit log has them all)."""
 ARMED_TTL = 6 * 3600
 """Covers a drain's retries; should a drain job be lost, the next line queues a new one after this."""
+HELD_BY_TTL = 8 * 86400
+"""What a held PR was held by is forgotten after this (a PR closed while held never goes free)."""
 RETRY_INTERVALS = [10, 60, 300, 900, 3600]
 """A failed post (chat down, 5xx, rate limited) is retried with growing pauses, then kept in rq's failed
 registry; its lines stay in the outbox for the next drain."""
@@ -148,14 +150,40 @@ def deliver(redis: Redis, found: Notice) -> int:
     return len(channels)
 
 
+def frozen_key(repo: str) -> str:
+    return f"{PREFIX}:notify:held-by:{repo.lower()}"
+
+
+def _verdict_change(redis: Redis, event: str, data: dict[str, Any]) -> Notice | None:
+    """Freezes ending and holds expiring show only as a PR's verdict going free: remember, when a PR
+    goes held, its freeze and timed holds (one hash field per PR, only in repos someone hears), and
+    tell what ended when it goes free."""
+    repo, number = data.get("repo"), data.get("number")
+    if not isinstance(repo, str) or number is None:
+        return None
+    key, field = frozen_key(repo), str(number)
+    if event == "verdict.held":
+        kept = remembered(list(data.get("holds") or []))
+        if kept and subscribers(redis, Notice(repo.split("/", 1)[0].lower(), repo.lower(), "").targets):
+            redis.hset(key, field, json.dumps(kept))
+            redis.expire(key, HELD_BY_TTL)
+        return None
+    raw = redis.hget(key, field)
+    if raw is None:
+        return None
+    redis.hdel(key, field)
+    return freed(repo, int(number), json.loads(raw), datetime.now(UTC))
+
+
 def note(redis: Redis, event: str, data: dict[str, Any]) -> None:
     """The audit log's hook: queue the event's line for the channels that hear it. Never raises: a
     notification must not fail the write that caused it (the failure is logged)."""
-    found = notice(event, data)
-    if found is None:
-        return
     try:
-        deliver(redis, found)
+        found = notice(event, data)
+        if event in ("verdict.held", "verdict.free"):
+            found = _verdict_change(redis, event, data) or found
+        if found is not None:
+            deliver(redis, found)
     except Exception:
         log.exception("could not queue the chat notification for %s", event)
 
