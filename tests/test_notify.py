@@ -16,11 +16,14 @@ from app.tokens import create as create_token
 from core.prstate import Facts
 from tests.chat_support import (
     BINDING,
+    MATTERMOST_TOKEN,
     SLACK_SECRET,
     drain,
+    dry_runtime,
     emulated_service,
     head_sha,
     latest,
+    response_catcher,
     slack_body,
     slack_headers,
 )
@@ -183,3 +186,23 @@ def test_failing_slack_is_retried_and_never_delays_the_status(
 ])
 def test_who_may_subscribe(svc: Service, text: str, fields: dict[str, str], expected: str) -> None:
     assert expected in chat(svc, text, **fields)
+
+
+def test_mattermost_posts_to_the_subscribed_webhook_only_under_its_server(
+        redis_client: Redis, redis_url: str, tmp_path: Path, fast: None) -> None:
+    from tests.test_chat_mattermost import FORM, MM_TEAM, mm_app, mm_body
+
+    headers = {"Content-Type": FORM, "Authorization": f"Token {MATTERMOST_TOKEN}"}
+    with response_catcher() as hook:
+        server = hook.url.split("/hooks/", 1)[0]
+        client = mm_app(redis_client, redis_url, tmp_path, mattermost_url=server).test_client()
+        for text, answer in ((f"subscribe acme/widgets {server}.evil.example/hooks/x", "MATTERMOST_URL"),
+                             ("subscribe acme/widgets", "MATTERMOST_URL"),
+                             (f"subscribe acme/widgets {hook.url}", "now hears about acme/widgets")):
+            reply = client.post("/chat/mattermost", data=mm_body(text), headers=headers)
+            assert answer in reply.get_json()["text"], text
+        rt = dry_runtime(redis_client, redis_url, mattermost_url=server)  # the app's queue: merge-hold-test
+        room_state.place_hold(redis_client, "acme/widgets", holder="dana", holder_id=f"mattermost:{MM_TEAM}:u",
+                              reason="release", origin="chat", now=utc("2026-03-20T10:00:00"))
+        drain(rt)
+        assert hook.wait(1) == [{"text": ":no_entry: dana held acme/widgets: release"}]
