@@ -106,6 +106,11 @@ def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any], i
                     target=outcome.target, reason=outcome.reason, message=outcome.message)
 
 
+def _first(rt: Runtime, repo: str, item: str) -> bool:
+    """Whether ``item`` is seen for the first time (a redelivered event is told once)."""
+    return bool(rt.redis.set(keys.audited(repo, item), "1", nx=True, ex=AUDITED_TTL))
+
+
 def _apply(rt: Runtime, repo: str, number: int, change: Callable[[PullState], PullState]) -> bool:
     """Record a change in the PR's state; recompute when it changed anything, or when the PR has no
     verdict yet (met for the first time, or state lost: publishing it syncs its history)."""
@@ -182,8 +187,8 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
     changed = _apply(rt, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
     if action == "submitted" and str(review.get("state")).lower() == "approved" and rt.redis.sismember(
-            keys.held_prs(repo), str(number)):  # news for subscribed chat channels: approved, still held
-        store.audit(rt.redis, repo, "pr.approved", number=number, by=reviewer)
+            keys.held_prs(repo), str(number)) and _first(rt, repo, f"approved:{review['id']}"):
+        store.audit(rt.redis, repo, "pr.approved", number=number, by=reviewer)  # chat news: still held
     return "applied" if changed else "unchanged"
 
 
@@ -263,7 +268,8 @@ def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
         return "ignored"
     _meta(rt, repo, payload)
     queued = group_number(str(group.get("head_ref", "")))
-    if queued is not None and rt.redis.sismember(keys.held_prs(repo), str(queued)):  # news for chat channels
+    if queued is not None and rt.redis.sismember(keys.held_prs(repo), str(queued)) and _first(
+            rt, repo, f"queued:{group['head_sha']}"):  # news for chat channels
         store.audit(rt.redis, repo, "pr.queued", number=queued)
     return groups.checks_requested(rt, repo, group)
 
