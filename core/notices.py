@@ -1,9 +1,11 @@
 """Chat notifications, pure: which audit events a subscribed channel hears, and how they read.
 
-A channel subscribed (``/hold subscribe TARGET``) to a repo or an org hears, for that repo or any repo
-of that org: holds placed and lifted (PR comments, chat, API, `/hold-for`), exemptions, freezes and
-the tree closer starting and ending, a held PR approved or added to a merge queue, and an agent's
-merge the hook blocked. Everything else the audit log records (statuses posted, fan-outs, config
+Audit events (`workers.store.audit`): ``hold.{held,lifted,lifted_all}`` (PR comments and reviews,
+`/hold-for`), ``room.*`` (chat, API, dashboard), ``tree.*``, ``verdict.held`` / ``verdict.free``,
+``pr.approved`` / ``pr.queued``. A channel subscribed (``/hold subscribe TARGET``) to a repo or an
+org hears, for that repo or any repo of that org: holds placed and lifted, exemptions, freezes and the
+tree closer starting and ending, a held PR approved or added to a merge queue, and an agent's merge
+the hook blocked. Everything else the audit log records (statuses posted, fan-outs, config
 reloads) stays out of chat: it is bookkeeping, not news.
 
 `notice` turns one audit event into one line (or None); `message` folds a channel's pending lines
@@ -12,12 +14,15 @@ into one chat message, so a burst (a freeze reaching forty PRs) is one post, not
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from core.holds import from_iso
 
+_REVIEW_LIFT = re.compile(r"^(@\S+ approved|review \S+ by @\S+ dismissed)$")
+"""A review's own register cleared: every approval says so, held or not; `pr.approved` tells the news."""
 MAX_LINES = 20
 """Lines shown in one message; the rest are counted ("…and 12 more"), never silently dropped."""
 
@@ -71,12 +76,12 @@ def _freezes(data: dict[str, Any]) -> list[str]:
 def _text(event: str, repo: str | None, data: dict[str, Any]) -> str | None:
     pr = _pr(repo, data)
     scope = str(data.get("scope") or pr)
-    if event == "hold.hold":
+    if event == "hold.held":
         return f":no_entry: {data.get('actor')} held {pr}{_reason(data)}"
-    if event in ("hold.lift", "hold.lifted"):
+    if event == "hold.lifted" and not _REVIEW_LIFT.match(str(data.get("message") or "")):
         return f":white_check_mark: {data.get('actor')} lifted the hold on {pr}{_reason(data)}"
-    if event == "hold.expired":
-        return f":hourglass: the hold on {pr} expired"
+    if event == "hold.lifted_all":
+        return f":white_check_mark: {data.get('actor')} lifted every hold on {pr}"
     if event == "room.held":
         return f":no_entry: {data.get('holder')} held {scope}{_until(data)}{_reason(data)}"
     if event == "room.lifted":
