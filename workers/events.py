@@ -186,8 +186,9 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
 
     changed = _apply(rt, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
-    if action == "submitted" and str(review.get("state")).lower() == "approved" and rt.redis.sismember(
-            keys.held_prs(repo), str(number)) and _first(rt, repo, f"approved:{review['id']}"):
+    # The first delivery of an approval decides (a redelivery never adds to the history).
+    if action == "submitted" and str(review.get("state")).lower() == "approved" and _first(
+            rt, repo, f"approved:{review['id']}") and rt.redis.sismember(keys.held_prs(repo), str(number)):
         store.audit(rt.redis, repo, "pr.approved", number=number, by=reviewer)  # chat news: still held
     return "applied" if changed else "unchanged"
 
@@ -268,8 +269,8 @@ def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
         return "ignored"
     _meta(rt, repo, payload)
     queued = group_number(str(group.get("head_ref", "")))
-    if queued is not None and rt.redis.sismember(keys.held_prs(repo), str(queued)) and _first(
-            rt, repo, f"queued:{group['head_sha']}"):  # news for chat channels
+    if queued is not None and _first(rt, repo, f"queued:{group['head_sha']}") and rt.redis.sismember(
+            keys.held_prs(repo), str(queued)):  # news for chat channels, once per group
         store.audit(rt.redis, repo, "pr.queued", number=queued)
     return groups.checks_requested(rt, repo, group)
 
