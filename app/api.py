@@ -18,6 +18,7 @@ from app import reads
 from app.auth import current_identity, require_token
 from app.services import services
 from core import keys
+from workers import subscriptions
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -187,4 +188,5 @@ def hook_events() -> Reply:
         pipe.execute()
     except Exception:
         return _error("could not store the events; retry later", 503)
+    subscriptions.note_hook_records(services().redis, items)  # blocked merges: subscribed channels hear
     return jsonify(stored=len(items)), 202

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 from flask import Blueprint, Response, current_app, jsonify, request
 from slack_sdk.signature import Clock, SignatureVerifier
 
+from app.notify_commands import apply_subscription, subscription_refusal
 from app.services import services
 from app.webhooks import read_capped
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
@@ -87,6 +88,8 @@ def refusal(settings: Settings, req: ChatRequest, command: ChatCommand) -> str |
     if command.action == "list":
         return None
     admin = listed(settings.chat_admins, req.platform, req.team_id, req.user_id)
+    if command.action in ("subscribe", "unsubscribe"):
+        return subscription_refusal(settings, req, command, admin=admin)
     if command.action in ("hold", "unhold") and command.scope is not None and is_pr_scope(command.scope):
         allowed = admin or may_change_holds(settings.chat_allowed_users, req.platform, req.team_id,
                                             req.user_id, req.channel_id)
@@ -104,6 +107,8 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
     if refused is not None:
         log.info("chat command refused: %s %s in %s", req.command, req.user_id, req.room)
         return ephemeral(refused)
+    if parsed.action in ("subscribe", "unsubscribe"):
+        return ephemeral(apply_subscription(services().redis, settings, req, parsed))
     try:
         # A description of our own: rq's default shows the arguments, and response_url is a credential.
         services().queue.enqueue(CHAT_JOB, req.to_dict(), result_ttl=600, failure_ttl=7 * 86400,

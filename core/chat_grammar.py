@@ -1,9 +1,10 @@
 """The chat grammar of room holds (Slack and Mattermost slash commands).
 
 ``/hold TARGET [for DURATION] REASON`` · ``/unhold TARGET`` · ``/holds [TARGET]`` ·
-``/hold exempt PR-TARGET [for DURATION] REASON`` · ``/unhold exempt PR-TARGET``. Both platforms send
-the command word and the ``text`` after it separately. A single catch-all command (``/merge-hold hold
-…``) works too: when the command is none of the three, the text's first word is the verb.
+``/hold exempt PR-TARGET [for DURATION] REASON`` · ``/unhold exempt PR-TARGET`` ·
+``/hold subscribe REPO-OR-ORG [WEBHOOK-URL]`` · ``/hold unsubscribe REPO-OR-ORG`` (chat notifications).
+Both platforms send the command word and the ``text`` after it separately. A single catch-all command
+(``/merge-hold hold …``) works too: when the command is none of the three, the text's first word is the verb.
 
 A hold in a room reaches many PRs at once, so the reason is required and mistakes are answered with a
 usage text instead of a guess. ``exempt`` right after ``/hold`` or ``/unhold`` is always the keyword
@@ -22,7 +23,8 @@ from core.comments import clean_reason, split_duration
 from core.durations import MAX_DURATION
 from core.targets import TargetError, is_pr_scope, parse_target
 
-Action = Literal["hold", "unhold", "list", "exempt", "unexempt"]
+Action = Literal["hold", "unhold", "list", "exempt", "unexempt", "subscribe", "unsubscribe"]
+SUBSCRIBE = ("subscribe", "unsubscribe")
 VERBS = ("hold", "unhold", "holds")
 
 _TOKEN = re.compile(r"<[^<>]*>|\S+")
@@ -38,6 +40,8 @@ class ChatCommand:
     scope: str | None = None
     reason: str = ""
     duration: timedelta | None = None
+    webhook: str = ""
+    """``subscribe`` only: the Mattermost incoming webhook the channel's notifications go to."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ def _lines(prefix: str, verb: str) -> list[str]:
         return [
             f"{prefix} TARGET [for DURATION] REASON: hold every open PR of TARGET (a reason is required)",
             f"{prefix} exempt owner/repo#12 [for DURATION] REASON: let one PR through room and freeze holds",
+            f"{prefix} subscribe owner/repo|owner [WEBHOOK-URL]: this channel hears holds, freezes, approvals",
+            f"{prefix} unsubscribe owner/repo|owner: stop them",
         ]
     if verb == "unhold":
         return [f"{prefix} TARGET: lift this room's hold on TARGET", f"{prefix} exempt owner/repo#12: end an exemption"]
@@ -104,6 +110,8 @@ def parse_chat(command: str, text: str) -> ChatCommand | ChatUsageError:
         return ChatUsageError("", usage(prefix, verb))
     if verb == "holds":
         return _holds(tokens, prefix)
+    if verb == "hold" and tokens[0][0].lower() in SUBSCRIBE:
+        return _subscribe(tokens, prefix)
     exempt = tokens[0][0].lower() == "exempt"
     if exempt:
         tokens = tokens[1:]
@@ -145,3 +153,20 @@ def _holds(tokens: list[tuple[str, int]], prefix: str) -> ChatCommand | ChatUsag
         return ChatCommand("list", parse_target(tokens[0][0]))
     except TargetError as error:
         return ChatUsageError(str(error), usage(prefix, "holds"))
+
+
+def _subscribe(tokens: list[tuple[str, int]], prefix: str) -> ChatCommand | ChatUsageError:
+    action = tokens[0][0].lower()
+    rest = [_slack_text(word) for word, _ in tokens[1:]]
+    most = 2 if action == "subscribe" else 1
+    if not rest or len(rest) > most:
+        return ChatUsageError(f"{action} takes a repo or an org" + (" and, on Mattermost, an incoming webhook URL"
+                                                                    if most == 2 else ""), usage(prefix, "hold"))
+    try:
+        scope = parse_target(rest[0])
+    except TargetError as error:
+        return ChatUsageError(str(error), usage(prefix, "hold"))
+    if "#" in scope or "@" in scope:
+        return ChatUsageError(f"subscribe to a repo or an org, not {scope!r}", usage(prefix, "hold"))
+    return ChatCommand("subscribe" if action == "subscribe" else "unsubscribe", scope,
+                       webhook=rest[1] if len(rest) > 1 else "")

@@ -287,4 +287,5 @@ def test_the_slack_app_manifest_declares_the_three_commands() -> None:
     assert [c["command"] for c in commands] == [f"/{verb}" for verb in VERBS]
     assert {c["url"] for c in commands} == {"https://YOUR-HOST/chat/slack"}
     assert all(c["should_escape"] is False for c in commands)  # the grammar reads the text as typed
-    assert manifest["oauth_config"]["scopes"]["bot"] == ["commands"]
+    # chat:write only for notifications (`/hold subscribe`): chat.postMessage with the bot token.
+    assert manifest["oauth_config"]["scopes"]["bot"] == ["commands", "chat:write"]

@@ -16,6 +16,7 @@ from typing import Any
 from core import keys
 from core.comment_rules import apply_comment, apply_review
 from core.holds import from_iso
+from core.merge_groups import group_number
 from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
@@ -106,6 +107,11 @@ def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any], i
                     target=outcome.target, reason=outcome.reason, message=outcome.message)
 
 
+def _first(rt: Runtime, repo: str, item: str) -> bool:
+    """Whether ``item`` is seen for the first time (a redelivered event is told once)."""
+    return bool(rt.redis.set(keys.audited(repo, item), "1", nx=True, ex=AUDITED_TTL))
+
+
 def _apply(rt: Runtime, repo: str, number: int, change: Callable[[PullState], PullState]) -> bool:
     """Record a change in the PR's state and ask for its recompute in the same EXEC (a worker killed
     in between leaves neither). Unchanged, it still asks when the PR has no verdict yet (met for the
@@ -186,6 +192,10 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
 
     changed = _apply(rt, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
+    # The first delivery of an approval decides (a redelivery never adds to the history).
+    if action == "submitted" and str(review.get("state")).lower() == "approved" and _first(
+            rt, repo, f"approved:{review['id']}") and rt.redis.sismember(keys.held_prs(repo), str(number)):
+        store.audit(rt.redis, repo, "pr.approved", number=number, by=reviewer)  # chat news: still held
     return "applied" if changed else "unchanged"
 
 
@@ -262,6 +272,10 @@ def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
     if payload.get("action") != "checks_requested" or repo is None or not group.get("head_sha"):
         return "ignored"
     _meta(rt, repo, payload)
+    queued = group_number(str(group.get("head_ref", "")))
+    if queued is not None and _first(rt, repo, f"queued:{group['head_sha']}") and rt.redis.sismember(
+            keys.held_prs(repo), str(queued)):  # news for chat channels, once per group
+        store.audit(rt.redis, repo, "pr.queued", number=queued)
     return groups.checks_requested(rt, repo, group)
 
 

@@ -21,6 +21,7 @@ from core import keys
 from core.holds import Exemption, Hold
 from core.prstate import PullState
 from merge_hold import verdicts
+from workers import subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -171,3 +172,4 @@ def audit(redis: Redis, repo: str | None, event: str, **data: Any) -> None:
             pipe.xadd(keys.history(repo), fields, maxlen=HISTORY_MAXLEN, approximate=True)
         pipe.xadd(keys.AUDIT, fields, maxlen=AUDIT_MAXLEN, approximate=True)
         pipe.execute()
+    subscriptions.note(redis, event, {"repo": repo, **data})  # chat news: only appends to an outbox
