@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -93,6 +93,10 @@ def scenario(args: argparse.Namespace, now: datetime) -> list[samples.Delivery]:
         deliveries.append(samples.delivery("pull_request", samples.pull_request_event(
             args.repo, args.pr, author="octocat", at=now)))
     body = f"/hold {args.reason}".rstrip() if args.action == "hold" else "/unhold"
+    if args.action != "hold":
+        # GitHub dates comments to the second, and a hold and a lift of the same second resolve toward
+        # held (design §4: ties fail closed): an `unhold` run right after `hold` is dated a second on.
+        now += timedelta(seconds=1)
     # Comment ids grow with time on GitHub; commands in one second are then still ordered.
     comment_id = int(now.timestamp() * 1000)
     deliveries.append(samples.delivery("issue_comment", samples.issue_comment_event(
