@@ -107,8 +107,11 @@ def test_failover_loses_no_acknowledged_delivery(tmp_path: Path, github_emulator
             added = fixture("installation_repositories", "added.payload.json")
             added["installation"]["id"] = 3
             added["repositories_added"] = [{"full_name": REPO, "private": False}]
-            assert _post(base, "installation_repositories", added, "install-1") == 202
-            before, _ = _stream(base, range(0, 20))
+            # Right after start the replica may not have synced yet: a 503 is the receiver saying "not
+            # durable, send it again" (GitHub redelivers), so retry until acknowledged.
+            _wait(lambda: _post(base, "installation_repositories", added, "install-1") == 202, 30,
+                  "the installation delivery")
+            before, _ = _stream(base, range(0, 20), until_acked=True)
             assert len(before) == 20
             _wait(lambda: processed(["install-1", *before]), 60, "the first deliveries")
 
@@ -116,7 +119,7 @@ def test_failover_loses_no_acknowledged_delivery(tmp_path: Path, github_emulator
             # replica too, by WAIT) and waiting in the intake list. Then SIGKILL the primary.
             for worker in workers:
                 worker.send_signal(signal.SIGSTOP)
-            backlog, refused = _stream(base, range(20, 60))
+            backlog, refused = _stream(base, range(20, 60), until_acked=True)
             assert len(backlog) == 40 and not refused
             group.primary.kill()
             during, refused = _stream(base, range(60, 70))  # a few answered 503, none lost
