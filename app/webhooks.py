@@ -71,6 +71,14 @@ def read_capped(limit: int) -> bytes | None:
     return b"".join(parts)
 
 
+def looks_like_object(body: bytes) -> bool:
+    """Malformed bodies get a 400 without a parse (design §7's acknowledgement budget): GitHub sends a
+    JSON object, so anything not framed ``{ … }`` is refused here; a framed body that still does not
+    parse is dropped, logged, by the pump (`core.deliveries`)."""
+    framed = body.strip(b" \t\r\n")
+    return framed.startswith(b"{") and framed.endswith(b"}")
+
+
 @bp.post("/webhooks/github")
 def receive() -> tuple[Response, int]:
     started = time.perf_counter()
@@ -110,6 +118,8 @@ def _receive(event: str | None) -> tuple[tuple[Response, int], str]:
         return (jsonify(ok=True, zen=zen), 200), "ping"
     if not event_handled(event):
         return (jsonify(ignored=event, reason="event not handled"), 202), "ignored"
+    if not looks_like_object(body):
+        return _error("body is not a JSON object", 400), "malformed"
     try:
         durable(svc.redis, keys.intake(svc.settings.queue_name), pack(event, delivery_id, body),
                 svc.settings.min_replicas)

@@ -135,11 +135,14 @@ ROWS: list[Row] = [
     ("our status context", "status", fixture_body("status/payload.json", context="merge-hold"), 202, {}, True,
      True),
     # Signed, yet not a JSON object: acknowledged (GitHub would only resend it), dropped by the pump.
-    ("malformed JSON", "pull_request", b'{"action": "opened",', 202, {}, True, False),
-    ("JSON array", "pull_request", b"[1, 2]", 202, {}, True, False),
-    ("not UTF-8", "pull_request", b"\xff\xfe{}", 202, {}, True, False),
-    ("empty body", "push", b"", 202, {}, True, False),
-    ("a body full of newlines", "push", b"\n\n\n", 202, {}, True, False),
+    ("malformed JSON", "pull_request", b'{"action": "opened",', 400, {"error": "body is not a JSON object"},
+     False, False),
+    ("JSON array", "pull_request", b"[1, 2]", 400, {"error": "body is not a JSON object"}, False, False),
+    ("not UTF-8", "pull_request", b"\xff\xfe{}", 400, {"error": "body is not a JSON object"}, False, False),
+    ("empty body", "push", b"", 400, {"error": "body is not a JSON object"}, False, False),
+    ("a body full of newlines", "push", b"\n\n\n", 400, {"error": "body is not a JSON object"}, False, False),
+    # Framed like an object yet not JSON: acknowledged (GitHub would only resend it), dropped by the pump.
+    ("braces around garbage", "pull_request", b"{not json}", 202, {}, True, False),
 ]
 
 
