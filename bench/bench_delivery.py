@@ -87,6 +87,10 @@ def _env(url: str, emulator: GitHubEmulator, key_file: Path, plan: Plan) -> dict
         "GITHUB_API_URL": emulator.url, "GITHUB_WEBHOOK_SECRET": SECRET, "MERGE_HOLD_QUEUE": plan.queue,
         "MERGE_HOLD_APP_SLUG": emulator.app_slug, "MERGE_HOLD_SECRET_KEY": "bench",
         "MERGE_HOLD_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
+        # Every status write goes through the installation's pacer (design §4.8), 60 a minute by default
+        # for GitHub's secondary limit; the emulator has none, and this row measures the engine's own
+        # latency, so the pace is lifted here (bench_fanout measures the pacing itself).
+        "MERGE_HOLD_WRITE_RATE": "600000",
     })
     return env
 
