@@ -55,7 +55,10 @@ def run() -> list[Row]:
         server = LocalRedis(Path(tmp) / "redis").start()
         try:
             client = Redis.from_url(server.url)
-            rt = runtime.install(runtime.build(Settings(redis_url=server.url, dry_run=True), redis=client))
+            rt = runtime.install(runtime.build(Settings(
+                redis_url=server.url, dry_run=True,
+                write_rate_per_minute=600_000.0,  # measures bytes, not the pace of dry-run writes
+            ), redis=client))
             baseline = int(client.info("memory")["used_memory"])
             start = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
             started = time.monotonic()
