@@ -19,6 +19,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.stub_http import QuietHandler
+
 SHELL_TOOL = "run_shell_command"
 FINAL_TEXT = "Understood."
 
@@ -102,17 +104,7 @@ class GeminiStub:
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, content_type: str, data: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 stub.paths.append(f"GET {self.path}")
                 self._send(404, "application/json", b'{"error":{"code":404,"status":"NOT_FOUND"}}')
