@@ -1,11 +1,13 @@
 """Agent CLIs published on npm, for the real-client tests: find one, or install its pinned version,
-and run it offline against a loopback model API (`tests.gemini_stub`, `tests.openai_stub`).
+and run it offline against a loopback model API (`tests.gemini_stub`, `tests.openai_stub`,
+`tests.responses_stub`).
 
-Where a CLI comes from, first match wins: its environment variable (``GEMINI_CLI``, ``QWEN_CLI``: a
-``.js`` entry or an executable), a cached install of the pinned version, a fresh ``npm install`` of it
+Where a CLI comes from, first match wins: its environment variable (``GEMINI_CLI``, ``QWEN_CLI``,
+``CODEX_CLI``: a ``.js`` entry or an executable), a cached install of the pinned version, a fresh ``npm install`` of it
 into the cache. Anything that stops all three (no node or npm, no registry, a failed install) is an
-`Unavailable` with the reason, which the tests turn into a skip. Both packages are bundled JavaScript
-that runs on Node 20+ and needs no install scripts.
+`Unavailable` with the reason, which the tests turn into a skip. Gemini CLI and Qwen Code are bundled
+JavaScript that runs on Node 20+; Codex is a Node launcher for a native binary that npm installs as an
+optional dependency (its platform package). None needs install scripts.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class NpmCli:
     """The CLI's script, relative to the package directory."""
     env_var: str
     no_relaunch: str
-    """The variable that keeps the CLI in one process (no re-exec with a bigger heap)."""
+    """The variable that keeps the CLI in one process (no re-exec with a bigger heap); "" for none."""
     settings: dict[str, Any]
     """User settings the offline run needs; ``merge-hold hook install`` must keep them."""
 
@@ -71,15 +73,29 @@ QWEN = NpmCli(
 """Verified with: ``PreToolUse`` hooks from ``~/.qwen/settings.json``, ``OPENAI_BASE_URL``, and the hook's
 stderr as the tool message."""
 
+CODEX = NpmCli(
+    package="@openai/codex", version="0.171.0", entry="bin/codex.js", env_var="CODEX_CLI", no_relaunch="",
+    settings={},
+)
+"""A launcher for the native binary in the platform package npm installs beside it
+(``@openai/codex-linux-x64``). Its configuration is TOML, written by the test. Verified with:
+``PreToolUse`` hooks from ``$CODEX_HOME/hooks.json`` (run only once trusted, or with
+``--dangerously-bypass-hook-trust``), a ``model_providers`` entry with ``wire_api = "responses"``, and
+``Command blocked by PreToolUse hook: <reason>`` as the tool output."""
+
 
 def _argv(cli: str) -> list[str]:
     return ["node", cli] if cli.endswith(".js") else [cli]
 
 
+def _no_relaunch(spec: NpmCli) -> dict[str, str]:
+    return {spec.no_relaunch: "true"} if spec.no_relaunch else {}
+
+
 def version_of(cli: str, spec: NpmCli) -> str:
     try:
         done = subprocess.run([*_argv(cli), "--version"], capture_output=True, text=True, timeout=60,
-                              stdin=subprocess.DEVNULL, check=False, env={**os.environ, spec.no_relaunch: "true"})
+                              stdin=subprocess.DEVNULL, check=False, env={**os.environ, **_no_relaunch(spec)})
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise Unavailable(f"{cli} --version failed: {exc}") from None
     words = done.stdout.split()
@@ -160,20 +176,24 @@ class Run:
 
 
 def run_prompt(cli: str, spec: NpmCli, prompt: str, *, env: dict[str, str], home: Path, cwd: Path,
-               path_prefix: tuple[str, ...] = (), extra_args: tuple[str, ...] = (), timeout_s: float = 180) -> Run:
+               path_prefix: tuple[str, ...] = (), extra_args: tuple[str, ...] = (), timeout_s: float = 180,
+               argv_prefix: tuple[str, ...] = ()) -> Run:
     """``CLI -p PROMPT --yolo`` with a built environment: a temp ``HOME`` whose settings file is the only
     configuration, ``PATH`` with ``path_prefix`` first, and ``env`` (the API's base URL and a dummy
-    key). ``--yolo`` lets the shell tool run headless; the hooks run before it either way."""
+    key). ``--yolo`` lets the shell tool run headless; the hooks run before it either way. A CLI with
+    another grammar gives ``argv_prefix`` (Codex: ``exec …``), and the prompt goes last."""
     full_env = {
         "PATH": os.pathsep.join([*path_prefix, os.environ.get("PATH", os.defpath)]),
         "HOME": str(home),
         "LANG": "C.UTF-8",
         "TERM": "dumb",
         "TMPDIR": str(home),
-        spec.no_relaunch: "true",
+        **_no_relaunch(spec),
         **env,
     }
-    argv = [*_argv(cli), "-p", prompt, "--yolo", *extra_args]
+    argv = [*_argv(cli), *(argv_prefix or ("-p", prompt, "--yolo")), *extra_args]
+    if argv_prefix:
+        argv.append(prompt)
     started = time.monotonic()
     done = subprocess.run(argv, env=full_env, cwd=cwd, capture_output=True, text=True, timeout=timeout_s,
                           stdin=subprocess.DEVNULL, check=False)

@@ -1,14 +1,20 @@
-"""The agent guard inside real agent CLIs from npm, offline (design §6, "Other agents"): Gemini CLI and
-Qwen Code, beside Claude Code's own test (tests/test_claude_cli.py).
+"""The agent guard inside real agent CLIs from npm, offline (design §6, "Other agents"): Gemini CLI,
+Qwen Code and Codex CLI, beside Claude Code's own test (tests/test_claude_cli.py).
 
-Each CLI (`tests.npm_cli`: the pinned npm release, or ``GEMINI_CLI``/``QWEN_CLI``) runs ``-p`` with the
-guard that ``merge-hold hook install --agent NAME --scope user`` registered in a temp ``HOME`` (next to
-the settings the offline run needs, which the install must keep), against a scripted model API on
-loopback (`tests.gemini_stub`: the Gemini API; `tests.openai_stub`: Chat Completions) that makes the
-"model" call the shell tool once. The tool result the CLI sends back on its next request is the verdict
+Each CLI (`tests.npm_cli`: the pinned npm release, or ``GEMINI_CLI``/``QWEN_CLI``/``CODEX_CLI``) runs one
+headless prompt (``-p``; Codex: ``codex exec``) with the guard that ``merge-hold hook install --agent NAME
+--scope user`` registered in a temp ``HOME`` (next to the settings the offline run needs, which the
+install must keep; for Codex in ``$CODEX_HOME``, which the install follows), against a scripted model API
+on loopback (`tests.gemini_stub`: the Gemini API; `tests.openai_stub`: Chat Completions;
+`tests.responses_stub`: the Responses API, as a custom Codex model provider) that makes the "model"
+call the shell tool once. The tool result the CLI sends back on its next request is the verdict
 as the model sees it. The hold is real: a signed ``/hold`` webhook through the service, a real rq
 worker, the verdict in a real Redis. ``gh`` is a fake on ``PATH`` that logs its arguments, so an
 allowed merge shows that it ran and a blocked one that it did not.
+
+Codex runs a user hook only once it is trusted (reviewed in ``/hooks``, which stores a hash of it in
+``config.toml``) or with ``--dangerously-bypass-hook-trust``; the runs here pass that flag, and one test
+shows that without either Codex skips the installed guard silently (docs/hook.md says so).
 
 Skipped, with the reason, where a CLI cannot be found or installed (no node/npm, no registry).
 """
@@ -34,8 +40,9 @@ from tests.e2e_support import Service, held_widgets
 from tests.emulator import GitHubEmulator
 from tests.gemini_stub import GeminiStub, response_text
 from tests.hook_support import write_spec
-from tests.npm_cli import GEMINI, QWEN, NpmCli, Run, find_cli, run_prompt
+from tests.npm_cli import CODEX, GEMINI, QWEN, NpmCli, Run, find_cli, run_prompt
 from tests.openai_stub import ChatStub, message_text
+from tests.responses_stub import ResponsesStub
 
 REPO = "acme/widgets"
 FINAL_TEXT = "Understood."
@@ -71,18 +78,62 @@ def _qwen(cli: str, command: str, home: Path, work: Path, path: tuple[str, ...])
     return run, None if message is None else Result(message_text(message), False)
 
 
+CODEX_HOME = "codex-home"
+"""Relative to the temp HOME, and not ``~/.codex``: the install must follow ``CODEX_HOME``."""
+CODEX_CONFIG = """\
+model = "stub-model"
+model_provider = "stub"
+check_for_update_on_startup = false
+
+[model_providers.stub]
+name = "stub"
+base_url = "http://127.0.0.1:9/v1"
+wire_api = "responses"
+env_key = "STUB_API_KEY"
+"""
+"""The offline configuration: a custom provider speaking the Responses API (its base URL is the
+stub's, given per run with ``-c``)."""
+
+
+def _codex_run(cli: str, command: str, home: Path, work: Path, path: tuple[str, ...],
+               *trust: str) -> tuple[Run, Result | None]:
+    with ResponsesStub(command) as stub:
+        run = run_prompt(cli, CODEX, "Merge the pull request.", home=home, cwd=work, path_prefix=path,
+                         env={"STUB_API_KEY": "dummy", "CODEX_HOME": str(home / CODEX_HOME)},
+                         # the sandbox would keep the fake gh from writing its log: --yolo, as for the others
+                         argv_prefix=("exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                                      *trust, "-c", f'model_providers.stub.base_url="{stub.base_url}"'))
+    output = stub.tool_output
+    # a function_call_output has no error flag: the text is all the model gets
+    return run, None if output is None else Result(output, False)
+
+
+def _codex(cli: str, command: str, home: Path, work: Path, path: tuple[str, ...]) -> tuple[Run, Result | None]:
+    return _codex_run(cli, command, home, work, path, "--dangerously-bypass-hook-trust")
+
+
 @dataclass(frozen=True)
 class Client:
     agent: str
     spec: NpmCli
-    settings_dir: str
+    settings_file: str
+    """The user-scope file ``hook install`` writes, relative to ``HOME``."""
     drive: Callable[[str, str, Path, Path, tuple[str, ...]], tuple[Run, Result | None]]
     blocked_prefix: str
     """How the CLI frames a hook's refusal in front of the guard's reason."""
+    shell_tool: str
+    """The shell tool's name in the CLI's hook input (and matchers)."""
+    error_flag: bool
+    """Whether the tool result the CLI sends back can say "error" (else the text is all)."""
+    extra_files: tuple[tuple[str, str], ...] = ()
+    """Other files the offline run needs, relative to ``HOME``."""
 
 
-CLIENTS = [Client("gemini", GEMINI, ".gemini", _gemini, "Tool execution blocked: "),
-           Client("qwen", QWEN, ".qwen", _qwen, "")]
+CLIENTS = [Client("gemini", GEMINI, ".gemini/settings.json", _gemini, "Tool execution blocked: ", "run_shell_command",
+                  True),
+           Client("qwen", QWEN, ".qwen/settings.json", _qwen, "", "run_shell_command", False),
+           Client("codex", CODEX, f"{CODEX_HOME}/hooks.json", _codex, "Command blocked by PreToolUse hook: ", "Bash",
+                  False, ((f"{CODEX_HOME}/config.toml", CODEX_CONFIG),))]
 
 
 @pytest.fixture(params=CLIENTS, ids=[c.agent for c in CLIENTS], scope="module")
@@ -106,12 +157,14 @@ def home_with_guard(client: Client, spec: Path, tmp: Path) -> Path:
     """A HOME whose settings file holds the offline settings, then the guard, installed by the real
     command line."""
     home = tmp / "home"
-    settings = home / client.settings_dir / "settings.json"
+    settings = home / client.settings_file
     settings.parent.mkdir(parents=True)
     settings.write_text(json.dumps(client.spec.settings, indent=2))
+    for relative, text in client.extra_files:
+        (home / relative).write_text(text)
     done = subprocess.run([sys.executable, "-m", "merge_hold.cli", "hook", "install", "--agent", client.agent,
                            "--scope", "user", "--config", str(spec)], capture_output=True, text=True, timeout=60,
-                          check=False, env={**os.environ, "HOME": str(home)})
+                          check=False, env={**os.environ, "HOME": str(home), "CODEX_HOME": str(home / CODEX_HOME)})
     assert done.returncode == 0 and f"installed in {settings}" in done.stdout, done
     installed = json.loads(settings.read_text())
     assert {k: installed[k] for k in client.spec.settings} == client.spec.settings  # the install kept them
@@ -152,7 +205,7 @@ def test_the_real_cli_delivers_the_guards_verdict(
     if blocked:
         # the CLI's own framing, then the guard's stderr, as the tool's result
         assert result.text.startswith(spec.blocked_prefix + "merge-hold: acme/widgets#5 is on hold"), result.text
-        assert result.error or spec.agent == "qwen"
+        assert result.error or not spec.error_flag
     else:
         assert not result.error and "merge-hold" not in result.text, result.text
     for phrase in phrases:
@@ -165,17 +218,36 @@ def test_the_cli_sends_the_hook_the_input_the_guard_reads(client: tuple[Client, 
     spec, cli = client
     captured = tmp_path / "hook-stdin.json"
     home = tmp_path / "home"
-    (home / spec.settings_dir).mkdir(parents=True)
+    (home / spec.settings_file).parent.mkdir(parents=True)
+    for relative, text in spec.extra_files:
+        (home / relative).write_text(text)
     recorder = {"type": "command", "command": f"cat > {shlex.quote(str(captured))}", "name": "recorder"}
     event = "BeforeTool" if spec.agent == "gemini" else "PreToolUse"
     settings: dict[str, Any] = {**spec.spec.settings,
-                                "hooks": {event: [{"matcher": "run_shell_command", "hooks": [recorder]}]}}
-    (home / spec.settings_dir / "settings.json").write_text(json.dumps(settings))
+                                "hooks": {event: [{"matcher": spec.shell_tool, "hooks": [recorder]}]}}
+    (home / spec.settings_file).write_text(json.dumps(settings))
     _, result, _ = drive(spec, cli, "echo recorded", home, tmp_path)
     assert "recorded" in result.text
     sent = json.loads(captured.read_text())
     assert {"session_id", "cwd", "hook_event_name", "tool_name", "tool_input"} <= set(sent), sorted(sent)
-    assert (sent["hook_event_name"], sent["tool_name"]) == (event, "run_shell_command")
+    assert (sent["hook_event_name"], sent["tool_name"]) == (event, spec.shell_tool)
     call = agents.load(spec.agent).tool_call(sent)
     assert call is not None and (call.tool_name, call.command) == ("Bash", "echo recorded")
     assert call.cwd == str(tmp_path / "work") and call.session_id == sent["session_id"]
+
+
+def test_codex_skips_the_installed_guard_until_it_is_trusted(service: Service, redis_url: str, tmp_path: Path) -> None:
+    """Codex's trust gate, as docs/hook.md states it: a user hook nobody has reviewed in ``/hooks`` (and no
+    ``--dangerously-bypass-hook-trust``) is skipped without a word, so the held merge runs. A managed
+    install (``requirements.toml``) is trusted by policy instead."""
+    client = next(c for c in CLIENTS if c.agent == "codex")
+    try:
+        cli = find_cli(client.spec)
+    except Unavailable as exc:
+        pytest.skip(f"the {client.spec.package} CLI is unavailable: {exc}")
+    home = home_with_guard(client, write_spec(tmp_path, redis_url), tmp_path)
+    command = "gh pr merge 5 --repo acme/widgets --squash"
+    untrusted = Client(**{**client.__dict__, "drive": lambda *a: _codex_run(*a)})
+    _, result, log = drive(untrusted, cli, command, home, tmp_path)
+    assert "merge-hold" not in result.text and "merged (fake)" in result.text, result.text
+    assert log.read_text() == "pr merge 5 --repo acme/widgets --squash\n"

@@ -60,6 +60,7 @@ def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     home.mkdir()
     project.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
     spec = tmp_path / "spec.json"
     spec.write_text("{}")
     return {"home": home, "project": project, "spec": spec, "etc": tmp_path / "etc"}
@@ -182,6 +183,18 @@ def test_factory_prefers_an_existing_hooks_json(dirs: dict[str, Path]) -> None:
     (dirs["project"] / ".factory").mkdir()
     (dirs["project"] / ".factory/hooks.json").write_text("{}")
     assert target(module, "project", str(dirs["project"])) == dirs["project"] / ".factory/hooks.json"
+
+
+def test_codex_user_files_follow_codex_home(dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex reads ``$CODEX_HOME/hooks.json`` when ``CODEX_HOME`` is set; its other scopes do not move."""
+    module = agents.load("codex")
+    moved = dirs["home"] / "elsewhere"
+    monkeypatch.setenv("CODEX_HOME", str(moved))
+    assert target(module, "user") == moved / "hooks.json"
+    assert target(module, "project", str(dirs["project"])) == dirs["project"] / ".codex/hooks.json"
+    assert target(agents.load("gemini"), "user") == dirs["home"] / ".gemini/settings.json"
+    assert install_main(["--config", str(dirs["spec"]), "--agent", "codex"]) == 0
+    assert (moved / "hooks.json").is_file() and not (dirs["home"] / ".codex").exists()
 
 
 # -- the registered command, run as the agent runs it ----------------------------------------------------

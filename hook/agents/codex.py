@@ -29,6 +29,8 @@ SCOPES = {
     "user": "~/.codex/hooks.json",
     "managed": "/etc/codex/requirements.toml",
 }
+HOME_ENV = ("CODEX_HOME", "~/.codex")
+"""Codex reads its user files from ``$CODEX_HOME`` when that is set (`hook.tools.agent_files.target`)."""
 TIMEOUT_S = 10
 
 

@@ -11,6 +11,7 @@ NAME``: ``<guard> --agent gemini --config /abs/spec.json``.
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,12 @@ def target(agent: Any, scope: str, project_dir: str | None = None) -> Path:
     project; of several candidates, the first that exists, else the last. KeyError for an unknown scope."""
     where = agent.SCOPES[scope]
     candidates = [where] if isinstance(where, str) else list(where)
+    # An agent whose home directory moves with a variable (Codex: ``CODEX_HOME``, default ``~/.codex``)
+    # reads its user file there, so that is where the guard must go.
+    variable, default = getattr(agent, "HOME_ENV", ("", ""))
+    moved = os.environ.get(variable) if variable else None
+    if moved:
+        candidates = [moved + c[len(default) :] if c.startswith(default + "/") else c for c in candidates]
     paths = []
     for candidate in candidates:
         path = Path(candidate).expanduser()
