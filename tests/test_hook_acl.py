@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,9 +18,10 @@ import pytest
 import redis
 
 from core import keys
-from hook.tools.acl import READ_PATTERNS, main, redis_major_version
+from hook.tools.acl import READ_PATTERNS, main, redis_major_version, verdict_source
 from merge_hold.redis_server import LocalRedis
-from tests.hook_support import hold, record, store
+from tests.hook_support import hold, payload, record, run_guard, store, write_spec
+from tests.sentinel_support import sentinel_group
 
 REPO = "acme/widgets"
 PASSWORD = "hook-pass-" + "x" * 16
@@ -180,3 +182,61 @@ def test_printed_form_hides_the_password(tmp_path: Path) -> None:
     missing = subprocess.run([sys.executable, "-m", "merge_hold.cli", "hook", "acl", "--password-file",
                               str(tmp_path / "none")], capture_output=True, text=True, timeout=30, check=False)
     assert missing.returncode == 1
+
+
+# -- a Sentinel deployment: the primary the sentinels name, and every replica ---------------------------------
+
+
+@pytest.mark.parametrize(("admin", "source"), [
+    ("redis://admin:s3cret@redis.internal:6379/0", "redis://mh-hook:PASSWORD@redis.internal:6379/0"),
+    ("rediss://:s3cret@[::1]:6380/2?ssl_ca_certs=/ca.pem", "rediss://mh-hook:PASSWORD@[::1]:6380/2?ssl_ca_certs=/ca.pem"),
+    ("redis://localhost", "redis://mh-hook:PASSWORD@localhost"),
+    ("redis+sentinel://admin:pw@s1:26379,s2:26380/mh-primary/0",
+     "redis+sentinel://mh-hook:PASSWORD@s1:26379,s2:26380/mh-primary/0"),
+    ("rediss+sentinel://s1/mh-primary", "rediss+sentinel://mh-hook:PASSWORD@s1/mh-primary"),
+])
+def test_the_printed_verdict_source_keeps_the_deployment_and_hides_the_password(admin: str, source: str) -> None:
+    assert verdict_source(admin, "mh-hook") == source
+
+
+def test_a_sentinel_admin_url_sets_the_user_on_the_primary_and_every_replica(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Applied through real ``redis-server --sentinel`` processes; then, after the primary dies and Sentinel
+    promotes the replica, the guard reading through the Sentinel URL as that user still finds the hold:
+    ACLs do not replicate, so only a user set on the replica too survives the failover."""
+    password_file = tmp_path / "password"
+    password_file.write_text(PASSWORD + "\n")
+    with sentinel_group(tmp_path, replicas=1, sentinels=1) as group:
+        primary, replica = group.primary.port, group.replicas[0].port
+        assert main(["--user", "mh-hook", "--password-file", str(password_file), "--apply", group.url]) == 0
+        out = capsys.readouterr().out
+        assert f"set on the primary 127.0.0.1:{primary} that Sentinel names" in out, out
+        assert f"set on the replica 127.0.0.1:{replica}" in out, out
+        source = group.url.replace("redis+sentinel://", "redis+sentinel://mh-hook:PASSWORD@")
+        assert f'"verdict_source": "{source}"' in out, out
+        admin: Any = group.primary.client()
+        store(admin, REPO, 5, record(REPO, 5, [hold("comment", "alice", "wait")]))
+        assert admin.execute_command("WAIT", 1, 5000) == 1
+        spec = write_spec(tmp_path, source.replace("PASSWORD", PASSWORD), on_unknown="allow", timeout_ms=3000)
+        merge = payload("gh pr merge 5 --repo acme/widgets", cwd=str(tmp_path))
+        assert run_guard(spec, merge).returncode == 2
+        group.primary.kill()
+        deadline = time.monotonic() + 30
+        while group.primary_port() != replica:
+            assert time.monotonic() < deadline, "Sentinel did not promote the replica"
+            time.sleep(0.2)
+        after = run_guard(spec, merge)
+        # on_unknown is allow: only a verdict read as the hook user on the promoted replica blocks
+        assert after.returncode == 2 and "acme/widgets#5 is on hold" in after.stderr, after
+
+
+def test_a_replica_it_cannot_reach_is_reported_and_fails_the_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    password_file = tmp_path / "password"
+    password_file.write_text(PASSWORD + "\n")
+    with sentinel_group(tmp_path, replicas=1, sentinels=1) as group:
+        group.replicas[0].kill()
+        assert main(["--user", "mh-hook", "--password-file", str(password_file), "--apply", group.url]) == 1
+        captured = capsys.readouterr()
+        assert f"set on the primary 127.0.0.1:{group.primary.port}" in captured.out
+        assert f"could not set the ACL user on the replica 127.0.0.1:{group.replicas[0].port}" in captured.err
