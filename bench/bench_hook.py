@@ -2,9 +2,21 @@
 tool call, the PreToolUse JSON on stdin.
 
 - a non-merge command: median <= 1.3 x ``python -I -c pass``; measured for a command the detection
-  prefilter rejects, and for a look-alike it passes (detection then reads the command);
+  prefilter rejects, and for a look-alike it passes (detection then reads the command):
+  ``git commit -m "gh pr merge 5 once CI is green"``, which is no merge in any directory;
 - a merge whose verdict comes from Redis (held, so the full path: detection, one Redis round trip, the
-  record appended, the message written): median <= 2.5 x.
+  record appended, the message written): median <= 2.5 x;
+- ``git push -u origin feature/login`` in a checkout of a managed repository, against the *merge*
+  budget (2.5 x), because it is a merge candidate that only the one read can settle: a PR's base can
+  be any branch (a stacked PR's base is its parent's branch), and a push that writes a held PR's base
+  with a commit containing its head lands it (design §6). No local fact rules that out without the held
+  PRs' bases and heads: not the branch's name (``feature/*`` is a base as often as ``main``), not that
+  the remote-tracking ref matches (it can be stale). So the guard reads the held heads once (here no
+  held PR has that base: allowed, and no ``git merge-base`` runs). The same push outside any git
+  repository, or to a remote that is not GitHub, is decided without a read; it was this bench's
+  "non-merge look-alike" row before (1.37 x on an idle machine: the detection reader's imports, as
+  for every look-alike the prefilter passes, plus the git readers' ≈ 0.05 x), and is kept for
+  information.
 
 Both with the launcher `hook settings` emits (`hook.tools.claude_settings.fast_guard_command`). The console
 script ``merge-hold hook-guard`` is measured too, for information: it is the reason the settings use
@@ -37,7 +49,7 @@ def run() -> list[Row]:
     import redis
 
     from core import keys
-    from tests.hook_support import guard_argv, hold, payload, record, store, write_spec
+    from tests.hook_support import git_checkout, guard_argv, hold, payload, record, store, write_spec
 
     runs = int(os.environ.get("BENCH_RUNS", "60"))
     with tempfile.TemporaryDirectory() as tmp, _redis_url(Path(tmp)) as url:
@@ -47,14 +59,20 @@ def run() -> list[Row]:
                                                          repo=REPO)]))
             spec = write_spec(Path(tmp), url)
             cwd = str(Path(tmp))
+            checkout = str(git_checkout(Path(tmp) / "checkout", f"https://github.com/{REPO}.git", "feature/login"))
             non_merge = json.dumps(payload("ls -la src && git status", cwd=cwd)).encode()
-            # Passes the prefilter (it says "push"), so detection reads it; a push of a feature branch.
-            look_alike = json.dumps(payload("git push -u origin feature/login", cwd=cwd)).encode()
+            # Passes the prefilter (it says "merge"), so detection reads it; a commit message.
+            look_alike = json.dumps(payload('git commit -m "gh pr merge 5 once CI is green"', cwd=checkout)).encode()
+            push = "git push -u origin feature/login"
+            push_candidate = json.dumps(payload(push, cwd=checkout)).encode()  # one read (see above)
+            push_no_repo = json.dumps(payload(push, cwd=cwd)).encode()  # no git repository: no read
             merge = json.dumps(payload(f"gh pr merge 5 --squash -R {REPO}", cwd=cwd)).encode()
             medians = alternating_medians({
                 "floor": interpreter_floor(),
                 "non_merge": Command(guard_argv(spec), non_merge, 0),
                 "look_alike": Command(guard_argv(spec), look_alike, 0),
+                "push_candidate": Command(guard_argv(spec), push_candidate, 0),
+                "push_no_repo": Command(guard_argv(spec), push_no_repo, 0),
                 "merge": Command(guard_argv(spec), merge, 2),
                 "non_merge_console": Command(guard_argv(spec, console_script=True), non_merge, 0),
                 "merge_console": Command(guard_argv(spec, console_script=True), merge, 2),
@@ -72,7 +90,11 @@ def run() -> list[Row]:
         ("guard, non-merge command", ratio("non_merge"), NON_MERGE_BUDGET,
          f"{medians['non_merge']:.1f} ms; {note}"),
         ("guard, non-merge look-alike", ratio("look_alike"), NON_MERGE_BUDGET,
-         f"{medians['look_alike']:.1f} ms; `git push -u origin feature/login`: detection runs; {note}"),
+         f"{medians['look_alike']:.1f} ms; `git commit -m \"gh pr merge 5 …\"`: detection runs; {note}"),
+        ("guard, git push of a branch (merge candidate, one read)", ratio("push_candidate"), MERGE_BUDGET,
+         f"{medians['push_candidate']:.1f} ms; `{push}` in a managed checkout: held heads read; {note}"),
+        ("guard, git push outside a repository (info)", ratio("push_no_repo"), float("inf"),
+         f"{medians['push_no_repo']:.1f} ms; `{push}` where no .git is: decided without a read; {note}"),
         ("guard, merge with a Redis verdict", ratio("merge"), MERGE_BUDGET,
          f"{medians['merge']:.1f} ms; held, exit 2, record written; {note}"),
         ("console script, non-merge (info)", ratio("non_merge_console"), float("inf"),
