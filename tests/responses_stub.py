@@ -103,7 +103,7 @@ class ResponsesStub:
                 rid = f"resp_{len(stub.requests)}"
                 usage = {"input_tokens": 12, "input_tokens_details": None, "output_tokens": 3,
                          "output_tokens_details": None, "total_tokens": 15}
-                events = [
+                events: list[dict[str, Any]] = [
                     {"type": "response.created", "response": {"id": rid}},
                     {"type": "response.output_item.added", "output_index": 0, "item": item},
                     {"type": "response.output_item.done", "output_index": 0, "item": item},

@@ -9,9 +9,14 @@ hook, which does not block (it fails open): so nothing else is ever printed on s
 parse the answer against that schema. Exit 2 blocks only with non-empty stderr, and was seen classed
 "Failed" on one platform: the JSON form is the reliable one. Timeout in seconds (default 600).
 
-Files: ``.codex/hooks.json`` (project; loads once the project is trusted), ``~/.codex/hooks.json``, and
-for administrators ``/etc/codex/requirements.toml``, whose ``[hooks]`` are trusted by policy and cannot
-be turned off in ``/hooks`` (``allow_managed_hooks_only = true`` there also silences everyone else's).
+Files: ``.codex/hooks.json`` (project; loads once the project is trusted), ``~/.codex/hooks.json``
+(``$CODEX_HOME/hooks.json`` when that is set), and for administrators ``/etc/codex/requirements.toml``,
+whose ``[hooks]`` are trusted by policy and cannot be turned off in ``/hooks``
+(``allow_managed_hooks_only = true`` there also silences everyone else's). A user or project hook runs
+only once it is trusted (reviewed in ``/hooks``; Codex keeps ``[hooks.state."<file>:pre_tool_use:<group>:
+<handler>"] trusted_hash`` in ``config.toml``) or under ``--dangerously-bypass-hook-trust``; until then
+``codex exec`` skips it silently. Checked with the real CLI 0.171.0 (tests/test_agent_clis.py): the
+stdin, ``tool_name: "Bash"``, the deny form, and ``Command blocked by PreToolUse hook: R. Command: C``.
 """
 
 from __future__ import annotations
