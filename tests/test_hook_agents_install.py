@@ -197,6 +197,15 @@ def test_codex_user_files_follow_codex_home(dirs: dict[str, Path], monkeypatch: 
     assert (moved / "hooks.json").is_file() and not (dirs["home"] / ".codex").exists()
 
 
+def test_a_codex_install_says_the_hook_needs_trust(dirs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert install_main(["--config", str(dirs["spec"]), "--agent", "codex", "--scope", "user"]) == 0
+    assert "trusted: review it in `/hooks`" in capsys.readouterr().out
+    managed = ["--config", str(dirs["spec"]), "--agent", "codex", "--scope", "managed",
+               "--path", str(dirs["etc"] / "requirements.toml")]
+    assert install_main(managed) == 0
+    assert "trusted" not in capsys.readouterr().out  # managed hooks are trusted by policy
+
+
 # -- the registered command, run as the agent runs it ----------------------------------------------------
 
 HELD = "gh pr merge 5 --repo acme/widgets --squash"

@@ -37,6 +37,10 @@ SCOPES = {
 HOME_ENV = ("CODEX_HOME", "~/.codex")
 """Codex reads its user files from ``$CODEX_HOME`` when that is set (`hook.tools.agent_files.target`)."""
 TIMEOUT_S = 10
+TRUST_NOTE = ("Codex runs this hook only once it is trusted: review it in `/hooks` (again after every change), "
+              "start automated sessions with --dangerously-bypass-hook-trust, or install with --scope managed; "
+              "until then Codex skips it without a word")
+"""Said after a user or project install (`hook.tools.install`): an untrusted hook is no guard at all."""
 
 
 def tool_call(payload: dict[str, Any]) -> ToolCall | None:

@@ -86,6 +86,9 @@ def main(argv: list[str]) -> int:
         print(f"merge-hold: install failed: {exc}")
         return 1
     print(f"merge-hold: guard {'installed in' if changed else 'already installed in'} {path}")
+    note = getattr(agent, "TRUST_NOTE", None)
+    if note and args.scope != "managed":
+        print(f"merge-hold: note: {note}")
     return 0
 
 
