@@ -14,8 +14,8 @@ tool call, the PreToolUse JSON on stdin.
   the remote-tracking ref matches (it can be stale). So the guard reads the held heads once (here no
   held PR has that base: allowed, and no ``git merge-base`` runs). The same push outside any git
   repository, or to a remote that is not GitHub, is decided without a read; it was this bench's
-  "non-merge look-alike" row before (1.37 x on an idle machine: the detection reader's imports, as
-  for every look-alike the prefilter passes, plus the git readers' ≈ 0.05 x), and is kept for
+  "non-merge look-alike" row before (1.26-1.37 x on a quiet machine: the detection reader's imports,
+  as for every look-alike the prefilter passes, plus the git readers' ≈ 0.1 x), and is kept for
   information.
 
 Both with the launcher `hook settings` emits (`hook.tools.claude_settings.fast_guard_command`). The console
