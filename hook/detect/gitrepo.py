@@ -226,6 +226,8 @@ def normalize_host(host: str) -> str | None:
 
 def _config_value(value: str) -> str:
     value = value.strip()
+    if not any(c in value for c in '"\\#;'):
+        return value  # nothing the loop below would change (most values: URLs, refs, names)
     out, quoted, i = [], False, 0
     while i < len(value):
         c = value[i]
@@ -243,8 +245,10 @@ def _config_value(value: str) -> str:
 
 
 def _read(path: str) -> str | None:
+    # Bytes, then decoded: a text-mode file object costs more than the read (start-up budget); every
+    # caller splits lines with splitlines() or strips, so "\r\n" needs no translation.
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(_MAX_CONFIG_BYTES)
+        with open(path, "rb") as handle:
+            return handle.read(_MAX_CONFIG_BYTES).decode("utf-8", "replace")
     except OSError:
         return None

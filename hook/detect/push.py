@@ -48,7 +48,7 @@ def push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
         mode = config.get(("push", "", "default"), "simple")
         dest = _short(upstream) if mode in ("upstream", "tracking") and upstream else current
         refspecs = [f"{current}:{dest}"]
-    host, repo = _remote_repo(cwd, remote)
+    host, repo = _remote_repo(config, remote)
     if repo is None and DYN not in remote and (cwd is not None or "://" in remote or remote.startswith("/")):
         return  # a remote that is no GitHub repository (a path, another host, a name git does not know)
     for spec in refspecs:
@@ -138,9 +138,10 @@ def _default_remote(config: dict[tuple[str, str, str], str], current: str | None
     return "origin"
 
 
-def _remote_repo(cwd: str | None, remote: str) -> tuple[str | None, str | None]:
+def _remote_repo(config: dict[tuple[str, str, str], str], remote: str) -> tuple[str | None, str | None]:
+    """The GitHub repository of ``remote`` (a URL, or a remote's name in the ``config`` already read)."""
     if DYN in remote:
         return None, None
-    url = remote if ("://" in remote or ":" in remote) else gitrepo.remote_url(cwd, remote)
+    url = remote if ("://" in remote or ":" in remote) else dict(gitrepo.remote_urls(config)).get(remote)
     parsed = gitrepo.parse_remote_url(url) if url else None
     return (parsed[0], parsed[1]) if parsed else (None, None)
