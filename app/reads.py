@@ -101,8 +101,8 @@ def error_records(r: Redis, repos: list[str]) -> list[tuple[str, int, dict[str, 
         pipe.get(keys.verdict(name, number))
     found = []
     for (name, number), raw in zip(prs, pipe.execute(), strict=True):
-        record = _json(raw)
-        if isinstance(record, dict) and record.get("error"):
+        record = verdicts.parse(raw)
+        if record is not None and record.get("error"):
             found.append((name, number, record))
     return found
 

@@ -5,6 +5,7 @@ record. Real Redis, the real publish path (dry-run GitHub)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from redis import Redis
@@ -53,8 +54,6 @@ def test_a_closed_pr_leaves_the_index(redis_client: Redis, redis_url: str) -> No
                now=NOW, duration=None)
     publish(rt, REPO, 4, NOW)
     assert list(heads(redis_client)) == ["4"]
-    raw = json.loads(redis_client.get(keys.pr_state(REPO, 4)) or b"{}")
-    raw["facts"]["open"] = False
-    redis_client.set(keys.pr_state(REPO, 4), json.dumps(raw))
+    store.update_pull(redis_client, REPO, 4, lambda s: replace(s, facts=replace(s.facts, open=False)))  # type: ignore[arg-type]
     assert publish(rt, REPO, 4, NOW) == "closed"
     assert heads(redis_client) == {}

@@ -3,7 +3,8 @@
 Both answer the same two questions in one batch, so the guard makes one lookup per tool call:
 
 - for a PR (by number, or by head branch through the server's head index): is the repo managed, which
-  PR is it, and its verdict record (`core.verdict.verdict_record`) if there is one;
+  PR is it, and its verdict record (`core.verdict.verdict_record`; stored compact, `core.records`) if
+  there is one;
 - for a repo: is it managed, which of its PRs are held (``block-if-any-held``), and each held PR's
   base and head SHA (a ``git push`` onto a base branch).
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import time
 
 from core import keys
+from core.records import expand_verdict
 from hook.fastjson import JSONError, loads
 from hook.spec import Spec, SpecError
 
@@ -114,12 +116,18 @@ class VerdictSource:
 
 
 def _decode_record(raw: object) -> tuple[object, str | None]:
+    """A stored verdict (`core.records`) in the API shape the judgement reads; a record in a format this
+    guard does not know is a problem (``on_unknown``), never free."""
     if raw is None:
         return None, None
     try:
-        return loads(raw if isinstance(raw, (bytes, str)) else b""), None
+        data = loads(raw if isinstance(raw, (bytes, str)) else b"")
     except JSONError:
         return None, "the verdict record is not valid JSON"
+    record = expand_verdict(data)
+    if record is None:
+        return None, "the verdict record is in an unknown format"
+    return record, None
 
 
 def _is_managed(raw: object) -> bool:
