@@ -54,6 +54,6 @@ def test_a_closed_pr_leaves_the_index(redis_client: Redis, redis_url: str) -> No
                now=NOW, duration=None)
     publish(rt, REPO, 4, NOW)
     assert list(heads(redis_client)) == ["4"]
-    store.update_pull(redis_client, REPO, 4, lambda s: replace(s, facts=replace(s.facts, open=False)))  # type: ignore[arg-type]
+    store.update_pull(redis_client, REPO, 4, lambda s: replace(s, facts=replace(s.facts, open=False)))  # type: ignore[type-var]
     assert publish(rt, REPO, 4, NOW) == "closed"
     assert heads(redis_client) == {}

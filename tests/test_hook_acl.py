@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import redis
 
-from core import keys
+from core import keys, records
 from hook.tools.acl import READ_PATTERNS, main, redis_major_version
 from merge_hold.redis_server import LocalRedis
 from tests.hook_support import hold, record, store
@@ -90,8 +90,8 @@ def test_the_hook_user_reads_verdicts_and_appends_events(hook_user: tuple[redis.
     admin, hook, _ = hook_user
     rec = record(REPO, 5, [hold("comment", "alice", "wait")])
     store(admin, REPO, 5, rec, head="feature/x")
-    assert json.loads(hook.get(keys.verdict(REPO, 5)) or b"") == rec
-    assert hook.mget(keys.verdict(REPO, 5), keys.managed(REPO)) == [json.dumps(rec).encode(), b"1"]
+    assert records.decode_verdict(hook.get(keys.verdict(REPO, 5))) == rec
+    assert hook.mget(keys.verdict(REPO, 5), keys.managed(REPO)) == [records.encode_verdict(rec).encode(), b"1"]
     assert hook.get(keys.head_index(REPO, "feature/x")) == b"5"
     assert hook.scard(keys.held_prs(REPO)) == 1 and hook.smembers(keys.held_prs(REPO)) == {b"5"}
     assert hook.exists(keys.managed(REPO)) == 1

@@ -46,7 +46,7 @@ class RepoMeta:
     private: bool = False
 
 
-def _decode(raw: bytes | None, repo: str, number: int) -> tuple[PullState, int | None]:
+def _decode(raw: bytes | str | None, repo: str, number: int) -> tuple[PullState, int | None]:
     """The stored state (`core.records`) and its version; None for a state of an earlier release's
     format, whose version is the legacy counter key. An unknown format raises (never read as empty)."""
     if raw is None:
