@@ -101,7 +101,7 @@ def error_records(r: Redis, repos: list[str]) -> list[tuple[str, int, dict[str, 
         pipe.get(keys.verdict(name, number))
     found = []
     for (name, number), raw in zip(prs, pipe.execute(), strict=True):
-        record = verdicts.parse(raw)
+        record = verdicts.parse(raw, name, number)
         if record is not None and record.get("error"):
             found.append((name, number, record))
     return found

@@ -1,20 +1,23 @@
 """How a PR's state and verdict records are stored in Redis: compact JSON, read back into the shapes the
 code and the API use (design §7: ≤ 2 KB of Redis per tracked PR).
 
-The stored form is the full shape with short field names, with every field left out that equals its
-default or can be derived from the rest (a PR hold's scope ``owner/repo#N``, a comment hold's id
-``comment:login``, the ``https://github.com/owner/repo/pull/N`` prefix of an origin URL). Decoding puts
-them back, so the round trip is exact; fields this module does not know pass through under their own
-names, so a field added to `core.prstate` is stored, just not shortened.
+The stored form is the full shape with short field names, leaving out every field that equals its
+default or can be derived from the rest or from the key it is stored under: the repo when it is spelled
+in lower case, the PR number, a PR hold's scope ``owner/repo#N``, a comment hold's id ``comment:login``,
+the ``https://github.com/owner/repo/pull/N#issuecomment-ID`` of a comment; times are epoch seconds.
+Decoding, given the key's repo and number, puts them back, so the round trip is exact. Fields this
+module does not know pass through under their own names: a field added to `core.prstate` is stored,
+just not shortened.
 
 Each record carries its own counter — the state its ``v`` (bumped in the same EXEC as the state), the
 verdict its ``version`` and ``state_version`` — instead of one more key per counter (each key costs
 ~70 bytes of Redis overhead).
 
 Formats: ``"f": 2`` marks these records. A verdict without ``f`` but with ``"schema": 1``, or a state
-without ``f`` but with ``repo``, is the full format of earlier releases: still read as is. Anything else
-is unknown: `expand_verdict` answers None (not established: the hook applies ``on_unknown``, the API and
-the workers never read it as free) and `expand_state` raises `UnknownFormat`.
+without ``f`` but with ``repo`` and ``number``, is the full format of earlier releases: still read as
+is. Anything else is unknown: `expand_verdict` answers None (not established: the hook applies
+``on_unknown``, the API and the workers never read it as free) and `expand_state` raises
+`UnknownFormat`.
 
 Pure and standard-library only: the agent hook imports it for its one Redis read, and decodes the JSON
 itself (`hook.fastjson`), so ``json`` (which pulls in ``re``) is imported only by the functions that
@@ -45,7 +48,7 @@ _VERDICT = (("repo", "r"), ("number", "n"), ("held", "h"), ("error", "e"), ("sta
             ("state_version", "sv"))
 """Verdict fields in the API's order, with their stored names. None values are not stored, except
 ``state_version`` (present or absent as given)."""
-_STATE = (("repo", "repo"), ("number", "n"), ("facts", "fa"), ("comments", "c"), ("lifted_all_at", "la"),
+_STATE = (("repo", "r"), ("number", "n"), ("facts", "fa"), ("comments", "c"), ("lifted_all_at", "la"),
           ("reviews", "rv"), ("dismissed", "dm"), ("push_edges", "pe"), ("synced", "sy"), ("labels", "lb"))
 _FACTS: tuple[tuple[str, Any], ...] = (("open", True), ("draft", False), ("labels", []))
 """Facts fields left out when they hold these values (`core.prstate.Facts.from_dict`'s defaults)."""
@@ -121,14 +124,28 @@ def _hold_id(source: Any, holder: Any) -> str:
 # --- verdict ---------------------------------------------------------------------------------------
 
 
+def _status_state(held: Any, error: Any) -> str:
+    """The status state a verdict posts unless its repo's config says otherwise (``held_state``)."""
+    return "error" if error else "failure" if held else "success"
+
+
 def pack_verdict(record: dict[str, Any]) -> dict[str, Any]:
-    """The stored form of a verdict record in the API shape (`core.verdict.verdict_record`)."""
+    """The stored form of a verdict record in the API shape (`core.verdict.verdict_record`), to be
+    stored under ``keys.verdict(record["repo"], record["number"])``: the key gives both back."""
     repo, number = str(record["repo"]), int(record["number"])
     scope, prefix = f"{repo}#{number}", _pr_url(repo, number)
     out: dict[str, Any] = {"f": FORMAT}
     for name, short in _VERDICT:
         value = record.get(name)
-        if name == "holds":
+        if name == "repo":
+            if repo != repo.lower():
+                out[short] = repo  # the key spells it in lower case: GitHub's spelling is kept
+        elif name == "number":
+            pass  # the key's
+        elif name == "state":
+            if value != _status_state(record.get("held"), record.get("error")):
+                out[short] = value
+        elif name == "holds":
             if value:
                 out[short] = [_pack_hold(h, scope, prefix) for h in value]
         elif name == "target_url" and isinstance(value, str) and value.endswith(f"/{repo}/pull/{number}"):
@@ -164,9 +181,9 @@ def encode_verdict(record: dict[str, Any]) -> str:
     return dumps(pack_verdict(record))
 
 
-def expand_verdict(data: object) -> dict[str, Any] | None:
-    """The API shape of a decoded stored verdict (either format); None when it is in no known format
-    or malformed — not established, never free."""
+def expand_verdict(data: object, repo: str, number: int) -> dict[str, Any] | None:
+    """The API shape of a decoded stored verdict (either format) read from ``keys.verdict(repo,
+    number)``; None when it is in no known format or malformed — not established, never free."""
     if not isinstance(data, dict):
         return None
     if "f" not in data:
@@ -174,9 +191,9 @@ def expand_verdict(data: object) -> dict[str, Any] | None:
     if data["f"] != FORMAT:
         return None
     try:
-        repo, number = str(data["r"]), int(data["n"])
+        repo, number = str(data.get("r", repo.lower())), int(number)
         holds = data.get("hs", [])
-        if not isinstance(holds, list) or not isinstance(data["h"], bool):
+        if not isinstance(holds, list) or not isinstance(data["h"], bool) or not isinstance(data.get("r", ""), str):
             return None
         scope, prefix = f"{repo}#{number}", _pr_url(repo, number)
         record: dict[str, Any] = {"schema": LEGACY_SCHEMA}
@@ -189,6 +206,8 @@ def expand_verdict(data: object) -> dict[str, Any] | None:
                 record[name] = data.get(short, DEFAULT_HOLD_LABEL)
             elif name == "computed_at":
                 record[name] = _time(data.get(short))
+            elif name == "state":
+                record[name] = data.get(short, _status_state(data["h"], data.get("e")))
             elif name != "state_version" or short in data:
                 record[name] = data.get(short)
         record["repo"], record["number"] = repo, number
@@ -213,8 +232,8 @@ def _expand_hold(hold: dict[str, Any], scope: str, prefix: str) -> dict[str, Any
     }
 
 
-def decode_verdict(raw: str | bytes | None) -> dict[str, Any] | None:
-    """A verdict as stored (bytes from Redis) -> the API shape, or None when absent or unreadable."""
+def decode_verdict(raw: str | bytes | None, repo: str, number: int) -> dict[str, Any] | None:
+    """The value of ``keys.verdict(repo, number)`` -> the API shape, or None when absent or unreadable."""
     if raw is None:
         return None
     import json
@@ -223,25 +242,29 @@ def decode_verdict(raw: str | bytes | None) -> dict[str, Any] | None:
         data = json.loads(raw)
     except ValueError:
         return None
-    return expand_verdict(data)
+    return expand_verdict(data, repo, number)
 
 
 # --- state -----------------------------------------------------------------------------------------
 
 
 def encode_state(state: dict[str, Any], version: int) -> str:
-    """The stored form of `core.prstate.PullState.to_dict` with its state version ``version``."""
+    """The stored form of `core.prstate.PullState.to_dict` with its state version ``version``, to be
+    stored under ``keys.pr_state(state["repo"], state["number"])``: the key gives both back."""
     repo, number = str(state["repo"]), int(state["number"])
     prefix = _pr_url(repo, number)
     out: dict[str, Any] = {"f": FORMAT, "v": version}
     for name, short in _STATE:
         value = state.get(name)
-        if name in ("repo", "number"):
-            out[short] = value
+        if name == "repo":
+            if repo != repo.lower():
+                out[short] = repo
+        elif name == "number":
+            pass
         elif name == "facts" and value:
             out[short] = _pack_facts(value, repo)
         elif name in ("comments", "reviews", "labels") and value:
-            out[short] = {k: _pack_register(r, k, prefix) for k, r in value.items()}
+            out[short] = {k: _pack_register(r, k, prefix, name == "comments") for k, r in value.items()}
         elif value not in _STATE_EMPTY:
             out[short] = value
     known = {name for name, _ in _STATE}
@@ -260,21 +283,34 @@ def _pack_facts(facts: dict[str, Any], repo: str) -> dict[str, Any]:
     return out
 
 
-def _pack_register(register: dict[str, Any], key: str, prefix: str) -> dict[str, Any]:
+def _register_defaults(held: Any, ref: Any, key: str, prefix: str, comment: bool) -> tuple[str, str]:
+    """The name and origin a register has unless it says otherwise: a hold's name is its (lower-cased)
+    key; a comment hold's origin is its comment on the PR's page."""
+    name = key if held else ""
+    origin = f"{prefix}{COMMENT_ANCHOR}{ref}" if comment and held and str(ref).isdigit() else ""
+    return name, origin
+
+
+def _pack_register(register: dict[str, Any], key: str, prefix: str, comment: bool) -> dict[str, Any]:
     out = {short: _pack_time(register[name]) if short in "tx" else register[name]
            for name, short in _REGISTER if register.get(name) not in (None, "")}
     if out.get("h") is True:
         del out["h"]  # most registers hold: only a lift is marked
-    name = register.get("name", "")
-    if name != key:
-        out["n"] = name  # "" when the register has none (absent means: the key itself)
-    _put_origin(out, register.get("origin"), prefix)
+    name, origin = _register_defaults(register.get("held"), register.get("ref", ""), key, prefix, comment)
+    if register.get("name", "") != name:
+        out["n"] = register.get("name", "")
+    if register.get("origin", "") != origin:
+        if register.get("origin"):
+            _put_origin(out, register.get("origin"), prefix)
+        else:
+            out["o"] = ""
     return out
 
 
-def expand_state(data: object) -> tuple[dict[str, Any], int | None]:
-    """A decoded stored state -> (`PullState.from_dict` input, its version). The version is None for
-    the full format of earlier releases, whose counter was a key of its own. Raises `UnknownFormat`."""
+def expand_state(data: object, repo: str, number: int) -> tuple[dict[str, Any], int | None]:
+    """A decoded ``keys.pr_state(repo, number)`` -> (`PullState.from_dict` input, its version). The
+    version is None for the full format of earlier releases, whose counter was a key of its own.
+    Raises `UnknownFormat`."""
     if not isinstance(data, dict):
         raise UnknownFormat("the PR state is not a JSON object")
     if "f" not in data:
@@ -284,17 +320,17 @@ def expand_state(data: object) -> tuple[dict[str, Any], int | None]:
     if data["f"] != FORMAT:
         raise UnknownFormat(f"the PR state has unknown format {data['f']!r}")
     try:
-        repo, number = str(data["repo"]), int(data["n"])
+        repo, number = str(data.get("r", repo.lower())), int(number)
         prefix = _pr_url(repo, number)
-        state: dict[str, Any] = {}
+        state: dict[str, Any] = {"repo": repo, "number": number}
         for name, short in _STATE:
-            if short not in data:
+            if short not in data or name in state:
                 continue
             value = data[short]
             if name == "facts" and value:
                 value = _expand_facts(value, repo)
             elif name in ("comments", "reviews", "labels"):
-                value = {k: _expand_register(r, k, prefix) for k, r in value.items()}
+                value = {k: _expand_register(r, k, prefix, name == "comments") for k, r in value.items()}
             state[name] = value
         version = int(data["v"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -315,25 +351,28 @@ def _expand_facts(facts: dict[str, Any], repo: str) -> dict[str, Any]:
     return out
 
 
-def _expand_register(register: dict[str, Any], key: str, prefix: str) -> dict[str, Any]:
+def _expand_register(register: dict[str, Any], key: str, prefix: str, comment: bool) -> dict[str, Any]:
     out = {name: _time(register[short]) if short in "tx" else register[short]
            for name, short in _REGISTER if short in register}
     out.setdefault("held", True)
     out.setdefault("ref", "")
-    name = register.get("n", key)
+    name, origin = _register_defaults(out["held"], out["ref"], key, prefix, comment)
+    name = register.get("n", name)
     if name:
         out["name"] = name
-    origin = _get_origin(register, prefix)
+    if any(k in register for k in ("o", "p", "pc")):
+        origin = _get_origin(register, prefix)
     if origin:
         out["origin"] = origin
     return out
 
 
-def decode_state(raw: str | bytes) -> tuple[dict[str, Any], int | None]:
+def decode_state(raw: str | bytes, repo: str, number: int) -> tuple[dict[str, Any], int | None]:
+    """The value of ``keys.pr_state(repo, number)`` -> see `expand_state`."""
     import json
 
     try:
         data = json.loads(raw)
     except ValueError:
         raise UnknownFormat("the PR state is not JSON") from None
-    return expand_state(data)
+    return expand_state(data, repo, number)

@@ -22,15 +22,15 @@ def _text(raw: Any) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
-def parse(raw: Any) -> Record | None:
-    """A stored verdict record (`core.records`, either format) in the API shape, or None when absent,
-    unreadable or in an unknown format."""
-    return records.decode_verdict(raw)
+def parse(raw: Any, repo: str, number: int) -> Record | None:
+    """The value of ``keys.verdict(repo, number)`` (`core.records`, either format) in the API shape, or
+    None when absent, unreadable or in an unknown format."""
+    return records.decode_verdict(raw, repo, number)
 
 
 def load(r: Redis, repo: str, number: int) -> Record | None:
     """The verdict record of ``repo#number``."""
-    return parse(r.get(keys.verdict(repo, number)))
+    return parse(r.get(keys.verdict(repo, number)), repo, number)
 
 
 def held_numbers(r: Redis, repo: str) -> list[int]:
@@ -53,4 +53,4 @@ def held_records(r: Redis, repos: list[str]) -> list[tuple[str, int, Record | No
     pipe = r.pipeline(transaction=False)
     for name, number in prs:
         pipe.get(keys.verdict(name, number))
-    return [(name, number, parse(raw)) for (name, number), raw in zip(prs, pipe.execute(), strict=True)]
+    return [(name, number, parse(raw, name, number)) for (name, number), raw in zip(prs, pipe.execute(), strict=True)]

@@ -90,7 +90,7 @@ def test_the_hook_user_reads_verdicts_and_appends_events(hook_user: tuple[redis.
     admin, hook, _ = hook_user
     rec = record(REPO, 5, [hold("comment", "alice", "wait")])
     store(admin, REPO, 5, rec, head="feature/x")
-    assert records.decode_verdict(hook.get(keys.verdict(REPO, 5))) == rec
+    assert records.decode_verdict(hook.get(keys.verdict(REPO, 5)), REPO, 5) == rec
     assert hook.mget(keys.verdict(REPO, 5), keys.managed(REPO)) == [records.encode_verdict(rec).encode(), b"1"]
     assert hook.get(keys.head_index(REPO, "feature/x")) == b"5"
     assert hook.scard(keys.held_prs(REPO)) == 1 and hook.smembers(keys.held_prs(REPO)) == {b"5"}

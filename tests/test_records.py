@@ -79,14 +79,17 @@ VERDICT_ROWS: dict[str, dict[str, Any]] = {
     "odd time text": {**_record(()), "computed_at": "2026-01-05T10:00:00+00:00"},
     "no state_version": {k: v for k, v in _record(()).items() if k != "state_version"},
     "a field added later": {**_record(()), "queued_at": "soon"},
+    "held_state pending": {**_record((HOLD_ROWS["freeze"],)), "state": "pending"},
+    "held with an error": {**_record((HOLD_ROWS["freeze"],), error="config"), "state": "error"},
+    "repo in lower case": {**_record((HOLD_ROWS["comment on the PR page"],)), "repo": "acme/widgets"},
 }
 
 
 @pytest.mark.parametrize("record", VERDICT_ROWS.values(), ids=VERDICT_ROWS.keys())
 def test_verdict_round_trip_is_exact(record: dict[str, Any]) -> None:
     stored = records.encode_verdict(record)
-    assert records.decode_verdict(stored) == record
-    assert records.decode_verdict(stored.encode()) == record
+    assert records.decode_verdict(stored, REPO, 7) == record
+    assert records.decode_verdict(stored.encode(), str(record["repo"]).upper(), 7) == record
     assert len(stored) < len(json.dumps(record, separators=(",", ":")))
 
 
@@ -103,8 +106,8 @@ UNKNOWN_VERDICTS: dict[str, object] = {
     "held not a bool": {**records.pack_verdict(_record(())), "h": "no"},
     "holds not a list": {**records.pack_verdict(_record(())), "hs": {"a": 1}},
     "a hold not an object": {**records.pack_verdict(_record(())), "hs": ["x"]},
-    "no repo": {k: v for k, v in records.pack_verdict(_record(())).items() if k != "r"},
-    "number not a number": {**records.pack_verdict(_record(())), "n": "seven"},
+    "a comment id not a number": {**records.pack_verdict(_record(())), "hs": [{"h": "a", "pc": "x"}]},
+    "repo not text": {**records.pack_verdict(_record(())), "r": ["acme/widgets"]},
     "an unknown legacy schema": {**_record(()), "schema": 2},
     "empty": {},
 }
@@ -114,15 +117,15 @@ UNKNOWN_VERDICTS: dict[str, object] = {
 def test_unknown_verdicts_are_not_established(data: object) -> None:
     """Never a record at all, so never free: the API and workers read None, the hook ``on_unknown``."""
     raw = json.dumps(data)
-    assert records.expand_verdict(data) is None and verdicts.parse(raw) is None
-    record, problem = _decode_record(raw.encode())
+    assert records.expand_verdict(data, REPO, 7) is None and verdicts.parse(raw, REPO, 7) is None
+    record, problem = _decode_record(raw.encode(), REPO, 7)
     assert record is None and problem == "the verdict record is in an unknown format"
 
 
 def test_earlier_full_verdicts_read_as_they_are() -> None:
     record = _record((HOLD_ROWS["comment on the PR page"],))
     raw = json.dumps(record)
-    assert verdicts.parse(raw) == record and _decode_record(raw.encode()) == (record, None)
+    assert verdicts.parse(raw, REPO, 7) == record and _decode_record(raw.encode(), REPO, 7) == (record, None)
 
 
 def test_the_default_hold_label_is_the_configs() -> None:
@@ -148,6 +151,11 @@ STATE_ROWS: dict[str, PullState] = {
         repo=REPO, number=7, facts=replace(FACTS, head_repo="forker/widgets", open=False, draft=True,
                                            labels=("a", "do-not-merge/hold"), contested=("a",))),
     "fork with no head repo": PullState(repo=REPO, number=7, facts=replace(FACTS, head_repo="")),
+    "repo in lower case": PullState(repo="acme/widgets", number=7, facts=replace(FACTS, head_repo="acme/widgets"),
+                                    comments={"alice": replace(_register(), origin="")}),
+    "a lift with a name and an origin": PullState(repo=REPO, number=7, comments={
+        "alice": _register(held=False), "bob": _register(origin="", name="bob"),
+        "cy": _register(ref="x1", origin=f"{URL}#issuecomment-x1", name="cy")}),
     "reviews, dismissals, pushes, labels, lift-all": PullState(
         repo=REPO, number=7, facts=FACTS, lifted_all_at=(NOW, "99"),
         reviews={"rita": _register(ref="5", origin=f"{URL}#pullrequestreview-5", name="rita", reason="")},
@@ -158,8 +166,10 @@ STATE_ROWS: dict[str, PullState] = {
 
 @pytest.mark.parametrize("state", STATE_ROWS.values(), ids=STATE_ROWS.keys())
 def test_state_round_trip_is_exact(state: PullState) -> None:
-    data, version = records.decode_state(records.encode_state(state.to_dict(), 12))
-    assert (PullState.from_dict(data), version) == (state, 12)
+    stored = records.encode_state(state.to_dict(), 12)
+    for spelling in (state.repo, state.repo.upper()):  # the key's repo, however the caller spells it
+        data, version = records.decode_state(stored, spelling, 7)
+        assert (PullState.from_dict(data), version) == (state, 12)
 
 
 def test_state_fields_do_not_collide_with_stored_names() -> None:
@@ -175,7 +185,7 @@ def test_state_fields_do_not_collide_with_stored_names() -> None:
                                  '{"f": 2, "v": 1, "repo": "a/b", "n": 1, "c": []}', '{"number": 1}'])
 def test_unknown_states_raise(raw: str) -> None:
     with pytest.raises(records.UnknownFormat):
-        records.decode_state(raw)
+        records.decode_state(raw, REPO, 7)
 
 
 # -- in Redis --------------------------------------------------------------------------------------

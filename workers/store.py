@@ -51,7 +51,7 @@ def _decode(raw: bytes | str | None, repo: str, number: int) -> tuple[PullState,
     format, whose version is the legacy counter key. An unknown format raises (never read as empty)."""
     if raw is None:
         return PullState(repo=repo, number=number), 0
-    data, version = records.decode_state(raw)
+    data, version = records.decode_state(raw, repo, number)
     return PullState.from_dict(data), version
 
 

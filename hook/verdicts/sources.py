@@ -115,7 +115,7 @@ class VerdictSource:
         pass
 
 
-def _decode_record(raw: object) -> tuple[object, str | None]:
+def _decode_record(raw: object, repo: str, number: int) -> tuple[object, str | None]:
     """A stored verdict (`core.records`) in the API shape the judgement reads; a record in a format this
     guard does not know is a problem (``on_unknown``), never free."""
     if raw is None:
@@ -124,7 +124,7 @@ def _decode_record(raw: object) -> tuple[object, str | None]:
         data = loads(raw if isinstance(raw, (bytes, str)) else b"")
     except JSONError:
         return None, "the verdict record is not valid JSON"
-    record = expand_verdict(data)
+    record = expand_verdict(data, repo, number)
     if record is None:
         return None, "the verdict record is in an unknown format"
     return record, None
@@ -190,11 +190,11 @@ class RedisSource(VerdictSource):
         replies = self._run(first)
         answers: list[PrAnswer] = []
         second: list[list[str | bytes | int]] = []
-        waiting: list[PrAnswer] = []
+        waiting: list[tuple[PrAnswer, str]] = []
         for query, reply in zip(prs, replies, strict=False):
             value, managed_raw = reply if isinstance(reply, list) and len(reply) == 2 else (None, None)
             if query.number is not None:
-                record, problem = _decode_record(value)
+                record, problem = _decode_record(value, query.repo, query.number)
                 answers.append(PrAnswer(managed=_is_managed(managed_raw), number=query.number,
                                         record=record, problem=problem))
                 continue
@@ -203,7 +203,7 @@ class RedisSource(VerdictSource):
                 answer.problem = "the head index entry is not a PR number"
             if answer.number is not None and answer.managed:
                 second.append(["GET", keys.verdict(query.repo, answer.number)])
-                waiting.append(answer)
+                waiting.append((answer, query.repo))
             answers.append(answer)
         rest = replies[len(prs):]
         repo_answers = [
@@ -212,8 +212,8 @@ class RedisSource(VerdictSource):
             for i in range(len(repos))
         ]
         if second:
-            for answer, value in zip(waiting, self._run(second), strict=True):
-                answer.record, answer.problem = _decode_record(value)
+            for (answer, repo), value in zip(waiting, self._run(second), strict=True):
+                answer.record, answer.problem = _decode_record(value, repo, answer.number or 0)
         return answers, repo_answers
 
     def send_events(self, events: list[dict[str, Any]]) -> int:
