@@ -61,7 +61,7 @@ class UnknownFormat(ValueError):
     """A stored record in a format this release does not know: never to be read as empty or free."""
 
 
-def dumps(data: dict[str, Any]) -> str:
+def dumps(data: dict[str, Any] | list[Any]) -> str:
     import json
 
     return json.dumps(data, separators=(",", ":"))
@@ -243,6 +243,23 @@ def decode_verdict(raw: str | bytes | None, repo: str, number: int) -> dict[str,
     except ValueError:
         return None
     return expand_verdict(data, repo, number)
+
+
+# --- held heads ----------------------------------------------------------------------------------
+
+
+def encode_held_head(base: Any, head_sha: Any, description: Any) -> str:
+    """A held PR's entry in ``keys.held_heads``: ``[base, head_sha, description]`` (the field names
+    would be a third of it)."""
+    return dumps([base, head_sha, description])
+
+
+def expand_held_head(data: object) -> dict[str, Any] | None:
+    """A decoded ``held_heads`` entry (this list, or the object of earlier releases) -> ``{"base",
+    "head_sha", "description"}``; None when it is neither."""
+    if isinstance(data, list) and len(data) == 3:
+        return {"base": data[0], "head_sha": data[1], "description": data[2]}
+    return data if isinstance(data, dict) else None
 
 
 # --- state -----------------------------------------------------------------------------------------

@@ -72,8 +72,7 @@ def store(redis: Any, repo: str, number: int, rec: dict[str, Any] | str | None, 
         if isinstance(rec, dict) and rec.get("held"):
             redis.sadd(keys.held_prs(repo), number)
             redis.hset(keys.held_heads(repo), str(number),
-                       json.dumps({"base": rec.get("base"), "head_sha": rec.get("head_sha"),
-                                   "description": rec.get("description")}))
+                       records.encode_held_head(rec.get("base"), rec.get("head_sha"), rec.get("description")))
     if head is not None:
         redis.set(keys.head_index(repo, head), number)
 

@@ -4,7 +4,6 @@ no-selectors equivalent)."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -95,7 +94,7 @@ def test_the_hook_user_reads_verdicts_and_appends_events(hook_user: tuple[redis.
     assert hook.get(keys.head_index(REPO, "feature/x")) == b"5"
     assert hook.scard(keys.held_prs(REPO)) == 1 and hook.smembers(keys.held_prs(REPO)) == {b"5"}
     assert hook.exists(keys.managed(REPO)) == 1
-    head = json.dumps({"base": "main", "head_sha": rec["head_sha"], "description": "Held"}).encode()
+    head = records.encode_held_head("main", rec["head_sha"], "Held").encode()
     assert hook.hgetall(keys.held_heads(REPO)) == {b"5": head}
     assert run_role(hook)[0] == b"master"
     assert hook.xadd(keys.HOOK_EVENTS, {"event": "hook.gate.fired", "data": "{}"})

@@ -110,8 +110,8 @@ def store_verdict(r: Redis, repo: str, number: int, holds: tuple[Hold, ...] = ()
     r.set(keys.managed(repo), "1")
     if holds or error:
         r.sadd(keys.held_prs(repo), number)
-        r.hset(keys.held_heads(repo), str(number), json.dumps({"base": "main", "head_sha": verdict.head_sha,
-                                                                  "description": record["description"]}))
+        r.hset(keys.held_heads(repo), str(number),
+               records.encode_held_head("main", verdict.head_sha, record["description"]))
     return record
 
 

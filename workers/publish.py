@@ -18,7 +18,7 @@ from typing import Any
 
 from redis.lock import Lock
 
-from core import keys
+from core import keys, records
 from core.freeze import next_transition
 from core.holds import to_iso
 from core.prstate import PullState
@@ -174,8 +174,7 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
         if record["held"]:
             pipe.sadd(keys.held_prs(repo), number)
             pipe.hset(keys.held_heads(repo), str(number),
-                      json.dumps({"base": record["base"], "head_sha": record["head_sha"],
-                                  "description": record["description"]}, separators=(",", ":")))
+                      records.encode_held_head(record["base"], record["head_sha"], record["description"]))
         else:
             pipe.srem(keys.held_prs(repo), number)
             pipe.hdel(keys.held_heads(repo), str(number))

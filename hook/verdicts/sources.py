@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 
 from core import keys
-from core.records import expand_verdict
+from core.records import expand_held_head, expand_verdict
 from hook.fastjson import JSONError, loads
 from hook.spec import Spec, SpecError
 
@@ -94,7 +94,8 @@ def _heads(raw: object) -> dict[int, tuple[str, str, str]]:
                 value = loads(value)
             except JSONError:
                 continue
-        if number is not None and isinstance(value, dict):
+        value = expand_held_head(value)
+        if number is not None and value is not None:
             base, sha, description = value.get("base"), value.get("head_sha"), value.get("description")
             if isinstance(base, str) and isinstance(sha, str):
                 heads[number] = (base, sha, description if isinstance(description, str) else "")
