@@ -52,8 +52,8 @@ def held_heads(repo: str) -> str:
 
 
 def pr_state(repo: str, number: int) -> str:
-    """`core.prstate.PullState`, stored by `core.records` (compact JSON carrying its state version ``v``,
-    bumped in the same EXEC as the state)."""
+    """`core.prstate.PullState`, stored by `core.state_record`: compact JSON carrying its state version
+    ``v``, bumped in the same EXEC as the state."""
     return f"{_repo(repo)}:pr:{number}:state"
 
 

@@ -1,5 +1,6 @@
-"""How a PR's state and verdict records are stored in Redis: compact JSON, read back into the shapes the
-code and the API use (design §7: ≤ 2 KB of Redis per tracked PR).
+"""How a PR's records are stored in Redis — the verdict and held-heads entries here, the state in
+`core.state_record`: compact JSON, read back into the shapes the code and the API use (design §7:
+≤ 2 KB of Redis per tracked PR).
 
 The stored form is the full shape with short field names, leaving out every field that equals its
 default or can be derived from the rest or from the key it is stored under: the repo when it is spelled
@@ -16,8 +17,8 @@ verdict its ``version`` and ``state_version`` — instead of one more key per co
 Formats: ``"f": 2`` marks these records. A verdict without ``f`` but with ``"schema": 1``, or a state
 without ``f`` but with ``repo`` and ``number``, is the full format of earlier releases: still read as
 is. Anything else is unknown: `expand_verdict` answers None (not established: the hook applies
-``on_unknown``, the API and the workers never read it as free) and `expand_state` raises
-`UnknownFormat`.
+``on_unknown``, the API and the workers never read it as free) and `core.state_record.expand_state`
+raises `UnknownFormat`.
 
 Pure and standard-library only: the agent hook imports it for its one Redis read, and decodes the JSON
 itself (`hook.fastjson`), so ``json`` (which pulls in ``re``) is imported only by the functions that
@@ -48,15 +49,6 @@ _VERDICT = (("repo", "r"), ("number", "n"), ("held", "h"), ("error", "e"), ("sta
             ("state_version", "sv"))
 """Verdict fields in the API's order, with their stored names. None values are not stored, except
 ``state_version`` (present or absent as given)."""
-_STATE = (("repo", "r"), ("number", "n"), ("facts", "fa"), ("comments", "c"), ("lifted_all_at", "la"),
-          ("reviews", "rv"), ("dismissed", "dm"), ("push_edges", "pe"), ("synced", "sy"), ("labels", "lb"))
-_FACTS: tuple[tuple[str, Any], ...] = (("open", True), ("draft", False), ("labels", []))
-"""Facts fields left out when they hold these values (`core.prstate.Facts.from_dict`'s defaults)."""
-_STATE_EMPTY: tuple[Any, ...] = (None, {}, [], False)
-"""Top-level state values that equal ``from_dict``'s default when absent."""
-_REGISTER = (("at", "t"), ("held", "h"), ("ref", "i"), ("reason", "r"), ("exp", "x"))
-
-
 class UnknownFormat(ValueError):
     """A stored record in a format this release does not know: never to be read as empty or free."""
 
@@ -67,11 +59,11 @@ def dumps(data: dict[str, Any] | list[Any]) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
-def _pr_url(repo: str, number: int) -> str:
+def pr_url(repo: str, number: int) -> str:
     return f"{GITHUB}{repo}/pull/{number}"
 
 
-def _put_origin(out: dict[str, Any], origin: Any, prefix: str) -> None:
+def put_origin(out: dict[str, Any], origin: Any, prefix: str) -> None:
     """An origin on the PR's own page is stored as its suffix — a comment's as its id (``pc``), any
     other as ``p`` — and one elsewhere as is (``o``)."""
     if not origin:
@@ -87,13 +79,13 @@ def _put_origin(out: dict[str, Any], origin: Any, prefix: str) -> None:
         out["o"] = origin
 
 
-def _get_origin(data: dict[str, Any], prefix: str) -> Any:
+def get_origin(data: dict[str, Any], prefix: str) -> Any:
     if "pc" in data:
         return f"{prefix}{COMMENT_ANCHOR}{int(data['pc'])}"
     return prefix + str(data["p"]) if "p" in data else data.get("o", "")
 
 
-def _pack_time(text: Any) -> Any:
+def pack_time(text: Any) -> Any:
     """``2026-01-05T10:00:01Z`` -> 1767607201 (12 bytes fewer); anything that would not come back the
     same is kept as it is."""
     if not isinstance(text, str) or len(text) != 20:
@@ -105,10 +97,10 @@ def _pack_time(text: Any) -> Any:
         seconds = calendar.timegm(time.strptime(text, TIME_FORMAT))
     except ValueError:
         return text
-    return seconds if _time(seconds) == text else text
+    return seconds if unpack_time(seconds) == text else text
 
 
-def _time(value: Any) -> Any:
+def unpack_time(value: Any) -> Any:
     """A stored time back in `core.holds.to_iso`'s form (the hook reads these: ``time`` only)."""
     if isinstance(value, int) and not isinstance(value, bool):
         import time
@@ -133,7 +125,7 @@ def pack_verdict(record: dict[str, Any]) -> dict[str, Any]:
     """The stored form of a verdict record in the API shape (`core.verdict.verdict_record`), to be
     stored under ``keys.verdict(record["repo"], record["number"])``: the key gives both back."""
     repo, number = str(record["repo"]), int(record["number"])
-    scope, prefix = f"{repo}#{number}", _pr_url(repo, number)
+    scope, prefix = f"{repo}#{number}", pr_url(repo, number)
     out: dict[str, Any] = {"f": FORMAT}
     for name, short in _VERDICT:
         value = record.get(name)
@@ -154,7 +146,7 @@ def pack_verdict(record: dict[str, Any]) -> dict[str, Any]:
             if value != DEFAULT_HOLD_LABEL:
                 out[short] = value  # null stored: it is not the default
         elif name == "computed_at":
-            out[short] = _pack_time(value)
+            out[short] = pack_time(value)
         elif value is not None or (name == "state_version" and name in record):
             out[short] = value
     known = {name for name, _ in _VERDICT} | {"schema", "U"}
@@ -172,8 +164,8 @@ def _pack_hold(hold: dict[str, Any], scope: str, prefix: str) -> dict[str, Any]:
         out["c"] = hold.get("scope")
     for name, short in (("holder", "h"), ("reason", "r"), ("created_at", "t"), ("expires_at", "x")):
         if hold.get(name):
-            out[short] = _pack_time(hold[name]) if short in "tx" else hold[name]
-    _put_origin(out, hold.get("origin"), prefix)
+            out[short] = pack_time(hold[name]) if short in "tx" else hold[name]
+    put_origin(out, hold.get("origin"), prefix)
     return out
 
 
@@ -195,7 +187,7 @@ def expand_verdict(data: object, repo: str, number: int) -> dict[str, Any] | Non
         holds = data.get("hs", [])
         if not isinstance(holds, list) or not isinstance(data["h"], bool) or not isinstance(data.get("r", ""), str):
             return None
-        scope, prefix = f"{repo}#{number}", _pr_url(repo, number)
+        scope, prefix = f"{repo}#{number}", pr_url(repo, number)
         record: dict[str, Any] = {"schema": LEGACY_SCHEMA}
         for name, short in _VERDICT:
             if name == "holds":
@@ -205,7 +197,7 @@ def expand_verdict(data: object, repo: str, number: int) -> dict[str, Any] | Non
             elif name == "hold_label":
                 record[name] = data.get(short, DEFAULT_HOLD_LABEL)
             elif name == "computed_at":
-                record[name] = _time(data.get(short))
+                record[name] = unpack_time(data.get(short))
             elif name == "state":
                 record[name] = data.get(short, _status_state(data["h"], data.get("e")))
             elif name != "state_version" or short in data:
@@ -226,9 +218,9 @@ def _expand_hold(hold: dict[str, Any], scope: str, prefix: str) -> dict[str, Any
         "scope": hold.get("c", scope),
         "holder": holder,
         "reason": hold.get("r", ""),
-        "created_at": _time(hold.get("t")),
-        "expires_at": _time(hold.get("x")),
-        "origin": _get_origin(hold, prefix),
+        "created_at": unpack_time(hold.get("t")),
+        "expires_at": unpack_time(hold.get("x")),
+        "origin": get_origin(hold, prefix),
     }
 
 
@@ -260,136 +252,3 @@ def expand_held_head(data: object) -> dict[str, Any] | None:
     if isinstance(data, list) and len(data) == 3:
         return {"base": data[0], "head_sha": data[1], "description": data[2]}
     return data if isinstance(data, dict) else None
-
-
-# --- state -----------------------------------------------------------------------------------------
-
-
-def encode_state(state: dict[str, Any], version: int) -> str:
-    """The stored form of `core.prstate.PullState.to_dict` with its state version ``version``, to be
-    stored under ``keys.pr_state(state["repo"], state["number"])``: the key gives both back."""
-    repo, number = str(state["repo"]), int(state["number"])
-    prefix = _pr_url(repo, number)
-    out: dict[str, Any] = {"f": FORMAT, "v": version}
-    for name, short in _STATE:
-        value = state.get(name)
-        if name == "repo":
-            if repo != repo.lower():
-                out[short] = repo
-        elif name == "number":
-            pass
-        elif name == "facts" and value:
-            out[short] = _pack_facts(value, repo)
-        elif name in ("comments", "reviews", "labels") and value:
-            out[short] = {k: _pack_register(r, k, prefix, name == "comments") for k, r in value.items()}
-        elif value not in _STATE_EMPTY:
-            out[short] = value
-    known = {name for name, _ in _STATE}
-    out.update((k, v) for k, v in state.items() if k not in known and k not in out)
-    return dumps(out)
-
-
-def _pack_facts(facts: dict[str, Any], repo: str) -> dict[str, Any]:
-    out = {k: v for k, v in facts.items() if (k, v) not in _FACTS}
-    if "at" in out:
-        out["at"] = _pack_time(out["at"])
-    if out.get("head_repo") == repo:
-        del out["head_repo"]
-    elif "head_repo" not in out:
-        out["head_repo"] = None  # absent is not the same as the PR's repo
-    return out
-
-
-def _register_defaults(held: Any, ref: Any, key: str, prefix: str, comment: bool) -> tuple[str, str]:
-    """The name and origin a register has unless it says otherwise: a hold's name is its (lower-cased)
-    key; a comment hold's origin is its comment on the PR's page."""
-    name = key if held else ""
-    origin = f"{prefix}{COMMENT_ANCHOR}{ref}" if comment and held and str(ref).isdigit() else ""
-    return name, origin
-
-
-def _pack_register(register: dict[str, Any], key: str, prefix: str, comment: bool) -> dict[str, Any]:
-    out = {short: _pack_time(register[name]) if short in "tx" else register[name]
-           for name, short in _REGISTER if register.get(name) not in (None, "")}
-    if out.get("h") is True:
-        del out["h"]  # most registers hold: only a lift is marked
-    name, origin = _register_defaults(register.get("held"), register.get("ref", ""), key, prefix, comment)
-    if register.get("name", "") != name:
-        out["n"] = register.get("name", "")
-    if register.get("origin", "") != origin:
-        if register.get("origin"):
-            _put_origin(out, register.get("origin"), prefix)
-        else:
-            out["o"] = ""
-    return out
-
-
-def expand_state(data: object, repo: str, number: int) -> tuple[dict[str, Any], int | None]:
-    """A decoded ``keys.pr_state(repo, number)`` -> (`PullState.from_dict` input, its version). The
-    version is None for the full format of earlier releases, whose counter was a key of its own.
-    Raises `UnknownFormat`."""
-    if not isinstance(data, dict):
-        raise UnknownFormat("the PR state is not a JSON object")
-    if "f" not in data:
-        if "repo" in data and "number" in data:
-            return data, None
-        raise UnknownFormat("the PR state is in no known format")
-    if data["f"] != FORMAT:
-        raise UnknownFormat(f"the PR state has unknown format {data['f']!r}")
-    try:
-        repo, number = str(data.get("r", repo.lower())), int(number)
-        prefix = _pr_url(repo, number)
-        state: dict[str, Any] = {"repo": repo, "number": number}
-        for name, short in _STATE:
-            if short not in data or name in state:
-                continue
-            value = data[short]
-            if name == "facts" and value:
-                value = _expand_facts(value, repo)
-            elif name in ("comments", "reviews", "labels"):
-                value = {k: _expand_register(r, k, prefix, name == "comments") for k, r in value.items()}
-            state[name] = value
-        version = int(data["v"])
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise UnknownFormat(f"the PR state is malformed: {exc!r}") from None
-    known = {short for _, short in _STATE} | {"f", "v"}
-    state.update((k, v) for k, v in data.items() if k not in known and k not in state)
-    return state, version
-
-
-def _expand_facts(facts: dict[str, Any], repo: str) -> dict[str, Any]:
-    out = {**{k: list(v) if isinstance(v, list) else v for k, v in _FACTS}, **facts}
-    if "at" in out:
-        out["at"] = _time(out["at"])
-    if "head_repo" not in facts:
-        out["head_repo"] = repo
-    elif facts["head_repo"] is None:
-        del out["head_repo"]
-    return out
-
-
-def _expand_register(register: dict[str, Any], key: str, prefix: str, comment: bool) -> dict[str, Any]:
-    out = {name: _time(register[short]) if short in "tx" else register[short]
-           for name, short in _REGISTER if short in register}
-    out.setdefault("held", True)
-    out.setdefault("ref", "")
-    name, origin = _register_defaults(out["held"], out["ref"], key, prefix, comment)
-    name = register.get("n", name)
-    if name:
-        out["name"] = name
-    if any(k in register for k in ("o", "p", "pc")):
-        origin = _get_origin(register, prefix)
-    if origin:
-        out["origin"] = origin
-    return out
-
-
-def decode_state(raw: str | bytes, repo: str, number: int) -> tuple[dict[str, Any], int | None]:
-    """The value of ``keys.pr_state(repo, number)`` -> see `expand_state`."""
-    import json
-
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        raise UnknownFormat("the PR state is not JSON") from None
-    return expand_state(data, repo, number)

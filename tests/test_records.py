@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from core import keys, records
+from core import keys, records, state_record
 from core.holds import Hold, Source
 from core.prstate import Facts, PullState, Register
 from core.repo_config import RepoConfig
@@ -166,9 +166,9 @@ STATE_ROWS: dict[str, PullState] = {
 
 @pytest.mark.parametrize("state", STATE_ROWS.values(), ids=STATE_ROWS.keys())
 def test_state_round_trip_is_exact(state: PullState) -> None:
-    stored = records.encode_state(state.to_dict(), 12)
+    stored = state_record.encode_state(state.to_dict(), 12)
     for spelling in (state.repo, state.repo.upper()):  # the key's repo, however the caller spells it
-        data, version = records.decode_state(stored, spelling, 7)
+        data, version = state_record.decode_state(stored, spelling, 7)
         assert (PullState.from_dict(data), version) == (state, 12)
 
 
@@ -176,8 +176,8 @@ def test_state_fields_do_not_collide_with_stored_names() -> None:
     """Fields pass through unshortened when this module does not know them; a new field must not be
     spelled like a stored short name (it would be lost)."""
     full = STATE_ROWS["reviews, dismissals, pushes, labels, lift-all"].to_dict()
-    shorts = {short for _, short in records._STATE} | {"f", "v"}
-    assert not (set(full) - {name for name, _ in records._STATE}) & shorts
+    shorts = {short for _, short in state_record._STATE} | {"f", "v"}
+    assert not (set(full) - {name for name, _ in state_record._STATE}) & shorts
     assert set(_record(()) ) <= {name for name, _ in records._VERDICT} | {"schema"}
 
 
@@ -185,7 +185,7 @@ def test_state_fields_do_not_collide_with_stored_names() -> None:
                                  '{"f": 2, "v": 1, "repo": "a/b", "n": 1, "c": []}', '{"number": 1}'])
 def test_unknown_states_raise(raw: str) -> None:
     with pytest.raises(records.UnknownFormat):
-        records.decode_state(raw, REPO, 7)
+        state_record.decode_state(raw, REPO, 7)
 
 
 # -- in Redis --------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from redis import Redis, WatchError
 from redis.client import Pipeline
 
-from core import keys, records
+from core import keys, records, state_record
 from core.holds import Exemption, Hold
 from core.prstate import PullState
 from merge_hold import verdicts
@@ -51,7 +51,7 @@ def _decode(raw: bytes | str | None, repo: str, number: int) -> tuple[PullState,
     format, whose version is the legacy counter key. An unknown format raises (never read as empty)."""
     if raw is None:
         return PullState(repo=repo, number=number), 0
-    data, version = records.decode_state(raw, repo, number)
+    data, version = state_record.decode_state(raw, repo, number)
     return PullState.from_dict(data), version
 
 
@@ -105,7 +105,7 @@ def update_pull(
                 pipe.multi()
                 ttl = None if after.facts is None or after.facts.open else CLOSED_STATE_TTL
                 # The version lives in the record: one key per PR state, not two (design §7 footprint).
-                pipe.set(key, records.encode_state(after.to_dict(), version + 1), ex=ttl)
+                pipe.set(key, state_record.encode_state(after.to_dict(), version + 1), ex=ttl)
                 pipe.delete(legacy)
                 if request is not None:
                     request.add(pipe)
