@@ -14,7 +14,7 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys
+from core import keys, records
 from core.holds import record_hold_active
 from merge_hold import verdicts
 
@@ -67,7 +67,7 @@ def held_heads(r: Redis, repo: str) -> dict[str, dict[str, Any]]:
     """Held PR number -> ``{"base", "head_sha", "description"}`` (`core.keys.held_heads`), for the hook's push rule."""
     heads: dict[str, dict[str, Any]] = {}
     for number, raw in r.hgetall(keys.held_heads(repo)).items():
-        value = _json(raw)
+        value = records.expand_held_head(_json(raw))
         if _text(number).isdigit() and isinstance(value, dict):
             heads[_text(number)] = value
     return heads
@@ -101,8 +101,8 @@ def error_records(r: Redis, repos: list[str]) -> list[tuple[str, int, dict[str, 
         pipe.get(keys.verdict(name, number))
     found = []
     for (name, number), raw in zip(prs, pipe.execute(), strict=True):
-        record = _json(raw)
-        if isinstance(record, dict) and record.get("error"):
+        record = verdicts.parse(raw, name, number)
+        if record is not None and record.get("error"):
             found.append((name, number, record))
     return found
 

@@ -1,11 +1,16 @@
 """Redis footprint per tracked PR against design §7's budget (≤ 2 KB), measured with MEMORY USAGE per key.
 
-1,000 PRs of one repo each get the events a busy PR sees — opened, `/hold` by alice, `/hold` by bob,
-`/unhold` by alice — applied by the real job (`workers.events.handle_delivery`) and published by a real
-rq worker in dry-run mode. Then every key is sized with ``MEMORY USAGE``:
+1,000 open PRs of one repo each get the events a busy PR sees — opened, `/hold` by alice, by bob and
+by carol, then carol's `/unhold` (a second apart, as people type) — applied by the real job
+(`workers.events.handle_delivery`) and published by a real rq worker in dry-run mode. So each PR ends
+held by two holders, with one lifted register in its state: a couple of holds, not an empty PR. Then
+every key is sized with ``MEMORY USAGE``:
 
-- per-PR keys (state, verdict, version, posted): the durable state, summed and divided by the PR count
-  — the budgeted row;
+- per-PR keys (state, verdict, posted status, head-branch index entry), summed and divided by the PR
+  count;
+- the repo's indexes that grow by one entry per PR (``open`` and ``held`` sets, the ``held-heads``
+  hash the hook's push rule reads), divided by the PR count;
+- the budgeted row is the sum of both: the durable bytes a tracked PR costs;
 - the repo's history stream, the transient keys (delivery markers, rq's job keys) and ``used_memory``
   before/after are reported in the note.
 
@@ -27,6 +32,10 @@ from bench.timing import Row
 PRS = int(os.environ.get("BENCH_FOOTPRINT_PRS", "1000"))
 BUDGET_BYTES = 2048.0
 REPO = "footprint/widgets"
+COMMENTS = (("alice", "/hold waiting for the DB migration"), ("bob", "/hold security review pending"),
+            ("carol", "/hold"), ("carol", "/unhold"))
+INDEXES = ("open", "held", "held-heads")
+"""Repo keys with one entry per open (or held) PR: their bytes are the PRs', shared out."""
 
 
 def _kind(key: str) -> str:
@@ -66,10 +75,9 @@ def run() -> list[Row]:
             for number in range(1, PRS + 1):
                 at = start + timedelta(seconds=number)
                 events = [("pull_request", samples.pull_request_event(REPO, number, at=at))]
-                for who, body in (("alice", "/hold waiting for the DB migration"),
-                                  ("bob", "/hold security review pending"), ("alice", "/unhold")):
+                for who, body in COMMENTS:
                     comment_id += 1
-                    at += timedelta(milliseconds=10)
+                    at += timedelta(seconds=1)  # in one second, a hold beats a lift (ties fail closed)
                     events.append(("issue_comment", samples.issue_comment_event(
                         REPO, number, body=body, commenter=who, at=at, comment_id=comment_id)))
                 for event, payload in events:
@@ -90,14 +98,17 @@ def run() -> list[Row]:
         finally:
             server.stop()
     per_pr = {k: v for k, v in sizes.items() if k.startswith("pr:")}
-    durable = sum(per_pr.values()) / PRS
+    indexes = sum(sizes.get(k, 0) for k in INDEXES) / PRS
+    keys_only = sum(per_pr.values()) / PRS
     detail = ", ".join(f"{k.removeprefix('pr:')} {v / PRS:.0f}" for k, v in sorted(per_pr.items()))
+    shared = ", ".join(f"{k} {sizes.get(k, 0) / PRS:.0f}" for k in INDEXES)
     history = sizes.get("history", 0) / PRS
     others = ", ".join(f"{k} {v / 1024:.0f} KB in {counts[k]} keys" for k, v in sorted(sizes.items())
-                       if not k.startswith("pr:") and k != "history")
+                       if not k.startswith("pr:") and k != "history" and k not in INDEXES)
     print(f"  footprint: {PRS} PRs in {elapsed:.1f} s; {others}", file=sys.stderr)
     return [
-        ("Redis bytes per tracked PR (durable)", durable, BUDGET_BYTES,
-         f"{PRS} PRs, 4 events each; per key: {detail}; + history {history:.0f} B/PR (repo stream, capped); "
-         f"used_memory +{used / PRS:.0f} B/PR in all"),
+        ("Redis bytes per tracked PR (durable)", keys_only + indexes, BUDGET_BYTES,
+         f"{PRS} held PRs, {1 + len(COMMENTS)} events each (2 holders left); per-PR keys {keys_only:.0f} "
+         f"({detail}) + repo indexes {indexes:.0f} ({shared}); + history {history:.0f} B/PR (repo stream, "
+         f"capped); used_memory +{used / PRS:.0f} B/PR in all"),
     ]

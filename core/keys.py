@@ -52,23 +52,28 @@ def held_heads(repo: str) -> str:
 
 
 def pr_state(repo: str, number: int) -> str:
-    """JSON of `core.prstate.PullState`: facts and per-holder registers."""
+    """`core.prstate.PullState`, stored by `core.state_record`: compact JSON carrying its state version
+    ``v``, bumped in the same EXEC as the state."""
     return f"{_repo(repo)}:pr:{number}:state"
 
 
 def verdict(repo: str, number: int) -> str:
-    """JSON verdict record (`core.verdict_record`): what the hook and the API read."""
+    """The verdict record (`core.verdict.verdict_record`), stored by `core.records`: what the hook and the
+    API read, in one GET. It carries its ``version`` (the fencing token of a status write) and the
+    ``state_version`` it was computed from."""
     return f"{_repo(repo)}:pr:{number}:verdict"
 
 
 def verdict_version(repo: str, number: int) -> str:
-    """Counter of verdict changes: the record's ``version`` (the fencing token of a status write)."""
+    """The last verdict ``version`` of a *closed* PR (expires with its state tombstone), so that a
+    reopened PR's versions keep increasing; an open PR's version is in its record. Earlier releases
+    kept every PR's counter here: read once as a floor, deleted by the next verdict write."""
     return f"{_repo(repo)}:pr:{number}:version"
 
 
-def state_version(repo: str, number: int) -> str:
-    """Counter of state writes, bumped in the same MULTI as the state; the verdict record carries the
-    one it was computed from (``state_version``), so a verdict older than its state is visible."""
+def legacy_state_version(repo: str, number: int) -> str:
+    """Earlier releases' counter of state writes (now ``v`` inside the state): read for a state still in
+    the old format, deleted by its next write."""
     return f"{_repo(repo)}:pr:{number}:sv"
 
 

@@ -2,19 +2,18 @@
 and the CLI alike (the agent hook keeps its own raw-socket read for its start-up budget).
 
 A leaf: Redis and `core` only, so the web tier can use it without importing the worker stack. The
-records are written by the publish funnel (`workers/publish.py`); their shape is
-`core.verdict.verdict_record`. A record that is missing or not a JSON object reads as None — unknown,
-which every caller treats as "not established", never as free.
+records are written by the publish funnel (`workers/publish.py`), stored compact by `core.records`;
+the shape read back is `core.verdict.verdict_record`. A record that is missing, unreadable or in an
+unknown format reads as None — unknown, which every caller treats as "not established", never as free.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from redis import Redis
 
-from core import keys
+from core import keys, records
 
 Record = dict[str, Any]
 
@@ -23,20 +22,15 @@ def _text(raw: Any) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
-def parse(raw: Any) -> Record | None:
-    """A stored verdict record, or None when absent or unreadable."""
-    if raw is None:
-        return None
-    try:
-        record = json.loads(raw)
-    except ValueError:
-        return None
-    return record if isinstance(record, dict) else None
+def parse(raw: Any, repo: str, number: int) -> Record | None:
+    """The value of ``keys.verdict(repo, number)`` (`core.records`, either format) in the API shape, or
+    None when absent, unreadable or in an unknown format."""
+    return records.decode_verdict(raw, repo, number)
 
 
 def load(r: Redis, repo: str, number: int) -> Record | None:
     """The verdict record of ``repo#number``."""
-    return parse(r.get(keys.verdict(repo, number)))
+    return parse(r.get(keys.verdict(repo, number)), repo, number)
 
 
 def held_numbers(r: Redis, repo: str) -> list[int]:
@@ -59,4 +53,4 @@ def held_records(r: Redis, repos: list[str]) -> list[tuple[str, int, Record | No
     pipe = r.pipeline(transaction=False)
     for name, number in prs:
         pipe.get(keys.verdict(name, number))
-    return [(name, number, parse(raw)) for (name, number), raw in zip(prs, pipe.execute(), strict=True)]
+    return [(name, number, parse(raw, name, number)) for (name, number), raw in zip(prs, pipe.execute(), strict=True)]

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core import keys
+from core import keys, records
 from core.holds import Hold, Source
 from core.verdict import Verdict, verdict_record
 from hook.tools.claude_settings import fast_guard_command
@@ -68,12 +68,11 @@ def store(redis: Any, repo: str, number: int, rec: dict[str, Any] | str | None, 
     if managed:
         redis.set(keys.managed(repo), "1")
     if rec is not None:
-        redis.set(keys.verdict(repo, number), rec if isinstance(rec, str) else json.dumps(rec))
+        redis.set(keys.verdict(repo, number), rec if isinstance(rec, str) else records.encode_verdict(rec))
         if isinstance(rec, dict) and rec.get("held"):
             redis.sadd(keys.held_prs(repo), number)
             redis.hset(keys.held_heads(repo), str(number),
-                       json.dumps({"base": rec.get("base"), "head_sha": rec.get("head_sha"),
-                                   "description": rec.get("description")}))
+                       records.encode_held_head(rec.get("base"), rec.get("head_sha"), rec.get("description")))
     if head is not None:
         redis.set(keys.head_index(repo, head), number)
 

@@ -5,11 +5,12 @@ record. Real Redis, the real publish path (dry-run GitHub)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from redis import Redis
 
-from core import keys
+from core import keys, records
 from tests.chat_support import dry_runtime, manage
 from workers import store
 from workers.publish import publish
@@ -21,7 +22,7 @@ REPO = "acme/widgets"
 
 def heads(redis: Redis) -> dict[str, dict[str, str]]:
     raw: dict[bytes, bytes] = redis.hgetall(keys.held_heads(REPO))  # type: ignore[assignment]
-    return {k.decode(): json.loads(v) for k, v in raw.items()}
+    return {k.decode(): records.expand_held_head(json.loads(v)) or {} for k, v in raw.items()}
 
 
 def test_held_prs_carry_base_and_head_sha_and_leave_the_index_when_free(redis_client: Redis,
@@ -53,8 +54,6 @@ def test_a_closed_pr_leaves_the_index(redis_client: Redis, redis_url: str) -> No
                now=NOW, duration=None)
     publish(rt, REPO, 4, NOW)
     assert list(heads(redis_client)) == ["4"]
-    raw = json.loads(redis_client.get(keys.pr_state(REPO, 4)) or b"{}")
-    raw["facts"]["open"] = False
-    redis_client.set(keys.pr_state(REPO, 4), json.dumps(raw))
+    store.update_pull(redis_client, REPO, 4, lambda s: replace(s, facts=replace(s.facts, open=False)))  # type: ignore[type-var]
     assert publish(rt, REPO, 4, NOW) == "closed"
     assert heads(redis_client) == {}

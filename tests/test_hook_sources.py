@@ -191,11 +191,15 @@ def test_held_heads_come_with_the_repo_answer_in_the_same_round_trip(
     redis_client.hset(keys.held_heads(REPO), "junk", "{}")
     redis_client.hset(keys.held_heads(REPO), "9", "{not json")
     redis_client.hset(keys.held_heads(REPO), "10", '{"base": 3, "head_sha": "c"}')
+    redis_client.hset(keys.held_heads(REPO), "11", '["main", "c"]')
+    redis_client.hset(keys.held_heads(REPO), "12", '[3, "c", "d"]')
+    # An earlier release's entry, an object: still read.
+    redis_client.hset(keys.held_heads(REPO), "13", '{"base": "main", "head_sha": "d", "description": "x"}')
     source = RedisSource(relay.url(db=_db(redis_url)), timeout_s=2)
     (answer,), (repo, other) = source.lookup([PrQuery(REPO, 5)], [REPO, "acme/none"])
     source.close()
     assert relay.turns == 1 and answer.number == 5
-    assert repo.heads == {5: ("main", "a" * 40, "Held"), 8: ("release/1", "b" * 40, "Held")}
+    assert repo.heads == {5: ("main", "a" * 40, "Held"), 8: ("release/1", "b" * 40, "Held"), 13: ("main", "d", "x")}
     assert (other.managed, other.held, other.heads) == (False, [], {})
 
 

@@ -253,7 +253,9 @@ def check(svc: Service, emu: GitHubEmulator, repo: str, pull: Pull, want: model.
         assert all(a != b for a, b in itertools.pairwise(sequence)), f"identical consecutive POSTs: {sequence}"
     # Each POST is a verdict change (the record's version counts them), and each event changes the
     # verdict at most once, plus the first verdict.
-    changes = int(svc.redis.get(keys.verdict_version(repo, pull.number)) or 0)
+    # (An open PR's version is in its record; a closed one's is kept in `keys.verdict_version`.)
+    record = store.load_verdict(svc.redis, repo, pull.number)
+    changes = int(record["version"]) if record else int(svc.redis.get(keys.verdict_version(repo, pull.number)) or 0)
     assert len(on_pr) <= changes, f"{len(on_pr)} POSTs for {changes} verdict changes"
     assert len(on_pr) <= len(pull.events) + 1, f"{len(on_pr)} POSTs for {len(pull.events)} events"
 

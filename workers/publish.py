@@ -18,7 +18,7 @@ from typing import Any
 
 from redis.lock import Lock
 
-from core import keys
+from core import keys, records
 from core.freeze import next_transition
 from core.holds import to_iso
 from core.prstate import PullState
@@ -162,19 +162,19 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
     comparable = {k: v for k, v in record.items() if k not in RECORD_ONLY}
     if previous is not None and {k: v for k, v in previous.items() if k not in RECORD_ONLY} == comparable:
         if previous.get("state_version") != state_version:
-            rt.redis.set(keys.verdict(repo, number),
-                         json.dumps({**previous, "state_version": state_version}, separators=(",", ":")))
+            with rt.redis.pipeline() as pipe:
+                store.put_verdict(pipe, repo, number, {**previous, "state_version": state_version})
+                pipe.execute()
         return
-    record["version"] = int(rt.redis.incr(keys.verdict_version(repo, number)))
+    record["version"] = store.next_verdict_version(rt.redis, repo, number, previous)
     facts = state.facts
     with rt.redis.pipeline() as pipe:
-        pipe.set(keys.verdict(repo, number), json.dumps(record, separators=(",", ":")))
+        store.put_verdict(pipe, repo, number, record)
         pipe.sadd(keys.open_prs(repo), number)
         if record["held"]:
             pipe.sadd(keys.held_prs(repo), number)
             pipe.hset(keys.held_heads(repo), str(number),
-                      json.dumps({"base": record["base"], "head_sha": record["head_sha"],
-                                  "description": record["description"]}, separators=(",", ":")))
+                      records.encode_held_head(record["base"], record["head_sha"], record["description"]))
         else:
             pipe.srem(keys.held_prs(repo), number)
             pipe.hdel(keys.held_heads(repo), str(number))
@@ -195,8 +195,10 @@ def _head_key(state: PullState) -> str:
 
 def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
     """A closed PR leaves the live indexes; its state stays a while as a tombstone, history forever."""
+    previous = store.load_verdict(rt.redis, repo, number)
     with rt.redis.pipeline() as pipe:
-        pipe.delete(keys.verdict(repo, number), keys.posted(repo, number))
+        store.drop_verdict(pipe, repo, number, previous)
+        pipe.delete(keys.posted(repo, number))
         pipe.srem(keys.open_prs(repo), number)
         pipe.srem(keys.held_prs(repo), number)
         pipe.hdel(keys.held_heads(repo), str(number))

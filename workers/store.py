@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from redis import Redis, WatchError
 from redis.client import Pipeline
 
-from core import keys
+from core import keys, records, state_record
 from core.holds import Exemption, Hold
 from core.prstate import PullState
 from merge_hold import verdicts
@@ -46,25 +46,31 @@ class RepoMeta:
     private: bool = False
 
 
-def load_pull(redis: Redis, repo: str, number: int) -> PullState:
-    raw = redis.get(keys.pr_state(repo, number))
+def _decode(raw: bytes | str | None, repo: str, number: int) -> tuple[PullState, int | None]:
+    """The stored state (`core.records`) and its version; None for a state of an earlier release's
+    format, whose version is the legacy counter key. An unknown format raises (never read as empty)."""
     if raw is None:
-        return PullState(repo=repo, number=number)
-    return PullState.from_dict(json.loads(raw))
+        return PullState(repo=repo, number=number), 0
+    data, version = state_record.decode_state(raw, repo, number)
+    return PullState.from_dict(data), version
+
+
+def load_pull(redis: Redis, repo: str, number: int) -> PullState:
+    return _decode(redis.get(keys.pr_state(repo, number)), repo, number)[0]
 
 
 def load_pull_versioned(redis: Redis, repo: str, number: int) -> tuple[PullState, int]:
     """The PR's state and its state version, read in one MULTI (a consistent pair)."""
     with redis.pipeline() as pipe:
         pipe.get(keys.pr_state(repo, number))
-        pipe.get(keys.state_version(repo, number))
-        raw, version = pipe.execute()
-    state = PullState.from_dict(json.loads(raw)) if raw else PullState(repo=repo, number=number)
-    return state, int(version or 0)
+        pipe.get(keys.legacy_state_version(repo, number))
+        raw, legacy = pipe.execute()
+    state, version = _decode(raw, repo, number)
+    return state, int(legacy or 0) if version is None else version
 
 
 def state_version(redis: Redis, repo: str, number: int) -> int:
-    return int(redis.get(keys.state_version(repo, number)) or 0)
+    return load_pull_versioned(redis, repo, number)[1]
 
 
 class InTransaction(Protocol):
@@ -80,15 +86,16 @@ def update_pull(
 ) -> tuple[PullState, bool]:
     """Apply a pure change atomically; returns the new state and whether anything changed.
 
-    The state, its version counter and ``request`` (the PR's recompute) are one EXEC: a worker killed
+    The state (carrying its version, `core.records`) and ``request`` (the PR's recompute) are one EXEC: a worker killed
     at any point leaves either all of them or none."""
-    key = keys.pr_state(repo, number)
+    key, legacy = keys.pr_state(repo, number), keys.legacy_state_version(repo, number)
     with redis.pipeline() as pipe:
         while True:
             try:
-                pipe.watch(key)  # type: ignore[no-untyped-call]
-                raw = pipe.get(key)
-                before = PullState.from_dict(json.loads(raw)) if raw else PullState(repo=repo, number=number)
+                pipe.watch(key, legacy)  # type: ignore[no-untyped-call]
+                before, version = _decode(pipe.get(key), repo, number)
+                if version is None:  # an earlier release's state: its version was a key of its own
+                    version = int(pipe.get(legacy) or 0)
                 after = change(before)
                 if after == before:
                     pipe.unwatch()
@@ -97,10 +104,9 @@ def update_pull(
                     request.watch(pipe)
                 pipe.multi()
                 ttl = None if after.facts is None or after.facts.open else CLOSED_STATE_TTL
-                pipe.set(key, json.dumps(after.to_dict(), separators=(",", ":")), ex=ttl)
-                pipe.incr(keys.state_version(repo, number))
-                if ttl is not None:
-                    pipe.expire(keys.state_version(repo, number), ttl)
+                # The version lives in the record: one key per PR state, not two (design §7 footprint).
+                pipe.set(key, state_record.encode_state(after.to_dict(), version + 1), ex=ttl)
+                pipe.delete(legacy)
                 if request is not None:
                     request.add(pipe)
                 pipe.execute()
@@ -129,7 +135,7 @@ def drop_repo(redis: Redis, repo: str, installation_id: int | None) -> list[int]
     with redis.pipeline() as pipe:
         for number in numbers:
             pipe.delete(keys.pr_state(repo, number), keys.verdict(repo, number), keys.posted(repo, number),
-                        keys.state_version(repo, number))
+                        keys.verdict_version(repo, number), keys.legacy_state_version(repo, number))
         pipe.delete(keys.repo_meta(repo), keys.managed(repo), keys.open_prs(repo), keys.held_prs(repo),
                     keys.held_heads(repo))
         pipe.srem(keys.MANAGED_REPOS, repo.lower())
@@ -160,6 +166,28 @@ def exemption(redis: Redis, repo: str, number: int) -> Exemption | None:
 
 def load_verdict(redis: Redis, repo: str, number: int) -> dict[str, Any] | None:
     return verdicts.load(redis, repo, number)  # the one reader
+
+
+def next_verdict_version(redis: Redis, repo: str, number: int, previous: dict[str, Any] | None) -> int:
+    """The ``version`` of the PR's next verdict (under its lock): one more than its record's, or, with no
+    record, than the version its closed self left behind (`core.keys.verdict_version`), so a reopened
+    PR's versions keep increasing."""
+    if previous is not None:
+        return int(previous.get("version") or 0) + 1
+    return int(redis.get(keys.verdict_version(repo, number)) or 0) + 1
+
+
+def put_verdict(pipe: Pipeline, repo: str, number: int, record: dict[str, Any]) -> None:
+    """Write a verdict record (API shape) in ``pipe``: stored compact, carrying its version."""
+    pipe.set(keys.verdict(repo, number), records.encode_verdict(record))
+    pipe.delete(keys.verdict_version(repo, number))  # a closed PR's (or an earlier release's) counter
+
+
+def drop_verdict(pipe: Pipeline, repo: str, number: int, previous: dict[str, Any] | None) -> None:
+    """Delete a closed PR's verdict in ``pipe``, keeping its version as long as its state tombstone."""
+    pipe.delete(keys.verdict(repo, number))
+    if previous is not None:
+        pipe.set(keys.verdict_version(repo, number), int(previous.get("version") or 0), ex=CLOSED_STATE_TTL)
 
 
 def audit(redis: Redis, repo: str | None, event: str, **data: Any) -> None:

@@ -3,7 +3,8 @@
 Both answer the same two questions in one batch, so the guard makes one lookup per tool call:
 
 - for a PR (by number, or by head branch through the server's head index): is the repo managed, which
-  PR is it, and its verdict record (`core.verdict.verdict_record`) if there is one;
+  PR is it, and its verdict record (`core.verdict.verdict_record`; stored compact, `core.records`) if
+  there is one;
 - for a repo: is it managed, which of its PRs are held (``block-if-any-held``), and each held PR's
   base and head SHA (a ``git push`` onto a base branch).
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import time
 
 from core import keys
+from core.records import expand_held_head, expand_verdict
 from hook.fastjson import JSONError, loads
 from hook.spec import Spec, SpecError
 
@@ -92,7 +94,8 @@ def _heads(raw: object) -> dict[int, tuple[str, str, str]]:
                 value = loads(value)
             except JSONError:
                 continue
-        if number is not None and isinstance(value, dict):
+        value = expand_held_head(value)
+        if number is not None and value is not None:
             base, sha, description = value.get("base"), value.get("head_sha"), value.get("description")
             if isinstance(base, str) and isinstance(sha, str):
                 heads[number] = (base, sha, description if isinstance(description, str) else "")
@@ -113,13 +116,19 @@ class VerdictSource:
         pass
 
 
-def _decode_record(raw: object) -> tuple[object, str | None]:
+def _decode_record(raw: object, repo: str, number: int) -> tuple[object, str | None]:
+    """A stored verdict (`core.records`) in the API shape the judgement reads; a record in a format this
+    guard does not know is a problem (``on_unknown``), never free."""
     if raw is None:
         return None, None
     try:
-        return loads(raw if isinstance(raw, (bytes, str)) else b""), None
+        data = loads(raw if isinstance(raw, (bytes, str)) else b"")
     except JSONError:
         return None, "the verdict record is not valid JSON"
+    record = expand_verdict(data, repo, number)
+    if record is None:
+        return None, "the verdict record is in an unknown format"
+    return record, None
 
 
 def _is_managed(raw: object) -> bool:
@@ -182,11 +191,11 @@ class RedisSource(VerdictSource):
         replies = self._run(first)
         answers: list[PrAnswer] = []
         second: list[list[str | bytes | int]] = []
-        waiting: list[PrAnswer] = []
+        waiting: list[tuple[PrAnswer, str]] = []
         for query, reply in zip(prs, replies, strict=False):
             value, managed_raw = reply if isinstance(reply, list) and len(reply) == 2 else (None, None)
             if query.number is not None:
-                record, problem = _decode_record(value)
+                record, problem = _decode_record(value, query.repo, query.number)
                 answers.append(PrAnswer(managed=_is_managed(managed_raw), number=query.number,
                                         record=record, problem=problem))
                 continue
@@ -195,7 +204,7 @@ class RedisSource(VerdictSource):
                 answer.problem = "the head index entry is not a PR number"
             if answer.number is not None and answer.managed:
                 second.append(["GET", keys.verdict(query.repo, answer.number)])
-                waiting.append(answer)
+                waiting.append((answer, query.repo))
             answers.append(answer)
         rest = replies[len(prs):]
         repo_answers = [
@@ -204,8 +213,8 @@ class RedisSource(VerdictSource):
             for i in range(len(repos))
         ]
         if second:
-            for answer, value in zip(waiting, self._run(second), strict=True):
-                answer.record, answer.problem = _decode_record(value)
+            for (answer, repo), value in zip(waiting, self._run(second), strict=True):
+                answer.record, answer.problem = _decode_record(value, repo, answer.number or 0)
         return answers, repo_answers
 
     def send_events(self, events: list[dict[str, Any]]) -> int:
