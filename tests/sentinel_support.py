@@ -145,6 +145,9 @@ def _wait_ready(group: SentinelGroup, timeout: float = 30.0) -> None:
             state: Any = sentinel.client().sentinel_master(SERVICE)
             known = known and int(state["num-slaves"]) >= want_replicas \
                 and int(state["num-other-sentinels"]) >= want_peers
+            # A replica is listed before the sentinel's own link to it is up ("disconnected" in its flags).
+            replicas: Any = sentinel.client().sentinel_slaves(SERVICE)
+            known = known and all("disconnected" not in str(r.get("flags", "")) for r in replicas)
         if synced and known:
             return
         time.sleep(0.1)
