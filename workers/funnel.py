@@ -43,6 +43,9 @@ DRAIN_JOB = "workers.funnel.drain_job"
 RETRY = Retry(max=8, interval=[1, 2, 5, 10, 20, 30, 60, 120])
 """GitHub or Redis trouble: the job runs again within seconds, then backs off (the reconcile catches
 anything left once the retries are spent)."""
+DRAIN_RETRY = Retry(max=8, interval=[0, 2, 5, 10, 20, 30, 60, 120])
+"""A drain whose work-horse died runs again at once (under its job id, so it takes over its own lease);
+GitHub's trouble backs off."""
 JOB_TIMEOUT = 180
 """A recompute syncs at most one PR's history and drains one slice; PyGithub's own retries included."""
 FAILURE_TTL = 24 * 3600
@@ -52,7 +55,8 @@ LOCK_TIMEOUT = 60
 LEASE_SECONDS = 15
 """A drain whose worker died keeps the outbox for at most this long."""
 SLICE_SECONDS = 20.0
-"""Writes made by one drain before it hands on to a fresh job (lets deliveries in between)."""
+"""Writes made by one drain before it hands on to a fresh job; it hands on sooner when other jobs wait
+(deliveries, a lift's fan-out), after one write at least."""
 RANK_SPAN = 10**13
 """Outbox score = mergeability rank x RANK_SPAN + milliseconds since the epoch: rank first, then age."""
 
@@ -141,9 +145,20 @@ def posted_form(sha: str, status: dict[str, Any]) -> bytes:
     return json.dumps({"sha": sha, **status}, sort_keys=True).encode()
 
 
+_last_ms = 0
+
+
+def _stamp() -> int:
+    """Milliseconds since the epoch, strictly increasing within this process: PRs added in one burst (a
+    fan-out's plan) keep their order, instead of tying and sorting by name."""
+    global _last_ms
+    _last_ms = max(int(time.time() * 1000), _last_ms + 1)
+    return _last_ms
+
+
 def add_to_outbox(redis: Redis, bucket: str, repo: str, number: int, rank: int) -> None:
     """The PR's status needs writing. ``LT`` keeps its best place when it is already waiting."""
-    score = rank * RANK_SPAN + int(time.time() * 1000)
+    score = rank * RANK_SPAN + _stamp()
     with redis.pipeline() as pipe:
         pipe.zadd(keys.outbox(bucket), {f"{repo}#{number}": score}, lt=True)
         pipe.sadd(keys.OUTBOXES, bucket)
@@ -234,7 +249,9 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                 first = redis.zrange(keys.outbox(bucket), 0, 0)
                 if not first:
                     break
-                if end is not None and time.monotonic() >= end:
+                if end is not None and (time.monotonic() >= end or (counts["checked"] and rt.queue.count)):
+                    # The slice is used up, or other jobs wait (a lift's fan-out, deliveries): they go
+                    # first, and a fresh drain after them goes on where we stop.
                     enqueue_drain(rt, bucket)
                     counts["continued"] = 1
                     return counts
@@ -278,14 +295,36 @@ def _write_one(rt: Runtime, pacer: Pacer, bucket: str, repo: str, number: int,
             return "fenced"
         except Exception as exc:
             wait = rate_limit_wait(exc)
+            if wait is None and _refused(exc):
+                return _skip(rt, bucket, repo, number, exc)
             if wait is None:
                 raise  # GitHub's trouble: the job fails and rq retries it (the PR stays on the outbox)
             log.warning("rate limited writing %s#%s: writes paused %.0fs", repo, number, pacer.pause(wait))
             return "rate-limited"
 
 
+def _refused(exc: BaseException) -> bool:
+    """GitHub refused this one write for good (422: no such commit, 404: repo gone...); 401 is our
+    credentials, not this PR, and 403/429 rate limits are told apart before."""
+    from github import GithubException
+
+    status = getattr(exc, "status", None)
+    return isinstance(exc, GithubException) and isinstance(status, int) and 400 <= status < 500 \
+        and status not in (401, 403, 429)
+
+
+def _skip(rt: Runtime, bucket: str, repo: str, number: int, exc: BaseException) -> str:
+    """Off the outbox (it would block every write behind it); the PR's next verdict change or the
+    reconcile posts it again."""
+    status = getattr(exc, "status", 0)
+    log.warning("status write on %s#%s skipped: GitHub answered %s", repo, number, status)
+    rt.redis.zrem(keys.outbox(bucket), f"{repo}#{number}")
+    store.audit(rt.redis, repo, "status.skipped", number=number, status=status)
+    return "skipped"
+
+
 def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | None = None) -> None:
-    kwargs: dict[str, Any] = {"retry": RETRY, "job_timeout": JOB_TIMEOUT, "result_ttl": 0,
+    kwargs: dict[str, Any] = {"retry": DRAIN_RETRY, "job_timeout": JOB_TIMEOUT, "result_ttl": 0,
                               "failure_ttl": FAILURE_TTL, "description": f"drain outbox {bucket}"}
     if delay > 0:
         from datetime import timedelta
@@ -296,6 +335,13 @@ def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | 
 
 
 def drain_job(bucket: str, token: str | None = None) -> str:
+    """The rq job. Without a token of its own (a fresh drain) its job id is its token: rq's retry of a
+    job whose work-horse died carries the same id and takes the dead run's lease over at once."""
+    if token is None:
+        from rq import get_current_job
+
+        job = get_current_job()
+        token = job.id if job is not None else None
     counts = drain(current(), bucket, token=token)
     return ", ".join(f"{k} {v}" for k, v in counts.items())
 
