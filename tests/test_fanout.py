@@ -12,6 +12,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -258,7 +259,7 @@ def _worker(svc: Service) -> subprocess.Popen[bytes]:
 def _horse(worker: subprocess.Popen[bytes]) -> int:
     """The work-horse rq forked for the running job (the worker's only child process)."""
     children = [int(pid) for task in os.listdir(f"/proc/{worker.pid}/task")
-                for pid in open(f"/proc/{worker.pid}/task/{task}/children").read().split()]
+                for pid in Path(f"/proc/{worker.pid}/task/{task}/children").read_text().split()]
     assert len(children) == 1, children
     return children[0]
 
