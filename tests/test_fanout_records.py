@@ -61,7 +61,7 @@ def test_an_org_hold_is_held_for_the_hook_and_the_api_before_the_pace_reaches_th
         print(f"{len(REPOS) * PRS} records held in {took:.2f} s, {posted} statuses posted by then")
         # The pace: one write every 2 s since the first record; far fewer than the records.
         assert posted <= took / (60 / RATE) + 2, (posted, took)
-        waiting = [m.decode() for m in redis_client.zrange(keys.outbox("inst-1"), 0, -1)]
+        waiting = [bytes(m).decode() for m in redis_client.zrange(keys.outbox("inst-1"), 0, -1)]  # type: ignore[arg-type]
         assert len(waiting) >= len(REPOS) * PRS - posted - 1
         repo, _, number = waiting[-1].rpartition("#")  # the last PR in pace order
         assert latest(github_emulator, repo, int(number)) is None  # GitHub has not seen its status yet
