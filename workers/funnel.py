@@ -255,7 +255,8 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                     enqueue_drain(rt, bucket)
                     counts["continued"] = 1
                     return counts
-                outcome = _write_one(rt, pacer, bucket, *_member(first[0]), end)  # type: ignore[arg-type]
+                raw = first[0]
+                outcome = _write_one(rt, pacer, bucket, raw.decode() if isinstance(raw, bytes) else str(raw), end)
                 counts["checked"] += 1
                 if isinstance(outcome, float):
                     # The next slot is past our slice: keep the lease until then, for the drain due then.
@@ -274,32 +275,63 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
             return counts
 
 
-def _write_one(rt: Runtime, pacer: Pacer, bucket: str, repo: str, number: int,
-               end: float | None) -> str | float:
-    """One PR off the outbox: its outcome, or the seconds until the next slot when that is too far."""
+class _Target:
+    """What one outbox member writes: a PR's head status, or (``repo@SHA#N``) a merge group's commit
+    status from PR N's verdict (`workers.groups`). Same pace, lock, fencing and retry rules."""
+
+    def __init__(self, rt: Runtime, bucket: str, member: str) -> None:
+        self.rt, self.bucket, self.member = rt, bucket, member
+        self.repo, self.number = _member(member)
+        self.repo, _, self.sha = self.repo.partition("@")
+
+    def needs_write(self) -> bool:
+        if self.sha:
+            from workers import groups
+
+            return groups.needs_write(self.rt.redis, self.repo, self.number or None, self.sha)
+        return _needs_write(self.rt.redis, self.repo, self.number)
+
+    def lock(self) -> Lock:
+        if self.sha:
+            from workers import groups
+
+            return groups.lock(self.rt.redis, self.repo, self.sha)
+        return pr_lock(self.rt.redis, self.repo, self.number)
+
+    def write(self, lock: Lock) -> str:
+        if self.sha:
+            from workers import groups
+
+            return groups.write_locked(self.rt, self.repo, self.number or None, self.sha, lock, bucket=self.bucket)
+        return write_locked(self.rt, self.repo, self.number, lock, bucket=self.bucket)
+
+
+def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float | None) -> str | float:
+    """One write off the outbox: its outcome, or the seconds until the next slot when that is too far."""
+    target = _Target(rt, bucket, member)
     paid = False
-    if _needs_write(rt.redis, repo, number):
+    if target.needs_write():
         left = None if end is None else max(end - time.monotonic(), 0.0)
         try:
             pacer.acquire(left)
         except SlotTooFar as far:
             return max(far.seconds, 0.5)
         paid = True
-    lock = pr_lock(rt.redis, repo, number)
+    lock = target.lock()
     with lock:
-        if not paid and _needs_write(rt.redis, repo, number):
+        if not paid and target.needs_write():
             return "retry"  # the verdict changed since we looked: take a slot first
         try:
-            return write_locked(rt, repo, number, lock, bucket=bucket)
+            return target.write(lock)
         except Fenced:
             return "fenced"
         except Exception as exc:
             wait = rate_limit_wait(exc)
             if wait is None and _refused(exc):
-                return _skip(rt, bucket, repo, number, exc)
+                return _skip(rt, bucket, member, exc)
             if wait is None:
-                raise  # GitHub's trouble: the job fails and rq retries it (the PR stays on the outbox)
-            log.warning("rate limited writing %s#%s: writes paused %.0fs", repo, number, pacer.pause(wait))
+                raise  # GitHub's trouble: the job fails and rq retries it (the write stays on the outbox)
+            log.warning("rate limited writing %s: writes paused %.0fs", member, pacer.pause(wait))
             return "rate-limited"
 
 
@@ -313,13 +345,15 @@ def _refused(exc: BaseException) -> bool:
         and status not in (401, 403, 429)
 
 
-def _skip(rt: Runtime, bucket: str, repo: str, number: int, exc: BaseException) -> str:
+def _skip(rt: Runtime, bucket: str, member: str, exc: BaseException) -> str:
     """Off the outbox (it would block every write behind it); the PR's next verdict change or the
     reconcile posts it again."""
     status = getattr(exc, "status", 0)
-    log.warning("status write on %s#%s skipped: GitHub answered %s", repo, number, status)
-    rt.redis.zrem(keys.outbox(bucket), f"{repo}#{number}")
-    store.audit(rt.redis, repo, "status.skipped", number=number, status=status)
+    log.warning("status write on %s skipped: GitHub answered %s", member, status)
+    rt.redis.zrem(keys.outbox(bucket), member)
+    head, number = _member(member)
+    repo, _, sha = head.partition("@")
+    store.audit(rt.redis, repo, "status.skipped", number=number, status=status, **({"sha": sha} if sha else {}))
     return "skipped"
 
 
