@@ -63,6 +63,9 @@ JOB_TIMEOUT = 900
 LEASE_SECONDS = 120
 """How long a dead run keeps others off before its lease lapses; renewed as the run progresses."""
 QUEUED_TTL = 600
+CHUNK = 50
+"""PRs recorded between two progress writes (and looks for a newer request): a crash records at most
+this many again, which changes nothing (a record is idempotent; only a differing status is queued)."""
 PLAN_FRESH_SECONDS = 120.0
 """A pass started by a request made during another pass reuses that pass's listing when it is this
 recent: PRs opened since then are published by their own `pull_request` event."""
@@ -235,13 +238,21 @@ class FanOut:
                 return "done"
             if recorded and time.monotonic() >= deadline:
                 return "continued"
-            raw = redis.lindex(keys.fanout_plan(self.repo), progress.cursor)
-            if raw is not None and self.record_one(int(raw)) == "pending":
-                self.queued += 1
-                redis.hincrby(self.key, "queued", 1)
-            redis.hincrby(self.key, "cursor", 1)
-            recorded += 1
-            self.renew_lease()
+            chunk = redis.lrange(keys.fanout_plan(self.repo), progress.cursor, progress.cursor + CHUNK - 1)
+            done = queued = 0
+            for raw in chunk:
+                if (recorded or done) and time.monotonic() >= deadline:
+                    break
+                queued += self.record_one(int(raw)) == "pending"
+                done += 1
+                self.renew_lease()
+            with redis.pipeline(transaction=False) as pipe:
+                # A plan shorter than its total (never written whole): the pass is over.
+                pipe.hincrby(self.key, "cursor", done if chunk else progress.total - progress.cursor)
+                pipe.hincrby(self.key, "queued", queued)
+                pipe.execute()
+            self.queued += queued
+            recorded += done
 
     def start_pass(self, progress: Progress) -> None:
         """A new pass serving every request so far: list the open PRs (unless a listing is fresh)."""
