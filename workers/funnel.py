@@ -251,9 +251,12 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                     break
                 if end is not None and (time.monotonic() >= end or (counts["checked"] and rt.queue.count)):
                     # The slice is used up, or other jobs wait (a lift's fan-out, deliveries): they go
-                    # first, and a fresh drain after them goes on where we stop.
-                    enqueue_drain(rt, bucket)
-                    counts["continued"] = 1
+                    # first, and our continuation after them goes on where we stop. It keeps the lease
+                    # (one waiting drain, not one per recompute that finds the outbox full); should it
+                    # wait longer than the lease, the watchdog's drain takes over.
+                    redis.set(keys.outbox_lease(bucket), token, ex=LEASE_SECONDS)
+                    enqueue_drain(rt, bucket, token=token)
+                    keep, counts["continued"] = True, 1
                     return counts
                 raw = first[0]
                 outcome = _write_one(rt, pacer, bucket, raw.decode() if isinstance(raw, bytes) else str(raw), end)
