@@ -122,3 +122,32 @@ def test_a_sigkilled_scheduler_is_taken_over_and_edges_fire_on_time(
         for process in workers.values():
             process.kill()
             process.wait(timeout=10)
+
+
+def test_one_holder_at_a_time_and_a_stopping_holder_hands_on_at_once(redis_client: Redis, redis_url: str) -> None:
+    from tests.chat_support import dry_runtime
+    from workers.scheduler import Scheduler
+
+    rt = dry_runtime(redis_client, redis_url)
+    one, other = Scheduler(rt), Scheduler(rt)
+    past = datetime.now(UTC) - timedelta(seconds=1)
+    rt.queue.enqueue_at(past, "workers.publish.recompute_job", "acme/widgets", 1, job_id="due-1")
+    rt.queue.enqueue_at(datetime.now(UTC) + timedelta(hours=1), "workers.publish.recompute_job", "acme/widgets", 2,
+                        job_id="later-2")
+    one.tick()
+    other.tick()
+    assert (one.holding, other.holding) == (True, False)
+    assert rt.queue.get_job_ids() == ["due-1"]  # moved by the holder; the later one waits
+    assert 0 < (redis_client.ttl(one.key) or 0) <= LOCK_TTL
+    rt.queue.enqueue_at(past, "workers.publish.recompute_job", "acme/widgets", 3, job_id="due-3")
+    other.tick()
+    assert rt.queue.get_job_ids() == ["due-1"]  # not the holder: moves nothing
+    one.stop()
+    other.tick()
+    assert other.holding and rt.queue.get_job_ids() == ["due-1", "due-3"]
+    # A holder stalled past its TTL finds the lock another's and stops moving jobs.
+    redis_client.delete(other.key)
+    one = Scheduler(rt)
+    one.tick()
+    other.tick()
+    assert (one.holding, other.holding) == (True, False)
