@@ -11,7 +11,8 @@
    under the PR's lock it re-reads the verdict record, checks right before the POST that the lock is
    still ours and the record's version unchanged (fencing), posts, and only then records the post and
    takes the PR off the outbox. A write whose lock lapsed during the POST forgets the posted status and
-   leaves the PR on the outbox, so the latest verdict is written after it.
+   leaves the PR on the outbox, so the latest verdict is written after it. A merge group's commit is
+   an outbox member too, written the same way (`workers.targets`, `workers.groups`).
 
 Every writer of a PR's status — events, fan-outs, freeze edges, expiries, config reloads, installation
 bootstrap, the scheduled reconcile — goes through here.
@@ -278,40 +279,11 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
             return counts
 
 
-class _Target:
-    """What one outbox member writes: a PR's head status, or (``repo@SHA#N``) a merge group's commit
-    status from PR N's verdict (`workers.groups`). Same pace, lock, fencing and retry rules."""
-
-    def __init__(self, rt: Runtime, bucket: str, member: str) -> None:
-        self.rt, self.bucket, self.member = rt, bucket, member
-        self.repo, self.number = _member(member)
-        self.repo, _, self.sha = self.repo.partition("@")
-
-    def needs_write(self) -> bool:
-        if self.sha:
-            from workers import groups
-
-            return groups.needs_write(self.rt.redis, self.repo, self.number or None, self.sha)
-        return _needs_write(self.rt.redis, self.repo, self.number)
-
-    def lock(self) -> Lock:
-        if self.sha:
-            from workers import groups
-
-            return groups.lock(self.rt.redis, self.repo, self.sha)
-        return pr_lock(self.rt.redis, self.repo, self.number)
-
-    def write(self, lock: Lock) -> str:
-        if self.sha:
-            from workers import groups
-
-            return groups.write_locked(self.rt, self.repo, self.number or None, self.sha, lock, bucket=self.bucket)
-        return write_locked(self.rt, self.repo, self.number, lock, bucket=self.bucket)
-
-
 def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float | None) -> str | float:
     """One write off the outbox: its outcome, or the seconds until the next slot when that is too far."""
-    target = _Target(rt, bucket, member)
+    from workers.targets import Target, refused, skip  # a leaf below this module (it imports the writes)
+
+    target = Target(rt, bucket, member)
     paid = False
     if target.needs_write():
         left = None if end is None else max(end - time.monotonic(), 0.0)
@@ -330,34 +302,12 @@ def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float |
             return "fenced"
         except Exception as exc:
             wait = rate_limit_wait(exc)
-            if wait is None and _refused(exc):
-                return _skip(rt, bucket, member, exc)
+            if wait is None and refused(exc):
+                return skip(rt, bucket, member, exc)
             if wait is None:
                 raise  # GitHub's trouble: the job fails and rq retries it (the write stays on the outbox)
             log.warning("rate limited writing %s: writes paused %.0fs", member, pacer.pause(wait))
             return "rate-limited"
-
-
-def _refused(exc: BaseException) -> bool:
-    """GitHub refused this one write for good (422: no such commit, 404: repo gone...); 401 is our
-    credentials, not this PR, and 403/429 rate limits are told apart before."""
-    from github import GithubException
-
-    status = getattr(exc, "status", None)
-    return isinstance(exc, GithubException) and isinstance(status, int) and 400 <= status < 500 \
-        and status not in (401, 403, 429)
-
-
-def _skip(rt: Runtime, bucket: str, member: str, exc: BaseException) -> str:
-    """Off the outbox (it would block every write behind it); the PR's next verdict change or the
-    reconcile posts it again."""
-    status = getattr(exc, "status", 0)
-    log.warning("status write on %s skipped: GitHub answered %s", member, status)
-    rt.redis.zrem(keys.outbox(bucket), member)
-    head, number = _member(member)
-    repo, _, sha = head.partition("@")
-    store.audit(rt.redis, repo, "status.skipped", number=number, status=status, **({"sha": sha} if sha else {}))
-    return "skipped"
 
 
 def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | None = None) -> None:
