@@ -67,6 +67,7 @@ SENTENCES = {
     "verdict.held": "The verdict became held",
     "verdict.free": "The verdict became free",
     "fanout.skipped": "A fan-out skipped this PR ({status})",
+    "status.skipped": "GitHub refused this PR's status ({status}); its next change posts it again",
 }
 
 

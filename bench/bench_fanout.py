@@ -6,6 +6,9 @@ placed and the fan-out runs in a real rq worker, talking to the emulator as a Gi
 - status writes for the hold (<= 1,000: each PR once), and on a repeated fan-out without change (0);
 - list calls (<= 10: 100 PRs a page);
 - PRs published out of order (0): approved non-drafts first, then other non-drafts, then drafts;
+- records at once: with a slow write rate, one `merge-hold worker` process records all 1,000 verdicts
+  (what the agent hook and the API read) within `RECORDS_BUDGET` seconds of the request, long before
+  the paced statuses reach the last PR;
 - pacing: two `merge-hold worker` processes fanning out two repos of one installation at a configured
   rate share one pace: the writes in the busiest window of ten intervals (<= 10, +1 at the edge).
 
@@ -52,6 +55,10 @@ PACED_PRS = 30
 PACED_RATE = 600.0
 """Writes a minute in the pacing part: fast enough to finish in seconds, slow enough to measure."""
 UNPACED_RATE = 1_000_000.0
+RECORDS_BUDGET = 10.0
+"""Seconds from the fan-out request to all 1,000 verdict records held (a worker process's start included)."""
+RECORDS_RATE = 60.0
+"""Writes a minute in the records part: the default pace, at which 1,000 statuses take 17 minutes."""
 
 
 def _draft(number: int) -> bool:
@@ -142,6 +149,42 @@ def _economy(emulator: GitHubEmulator, url: str, tag: str) -> list[Row]:
     ]
 
 
+def _worker_env(url: str, settings: Settings, queue: str, rate: float) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MERGE_HOLD_", "GITHUB_"))}
+    env.update({"REDIS_URL": url, "GITHUB_APP_ID": str(settings.github_app_id),
+                "GITHUB_PRIVATE_KEY": str(settings.github_private_key), "GITHUB_API_URL": str(settings.github_api_url),
+                "MERGE_HOLD_APP_SLUG": str(settings.app_slug), "MERGE_HOLD_QUEUE": queue,
+                "MERGE_HOLD_WRITE_RATE": str(rate)})
+    return env
+
+
+def _records(emulator: GitHubEmulator, url: str, tag: str, workdir: Path) -> list[Row]:
+    repo, queue = f"merge-hold-bench/records-{tag}", f"bench-records-{tag}"
+    settings = _settings(url, emulator, queue, RECORDS_RATE)
+    rt = runtime.install(runtime.build(settings))
+    _seed(emulator, rt.redis, repo, 930_000_000 + int(tag[:5], 16), PRS)
+    _hold(rt.redis, repo)
+    log = (workdir / "worker-records.log").open("wb")
+    started = time.monotonic()
+    request_repo_fanout(rt, repo)
+    worker = subprocess.Popen([sys.executable, "-m", "merge_hold.cli", "worker", "--burst", "--no-scheduler"],
+                              env=_worker_env(url, settings, queue, RECORDS_RATE), cwd=ROOT,
+                              stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        while rt.redis.scard(keys.held_prs(repo)) < PRS:
+            if worker.poll() is not None or time.monotonic() - started > 120:
+                raise RuntimeError(f"records not all held (see {workdir})")
+            time.sleep(0.02)
+        took = time.monotonic() - started
+        posted = len(_posted(emulator, repo))
+    finally:
+        worker.kill()
+        worker.wait(timeout=10)
+    _cleanup(rt.redis, [repo], queue)
+    return [(f"room hold over {PRS} open PRs: all verdict records held (s)", took, RECORDS_BUDGET,
+             f"worker start included; {posted} statuses posted by then at {RECORDS_RATE:.0f}/min")]
+
+
 def _pacing(emulator: GitHubEmulator, url: str, tag: str, workdir: Path) -> list[Row]:
     repos, queue = [f"merge-hold-bench/paced-{tag}-{i}" for i in (1, 2)], f"bench-paced-{tag}"
     settings = _settings(url, emulator, queue, PACED_RATE)
@@ -151,11 +194,7 @@ def _pacing(emulator: GitHubEmulator, url: str, tag: str, workdir: Path) -> list
         _seed(emulator, rt.redis, repo, installation, PACED_PRS)
         _hold(rt.redis, repo)
         request_repo_fanout(rt, repo)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MERGE_HOLD_", "GITHUB_"))}
-    env.update({"REDIS_URL": url, "GITHUB_APP_ID": str(settings.github_app_id),
-                "GITHUB_PRIVATE_KEY": str(settings.github_private_key), "GITHUB_API_URL": emulator.url,
-                "MERGE_HOLD_APP_SLUG": emulator.app_slug, "MERGE_HOLD_QUEUE": queue,
-                "MERGE_HOLD_WRITE_RATE": str(PACED_RATE)})
+    env = _worker_env(url, settings, queue, PACED_RATE)
     workers = []
     for index in range(2):
         log = (workdir / f"worker-{index}.log").open("wb")
@@ -193,7 +232,8 @@ def run() -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         url = stack.enter_context(redis_url(Path(tmp)))
         emulator = stack.enter_context(GitHubEmulator())
-        return _economy(emulator, url, tag) + _pacing(emulator, url, tag, Path(tmp))
+        return (_economy(emulator, url, tag) + _records(emulator, url, tag, Path(tmp))
+                + _pacing(emulator, url, tag, Path(tmp)))
 
 
 if __name__ == "__main__":

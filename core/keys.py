@@ -173,6 +173,12 @@ def group_lock(repo: str, sha: str) -> str:
     return f"{_repo(repo)}:group:{sha}:lock"
 
 
+def forged_group_overwrite(repo: str, sha: str) -> str:
+    """The verdict version last put back over a forged status on a merge group's SHA (once per verdict,
+    as `forged_overwrite` for a PR's head; TTL'd with the group)."""
+    return f"{_repo(repo)}:group:{sha}:forged"
+
+
 def config_lock(repo: str) -> str:
     """Serialises config reloads of one repo: the last to write is the last to have read the branch."""
     return f"{_repo(repo)}:config:lock"

@@ -1,5 +1,6 @@
-"""The fan-out of a room hold at the GitHub emulator: every open PR published once, most-mergeable first,
-pagination followed, writes paced, rate limits pausing every worker, and resumption after a crash."""
+"""The fan-out of a room hold at the GitHub emulator: every verdict record written at once, every open PR's
+status posted once through the funnel, most-mergeable first, pagination followed, writes paced, rate limits
+pausing every worker, and resumption after a crash."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -79,7 +81,7 @@ def test_a_repo_hold_over_250_prs_posts_each_status_once_most_mergeable_first(
     pages = [r for r in github_emulator.requests if r.method == "GET" and r.path == f"/repos/{REPO}/pulls"]
     assert len(pages) == 3 and all(r.query.get("per_page") == "100" for r in pages[:1])
     progress = Progress.read(redis_client, REPO)
-    assert (progress.want, progress.gen, progress.done, progress.total, progress.posted) == (1, 1, 1, 250, 250)
+    assert (progress.want, progress.gen, progress.done, progress.total, progress.queued) == (1, 1, 1, 250, 250)
 
     # The same again: nothing differs, so nothing is posted, and a fresh listing is reused.
     request_fanout(svc.rt, REPO)
@@ -104,7 +106,7 @@ def test_a_long_fanout_goes_on_in_slices_under_one_run(github_emulator: GitHubEm
     svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600.0)  # 0.1 s apart
     seed_repo(github_emulator, redis_client, REPO, 12)
     hold(redis_client)
-    request_repo_fanout(svc.rt, REPO, slice_seconds=0.15)
+    request_repo_fanout(svc.rt, REPO, slice_seconds=0.0)  # one PR recorded per slice
     svc.drain()
     assert sorted(posted_numbers(github_emulator)) == list(range(1, 13)) and list_calls(github_emulator) == 1
     finished = svc.rt.queue.finished_job_registry
@@ -143,8 +145,10 @@ def test_a_pr_github_refuses_is_skipped_and_the_others_go_on(github_emulator: Gi
     svc.drain()  # fails the test if the job failed
     assert sorted(posted_numbers(github_emulator)) == [1, 3, 4]
     history: list[tuple[bytes, dict[bytes, bytes]]] = redis_client.xrange(keys.history(REPO))  # type: ignore[assignment]
-    skipped = [e for _, e in history if e[b"event"] == b"fanout.skipped"]
+    skipped = [e for _, e in history if e[b"event"] == b"status.skipped"]
     assert len(skipped) == 1 and Progress.read(redis_client, REPO).done == 1
+    assert svc.verdict(REPO, 2)["held"] is True  # type: ignore[index]  # recorded all the same
+    assert redis_client.zcard(keys.outbox("inst-1")) == 0  # nothing left blocking the outbox
 
 
 # --- the pacer -------------------------------------------------------------------------------------
@@ -252,11 +256,20 @@ def _worker(svc: Service) -> subprocess.Popen[bytes]:
                             env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
 
 
-def _kill_between_writes(github_emulator: GitHubEmulator, redis: Redis, after: int, interval: float) -> int:
-    """SIGKILL the work-horse while it waits for a write slot (half an interval after a write)."""
+def _horse(worker: subprocess.Popen[bytes]) -> int:
+    """The work-horse rq forked for the running job (the worker's only child process)."""
+    children = [int(pid) for task in os.listdir(f"/proc/{worker.pid}/task")
+                for pid in Path(f"/proc/{worker.pid}/task/{task}/children").read_text().split()]
+    assert len(children) == 1, children
+    return children[0]
+
+
+def _kill_between_writes(github_emulator: GitHubEmulator, worker: subprocess.Popen[bytes], after: int,
+                         interval: float) -> int:
+    """SIGKILL the drain's work-horse while it waits for a write slot (half an interval after a write)."""
     _wait_for(lambda: len(github_emulator.status_posts()) >= after, 30, f"{after} statuses")
     time.sleep(interval / 2)
-    pid = int(redis.hget(keys.fanout(REPO), "pid") or 0)
+    pid = _horse(worker)
     os.kill(pid, signal.SIGKILL)
     return pid
 
@@ -269,16 +282,16 @@ def test_a_killed_work_horse_is_retried_and_resumes_without_reposting(
     request_fanout(svc.rt, REPO)
     worker = _worker(svc)
     try:
-        killed = _kill_between_writes(github_emulator, redis_client, 6, 0.2)
+        _kill_between_writes(github_emulator, worker, 6, 0.2)
         assert worker.wait(timeout=60) == 0
     finally:
         worker.kill()
-    assert int(redis_client.hget(keys.fanout(REPO), "pid") or 0) != killed  # a new horse took over
     assert sorted(posted_numbers(github_emulator)) == list(range(1, 15))  # each exactly once
     assert all((latest(github_emulator, REPO, n) or {}).get("description") == HELD for n in range(1, 15))
     assert list_calls(github_emulator) == 1  # the resumed run did not list again
     assert svc.rt.queue.failed_job_registry.count == 0
     assert Progress.read(redis_client, REPO).done == 1
+    assert redis_client.get(keys.outbox_lease("inst-1")) is None  # the retried drain took its lease over
 
 
 def test_a_dead_worker_is_resumed_by_rqs_abandoned_job_cleanup(
@@ -289,7 +302,7 @@ def test_a_dead_worker_is_resumed_by_rqs_abandoned_job_cleanup(
     request_fanout(svc.rt, REPO)
     worker = _worker(svc)
     try:
-        _kill_between_writes(github_emulator, redis_client, 4, 0.2)
+        _kill_between_writes(github_emulator, worker, 4, 0.2)
         worker.kill()  # the worker itself dies too: nobody is left to notice the horse's death
         worker.wait(timeout=10)
     finally:

@@ -1,4 +1,4 @@
-"""`merge-hold worker`: an rq worker (with rq's scheduler, which runs timed-hold expiries) on our queue.
+"""`merge-hold worker`: an rq worker (with our scheduler thread, which runs timed-hold expiries) on our queue.
 
 It rides out a Redis restart: when rq's loop gives up on a connection error, the worker waits for
 Redis with backoff and starts again under a fresh name (its jobs interrupted meanwhile are rescued by
@@ -33,7 +33,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--burst", action="store_true", help="exit once the queue is empty")
     p.add_argument("--name", help="worker name (default: rq's host.pid)")
-    p.add_argument("--no-scheduler", action="store_true", help="do not run rq's scheduler in this worker")
+    p.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler (due jobs) in this worker")
     p.add_argument("--fork", action="store_true",
                    help="run each job in a forked work-horse (rq's default Worker): isolation over speed")
     return p
@@ -81,6 +81,15 @@ def main(argv: list[str]) -> int:
         pump.start()
     mode = "dry-run" if not settings.has_app_credentials or settings.dry_run else settings.github_api_url
     watchdog: Watchdog | None = None
+    # Our scheduler thread, not rq's forked one: a dead holder's lock lapses in seconds (workers/scheduler.py).
+    from workers.scheduler import Scheduler
+
+    scheduler = None if args.no_scheduler else Scheduler(rt)
+    if scheduler is not None and args.burst:
+        scheduler.tick()  # what is due now, once (rq's burst scheduler did the same)
+        scheduler.stop()
+    elif scheduler is not None:
+        scheduler.start()
     try:
         for life in itertools.count():
             # A fresh name per life: the previous one may still be registered (Redis went away mid-job).
@@ -95,7 +104,7 @@ def main(argv: list[str]) -> int:
                 worker = worker_class([rt.queue], connection=rt.redis, name=name, worker_ttl=WORKER_TTL,
                                       maintenance_interval=MAINTENANCE_SECONDS)
                 log.info("worker %s on queue %s (%s)", name, rt.queue.name, mode)
-                worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)
+                worker.work(burst=args.burst, with_scheduler=False)
                 # Asked to stop (SIGTERM/SIGINT): rq sets one or the other, busy or idle.
                 if worker._stop_requested or worker._shutdown_requested_date is not None:
                     return 0
@@ -107,13 +116,16 @@ def main(argv: list[str]) -> int:
             _wait_for_redis(rt.redis, log)
     except StopRequested:
         return 0  # rq's signal handler, met while waiting for Redis
+    finally:
+        if scheduler is not None:
+            scheduler.stop()
     return 0
 
 
 WORKER_TTL = 60
 """rq's worker key TTL; also bounds rq's blocking dequeue (TTL - 15 s), so maintenance runs that often."""
 MAINTENANCE_SECONDS = 30
-"""rq's registry cleanup and scheduler take-over (a dead scheduler's lock lapses after a minute)."""
+"""rq's registry cleanup (the scheduler's take-over is `workers.scheduler`'s, within seconds)."""
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 5.0)
 
 

@@ -1,31 +1,36 @@
-"""Fan-out: after a room hold on a repo, a branch glob or an org is placed or lifted, publish every open
-PR it may touch, most-mergeable first, paced under the write rate.
+"""Fan-out: after a room hold on a repo, a branch glob or an org is placed or lifted, record the verdict of
+every open PR it may touch at once, and hand their status writes to the funnel (`workers.funnel`:
+paced under the write rate, most-mergeable first).
+
+The hook and the API read verdict records, not GitHub: so the records are what must not lag. A pass
+records every PR within seconds (one PR's lock at a time, no GitHub write), putting each whose posted
+status differs on its installation's outbox in plan order; the outbox's drain then posts them, paced.
+An org freeze over 1,000 PRs is therefore "held" for the hook and the API at once, while GitHub sees
+the statuses arrive at the configured rate.
 
 Progress lives in Redis (``keys.fanout``), so the work survives a worker's death:
 
 - ``want`` counts requests; a *pass* serves every request made before it started. A request made
   while a pass runs makes the running job start a new pass at once (requests coalesce: however many
-  arrive, one more pass runs). Every publish reads the latest holds under the PR's lock, so the last
-  pass leaves no stale status behind.
+  arrive, one more pass runs). Every record reads the latest holds under the PR's lock, so the last
+  pass leaves no stale verdict behind.
 - A pass lists the repo's open PRs (100 a page), records their facts, and stores the ordered numbers
-  (``keys.fanout_plan``) and a ``cursor``. A re-run resumes at the cursor without listing again;
-  `publish` posts only what differs, so PRs done before a crash are not posted twice (only a write
-  whose answer was lost with the worker can repeat, at most one per crash).
-- The job works in slices of `SLICE_SECONDS` and re-enqueues itself, so a long fan-out never hogs a
-  worker nor outlives rq's job timeout. One run token (``keys.fanout_lease``) passes from slice to
-  slice; a job that rq retries after its work-horse died carries the same token and takes over at once,
-  while a second job finds the lease taken and leaves the work to its owner.
+  (``keys.fanout_plan``) and a ``cursor``. A re-run resumes at the cursor without listing again.
+- The job works in slices of `SLICE_SECONDS` and re-enqueues itself, so a long fan-out (PRs whose
+  history must be read first) never hogs a worker nor outlives rq's job timeout. One run token
+  (``keys.fanout_lease``) passes from slice to slice; a job that rq retries after its work-horse died
+  carries the same token and takes over at once, while a second job finds the lease taken and leaves
+  the work to its owner.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
@@ -37,12 +42,10 @@ from rq import Retry
 from core import keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
-from core.status import build_status
-from core.verdict import compute_verdict
 from workers import store
+from workers.funnel import bucket_of, enqueue_drain, pr_lock
 from workers.github import DryRunGateway, NotFound
-from workers.pacing import MAX_WAIT_IN_LOCK, PacedGateway, Pacer, RateLimited, SlotTooFar
-from workers.publish import LOCK_TIMEOUT, mergeability, publish, repo_config, target_url
+from workers.publish import mergeability, record
 from workers.pulls import facts_from_pull
 from workers.runtime import Runtime, current
 
@@ -53,12 +56,16 @@ FANOUT_RETRY = Retry(max=5, interval=[0, 10, 60, 300, 900])
 """A work-horse killed mid-slice is retried at once (same run token: it resumes at the cursor);
 GitHub or Redis failures back off."""
 SLICE_SECONDS = 30.0
-"""Work done by one job before it re-enqueues itself, letting webhook jobs in between."""
+"""Work done by one job before it re-enqueues itself, letting webhook jobs in between (a slice records
+at least one PR, whatever its length)."""
 JOB_TIMEOUT = 900
-"""A slice plus the longest wait one write may take (a rate-limit pause, PyGithub's own retries)."""
+"""A slice plus the longest one PR's record may take (its history read, PyGithub's own retries)."""
 LEASE_SECONDS = 120
 """How long a dead run keeps others off before its lease lapses; renewed as the run progresses."""
 QUEUED_TTL = 600
+CHUNK = 50
+"""PRs recorded between two progress writes (and looks for a newer request): a crash records at most
+this many again, which changes nothing (a record is idempotent; only a differing status is queued)."""
 PLAN_FRESH_SECONDS = 120.0
 """A pass started by a request made during another pass reuses that pass's listing when it is this
 recent: PRs opened since then are published by their own `pull_request` event."""
@@ -84,7 +91,7 @@ class Progress:
     done: int = 0
     cursor: int = 0
     total: int = 0
-    posted: int = 0
+    queued: int = 0
     listed_at: float = 0.0
 
     @classmethod
@@ -95,7 +102,7 @@ class Progress:
             return int(raw.get(name) or 0)
 
         return cls(want=number("want"), gen=number("gen"), done=number("done"), cursor=number("cursor"),
-                   total=number("total"), posted=number("posted"), listed_at=float(raw.get("listed_at") or 0))
+                   total=number("total"), queued=number("queued"), listed_at=float(raw.get("listed_at") or 0))
 
 
 def _text(value: bytes | str) -> str:
@@ -176,7 +183,10 @@ def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float =
     if not _take_lease(rt.redis, repo, token):
         return "busy: another run owns this fan-out and will serve the request"
     rt.redis.hset(keys.fanout(repo), mapping={"pid": os.getpid(), "host": socket.gethostname()})
-    outcome = FanOut(rt, repo, token).run(time.monotonic() + slice_seconds)
+    fan = FanOut(rt, repo, token)
+    outcome = fan.run(time.monotonic() + slice_seconds)
+    if fan.queued:
+        enqueue_drain(rt, bucket_of(rt.redis, repo))  # the writes, paced; a drain already running takes them
     if outcome == "continued":
         _take_lease(rt.redis, repo, token)
         _enqueue(rt, repo, token, fresh=False, slice_seconds=slice_seconds)
@@ -195,47 +205,26 @@ def _take_lease(redis: Redis, repo: str, token: str) -> bool:
     return bool(redis.register_script(_TAKE)([keys.fanout_lease(repo)], [token, LEASE_SECONDS]))
 
 
-def needs_write(rt: Runtime, repo: str, number: int, now: datetime) -> bool:
-    """Would `publish` post a status for this PR now? Read-only, so that the fan-out waits for a write
-    slot only when it will write. Mirrors `publish`; any doubt answers yes (a slot too many is safe,
-    an unpaced write is not)."""
-    state = store.load_pull(rt.redis, repo, number)
-    if state.facts is None or not state.synced:
-        return True  # `publish` reads the PR's history first: the verdict may differ from ours
-    if not state.facts.open:
-        return False
-    config, config_error = repo_config(store.load_repo(rt.redis, repo))
-    verdict = compute_verdict(state, config=config, config_error=config_error, now=now,
-                              scoped_holds=store.scoped_holds(rt.redis, repo),
-                              exemption=store.exemption(rt.redis, repo, number))
-    status = build_status(verdict, held_state=config.held_state if config else "failure",
-                          target_url=target_url(rt, repo, number))
-    wanted = json.dumps({"sha": verdict.head_sha, **status}, sort_keys=True)
-    return bool(verdict.head_sha) and rt.redis.get(keys.posted(repo, number)) != wanted.encode()
-
-
 def _with_facts(facts: Facts, state: PullState) -> PullState:
     return record_facts(state, facts)
 
 
 class FanOut:
-    """One slice of work on one repo, under the run's lease."""
+    """One slice of work on one repo, under the run's lease: records, no GitHub writes."""
 
     def __init__(self, rt: Runtime, repo: str, token: str) -> None:
-        meta = store.load_repo(rt.redis, repo)
-        bucket = f"inst-{meta.installation_id}" if meta is not None else "global"
-        self.pacer = Pacer(rt.redis, rt.settings.write_rate_per_minute, bucket)
-        self.inner = rt.github
-        self.gateway = PacedGateway(rt.github, self.pacer)
-        self.rt = replace(rt, github=self.gateway)
+        self.rt = rt
         self.repo = repo
         self.token = token
         self.key = keys.fanout(repo)
         self.lease_renewed = time.monotonic()
+        self.queued = 0
+        """PRs this slice put on the outbox (a drain is asked for when the slice ends)."""
 
     def run(self, deadline: float) -> str:
         """Work until the passes asked for are done ("done") or the slice is used up ("continued")."""
         redis = self.rt.redis
+        recorded = 0
         while True:
             progress = Progress.read(redis, self.repo)
             if progress.want > progress.gen:
@@ -245,19 +234,25 @@ class FanOut:
                 if progress.done < progress.gen:
                     redis.hset(self.key, "done", progress.gen)
                     store.audit(redis, self.repo, "fanout.done", generation=progress.gen,
-                                prs=progress.total, posted=progress.posted)
+                                prs=progress.total, queued=progress.queued)
                 return "done"
-            if time.monotonic() >= deadline:
+            if recorded and time.monotonic() >= deadline:
                 return "continued"
-            raw = redis.lindex(keys.fanout_plan(self.repo), progress.cursor)
-            if raw is not None:
-                outcome = self.publish_one(int(raw))
-                if outcome is None:
-                    continue  # rate limited or no slot yet: the same PR again, after the wait
-                if outcome == "posted":
-                    redis.hincrby(self.key, "posted", 1)
-            redis.hincrby(self.key, "cursor", 1)
-            self.renew_lease()
+            chunk = redis.lrange(keys.fanout_plan(self.repo), progress.cursor, progress.cursor + CHUNK - 1)
+            done = queued = 0
+            for raw in chunk:
+                if (recorded or done) and time.monotonic() >= deadline:
+                    break
+                queued += self.record_one(int(raw)) == "pending"
+                done += 1
+                self.renew_lease()
+            with redis.pipeline(transaction=False) as pipe:
+                # A plan shorter than its total (never written whole): the pass is over.
+                pipe.hincrby(self.key, "cursor", done if chunk else progress.total - progress.cursor)
+                pipe.hincrby(self.key, "queued", queued)
+                pipe.execute()
+            self.queued += queued
+            recorded += done
 
     def start_pass(self, progress: Progress) -> None:
         """A new pass serving every request so far: list the open PRs (unless a listing is fresh)."""
@@ -267,14 +262,14 @@ class FanOut:
         if not fresh:
             self.list_and_plan()
         total = int(redis.llen(keys.fanout_plan(self.repo)))
-        redis.hset(self.key, mapping={"gen": progress.want, "cursor": 0, "total": total, "posted": 0,
+        redis.hset(self.key, mapping={"gen": progress.want, "cursor": 0, "total": total, "queued": 0,
                                       "listed_at": listed_at})
         log.info("fan-out %s: pass %s over %s open PRs", self.repo, progress.want, total)
 
     def list_and_plan(self) -> None:
         redis = self.rt.redis
         ranked: list[tuple[int, float, int]] = []
-        if isinstance(self.inner, DryRunGateway):
+        if isinstance(self.rt.github, DryRunGateway):
             # Dry run lists nothing from GitHub: the PRs our records know are all there is.
             for number in store.open_numbers(redis, self.repo):
                 state = store.load_pull(redis, self.repo, number)
@@ -294,39 +289,21 @@ class FanOut:
             pipe.execute()
         self.renew_lease()
 
-    def publish_one(self, number: int) -> str | None:
-        """Publish one PR under its lock (the latest holds win); None when it must be tried again.
-
-        The write slot is waited for before the lock is taken, so a webhook's recompute of the PR is
-        never kept waiting by the pace (nor by a worker killed while it waits)."""
-        redis = self.rt.redis
-        self.gateway.prepaid = 0
-        if needs_write(self.rt, self.repo, number, datetime.now(UTC)):
-            self.pacer.acquire()
-            self.gateway.prepaid = 1
-        lock = redis.lock(keys.recompute_lock(self.repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
-                          blocking_timeout=LOCK_TIMEOUT)
+    def record_one(self, number: int) -> str:
+        """Record one PR's verdict under its lock (the latest holds win); "pending" when its status is now
+        on the outbox. The plan's order is the outbox's order within a mergeability rank."""
         try:
-            with lock:
-                return publish(self.rt, self.repo, number, datetime.now(UTC), lock)
-        except SlotTooFar as far:
-            time.sleep(max(far.seconds - MAX_WAIT_IN_LOCK / 2, 0.0))
-        except RateLimited as limited:
-            log.warning("fan-out %s: rate limited at #%s, writes paused %.0fs", self.repo, number,
-                        limited.seconds)
+            with pr_lock(self.rt.redis, self.repo, number):
+                return record(self.rt, self.repo, number, datetime.now(UTC))
         except (GithubException, NotFound) as refused:
             status = getattr(refused, "status", 404)
             if not 400 <= status < 500:
                 raise  # GitHub's own trouble: rq retries the slice with backoff
-            # This PR alone cannot be published (gone, head unknown after a force-push...): its own
-            # events will publish it; the fan-out goes on with the others.
+            # This PR alone cannot be recorded (gone, its history unreadable...): its own events will
+            # record it; the fan-out goes on with the others.
             log.warning("fan-out %s: skipped #%s: GitHub answered %s", self.repo, number, status)
-            store.audit(redis, self.repo, "fanout.skipped", number=number, status=status)
+            store.audit(self.rt.redis, self.repo, "fanout.skipped", number=number, status=status)
             return "skipped"
-        finally:
-            self.gateway.prepaid = 0
-            self.renew_lease()
-        return None
 
     def renew_lease(self) -> None:
         if time.monotonic() - self.lease_renewed > LEASE_SECONDS / 4:

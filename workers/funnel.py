@@ -11,7 +11,8 @@
    under the PR's lock it re-reads the verdict record, checks right before the POST that the lock is
    still ours and the record's version unchanged (fencing), posts, and only then records the post and
    takes the PR off the outbox. A write whose lock lapsed during the POST forgets the posted status and
-   leaves the PR on the outbox, so the latest verdict is written after it.
+   leaves the PR on the outbox, so the latest verdict is written after it. A merge group's commit is
+   an outbox member too, written the same way (`workers.targets`, `workers.groups`).
 
 Every writer of a PR's status — events, fan-outs, freeze edges, expiries, config reloads, installation
 bootstrap, the scheduled reconcile — goes through here.
@@ -43,6 +44,9 @@ DRAIN_JOB = "workers.funnel.drain_job"
 RETRY = Retry(max=8, interval=[1, 2, 5, 10, 20, 30, 60, 120])
 """GitHub or Redis trouble: the job runs again within seconds, then backs off (the reconcile catches
 anything left once the retries are spent)."""
+DRAIN_RETRY = Retry(max=8, interval=[0, 2, 5, 10, 20, 30, 60, 120])
+"""A drain whose work-horse died runs again at once (under its job id, so it takes over its own lease);
+GitHub's trouble backs off."""
 JOB_TIMEOUT = 180
 """A recompute syncs at most one PR's history and drains one slice; PyGithub's own retries included."""
 FAILURE_TTL = 24 * 3600
@@ -52,7 +56,8 @@ LOCK_TIMEOUT = 60
 LEASE_SECONDS = 15
 """A drain whose worker died keeps the outbox for at most this long."""
 SLICE_SECONDS = 20.0
-"""Writes made by one drain before it hands on to a fresh job (lets deliveries in between)."""
+"""Writes made by one drain before it hands on to a fresh job; it hands on sooner when other jobs wait
+(deliveries, a lift's fan-out), after one write at least."""
 RANK_SPAN = 10**13
 """Outbox score = mergeability rank x RANK_SPAN + milliseconds since the epoch: rank first, then age."""
 
@@ -141,9 +146,20 @@ def posted_form(sha: str, status: dict[str, Any]) -> bytes:
     return json.dumps({"sha": sha, **status}, sort_keys=True).encode()
 
 
+_last_ms = 0
+
+
+def _stamp() -> int:
+    """Milliseconds since the epoch, strictly increasing within this process: PRs added in one burst (a
+    fan-out's plan) keep their order, instead of tying and sorting by name."""
+    global _last_ms
+    _last_ms = max(int(time.time() * 1000), _last_ms + 1)
+    return _last_ms
+
+
 def add_to_outbox(redis: Redis, bucket: str, repo: str, number: int, rank: int) -> None:
     """The PR's status needs writing. ``LT`` keeps its best place when it is already waiting."""
-    score = rank * RANK_SPAN + int(time.time() * 1000)
+    score = rank * RANK_SPAN + _stamp()
     with redis.pipeline() as pipe:
         pipe.zadd(keys.outbox(bucket), {f"{repo}#{number}": score}, lt=True)
         pipe.sadd(keys.OUTBOXES, bucket)
@@ -234,11 +250,17 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                 first = redis.zrange(keys.outbox(bucket), 0, 0)
                 if not first:
                     break
-                if end is not None and time.monotonic() >= end:
-                    enqueue_drain(rt, bucket)
-                    counts["continued"] = 1
+                if end is not None and (time.monotonic() >= end or (counts["checked"] and rt.queue.count)):
+                    # The slice is used up, or other jobs wait (a lift's fan-out, deliveries): they go
+                    # first, and our continuation after them goes on where we stop. It keeps the lease
+                    # (one waiting drain, not one per recompute that finds the outbox full); should it
+                    # wait longer than the lease, the watchdog's drain takes over.
+                    redis.set(keys.outbox_lease(bucket), token, ex=LEASE_SECONDS)
+                    enqueue_drain(rt, bucket, token=token)
+                    keep, counts["continued"] = True, 1
                     return counts
-                outcome = _write_one(rt, pacer, bucket, *_member(first[0]), end)  # type: ignore[arg-type]
+                raw = first[0]
+                outcome = _write_one(rt, pacer, bucket, raw.decode() if isinstance(raw, bytes) else str(raw), end)
                 counts["checked"] += 1
                 if isinstance(outcome, float):
                     # The next slot is past our slice: keep the lease until then, for the drain due then.
@@ -257,35 +279,39 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
             return counts
 
 
-def _write_one(rt: Runtime, pacer: Pacer, bucket: str, repo: str, number: int,
-               end: float | None) -> str | float:
-    """One PR off the outbox: its outcome, or the seconds until the next slot when that is too far."""
+def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float | None) -> str | float:
+    """One write off the outbox: its outcome, or the seconds until the next slot when that is too far."""
+    from workers.targets import Target, refused, skip  # a leaf below this module (it imports the writes)
+
+    target = Target(rt, bucket, member)
     paid = False
-    if _needs_write(rt.redis, repo, number):
+    if target.needs_write():
         left = None if end is None else max(end - time.monotonic(), 0.0)
         try:
             pacer.acquire(left)
         except SlotTooFar as far:
             return max(far.seconds, 0.5)
         paid = True
-    lock = pr_lock(rt.redis, repo, number)
+    lock = target.lock()
     with lock:
-        if not paid and _needs_write(rt.redis, repo, number):
+        if not paid and target.needs_write():
             return "retry"  # the verdict changed since we looked: take a slot first
         try:
-            return write_locked(rt, repo, number, lock, bucket=bucket)
+            return target.write(lock)
         except Fenced:
             return "fenced"
         except Exception as exc:
             wait = rate_limit_wait(exc)
+            if wait is None and refused(exc):
+                return skip(rt, bucket, member, exc)
             if wait is None:
-                raise  # GitHub's trouble: the job fails and rq retries it (the PR stays on the outbox)
-            log.warning("rate limited writing %s#%s: writes paused %.0fs", repo, number, pacer.pause(wait))
+                raise  # GitHub's trouble: the job fails and rq retries it (the write stays on the outbox)
+            log.warning("rate limited writing %s: writes paused %.0fs", member, pacer.pause(wait))
             return "rate-limited"
 
 
 def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | None = None) -> None:
-    kwargs: dict[str, Any] = {"retry": RETRY, "job_timeout": JOB_TIMEOUT, "result_ttl": 0,
+    kwargs: dict[str, Any] = {"retry": DRAIN_RETRY, "job_timeout": JOB_TIMEOUT, "result_ttl": 0,
                               "failure_ttl": FAILURE_TTL, "description": f"drain outbox {bucket}"}
     if delay > 0:
         from datetime import timedelta
@@ -296,6 +322,13 @@ def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | 
 
 
 def drain_job(bucket: str, token: str | None = None) -> str:
+    """The rq job. Without a token of its own (a fresh drain) its job id is its token: rq's retry of a
+    job whose work-horse died carries the same id and takes the dead run's lease over at once."""
+    if token is None:
+        from rq import get_current_job
+
+        job = get_current_job()
+        token = job.id if job is not None else None
     counts = drain(current(), bucket, token=token)
     return ", ".join(f"{k} {v}" for k, v in counts.items())
 

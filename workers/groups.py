@@ -2,27 +2,68 @@
 
 A group is remembered per PR while GitHub checks it (`core.keys.merge_groups`, with a TTL), so that a
 hold placed on the PR meanwhile reaches the group's commit too: the publish funnel calls `follow` after
-every verdict it records. Posts on one group are serialised and read the verdict inside the lock, so
-the last post carries the newest verdict whichever of the event and the recompute runs last.
+every verdict it records. Group statuses go through the funnel like a PR's (`workers.funnel`): on the
+installation's outbox, ahead of every PR (a group is about to merge), paced, fenced — the write reads
+the verdict under the group's lock and checks right before and after the POST that it has not moved on,
+so the last post carries the newest verdict whichever of the event and the recompute runs last.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
+
+from redis import Redis
+from redis.lock import Lock
 
 from core import keys
 from core.merge_groups import group_number, group_status
 from workers import store
+from workers.funnel import Fenced, add_to_outbox, bucket_of, drain, enqueue_drain
 from workers.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 GROUP_TTL = 6 * 3600
 """GitHub gives a merge group's required checks at most 6 hours (the queue's longest timeout)."""
 LOCK_TIMEOUT = 30
+RANK = -1
+"""Outbox rank of a group's commit: before the most mergeable PR, since the queue merges it next."""
+
+
+def member(repo: str, sha: str, number: int | None) -> str:
+    """A group's outbox member: ``repo@SHA#N`` (``#0``: the group names no PR). Repo names hold no ``@``."""
+    return f"{repo}@{sha}#{number or 0}"
+
+
+def wanted(redis: Redis, repo: str, number: int | None, sha: str) -> tuple[dict[str, Any], bytes]:
+    """The group status the PR's verdict record asks for, and how it is remembered once posted."""
+    record = store.load_verdict(redis, repo, number) if number is not None else None
+    status = group_status(number, record)
+    return status, json.dumps({"sha": sha, **status}, sort_keys=True).encode()
+
+
+def needs_write(redis: Redis, repo: str, number: int | None, sha: str) -> bool:
+    return redis.get(keys.group_posted(repo, sha)) != wanted(redis, repo, number, sha)[1]
+
+
+def lock(redis: Redis, repo: str, sha: str) -> Lock:
+    found: Lock = redis.lock(keys.group_lock(repo, sha), timeout=LOCK_TIMEOUT, sleep=0.02,
+                             blocking_timeout=LOCK_TIMEOUT)
+    return found
+
+
+def enqueue(rt: Runtime, repo: str, number: int | None, sha: str) -> bool:
+    """Put the group's commit on the outbox when its posted status differs; True when it did."""
+    if not needs_write(rt.redis, repo, number, sha):
+        return False
+    add_to_outbox(rt.redis, bucket_of(rt.redis, repo), f"{repo}@{sha}", number or 0, RANK)
+    return True
 
 
 def checks_requested(rt: Runtime, repo: str, group: dict[str, Any]) -> str:
-    """A group asks for checks: remember it under its PR, then post the PR's verdict on its head."""
+    """A group asks for checks: remember it under its PR, then write the PR's verdict on its head."""
     sha, head_ref = str(group["head_sha"]), str(group.get("head_ref", ""))
     number = group_number(head_ref)
     if number is not None:
@@ -31,7 +72,10 @@ def checks_requested(rt: Runtime, repo: str, group: dict[str, Any]) -> str:
             pipe.hset(key, sha, head_ref)
             pipe.expire(key, GROUP_TTL)
             pipe.execute()
-    outcome = post(rt, repo, number, sha)
+    if not enqueue(rt, repo, number, sha):
+        outcome = "unchanged"
+    else:
+        outcome = f"pending; drain {drain(rt, bucket_of(rt.redis, repo))}"
     if number is not None and store.load_verdict(rt.redis, repo, number) is None:
         # Never seen the PR (or its state was lost): recompute it; `follow` then settles the group.
         from workers.publish import request_recompute
@@ -41,23 +85,37 @@ def checks_requested(rt: Runtime, repo: str, group: dict[str, Any]) -> str:
 
 
 def follow(rt: Runtime, repo: str, number: int) -> int:
-    """After the PR's verdict was recorded: re-post it on every group checking the PR. Returns how many."""
+    """After the PR's verdict was recorded: its groups' commits go on the outbox when their status
+    differs (a drain is asked for). Returns how many groups check the PR."""
     shas = [s.decode() if isinstance(s, bytes) else str(s) for s in rt.redis.hkeys(keys.merge_groups(repo, number))]
-    for sha in shas:
-        post(rt, repo, number, sha)
+    if sum(enqueue(rt, repo, number, sha) for sha in shas):
+        enqueue_drain(rt, bucket_of(rt.redis, repo))
     return len(shas)
 
 
-def post(rt: Runtime, repo: str, number: int | None, sha: str) -> str:
-    """Post the group status for ``number``'s verdict on ``sha`` unless that exact status is there."""
-    with rt.redis.lock(keys.group_lock(repo, sha), timeout=LOCK_TIMEOUT, sleep=0.02, blocking_timeout=LOCK_TIMEOUT):
-        record = store.load_verdict(rt.redis, repo, number) if number is not None else None
-        status = group_status(number, record)
-        wanted = json.dumps({"sha": sha, **status}, sort_keys=True)
-        if rt.redis.get(keys.group_posted(repo, sha)) == wanted.encode():
-            return "unchanged"
-        rt.github.post_status(repo, sha, status)
-        rt.redis.set(keys.group_posted(repo, sha), wanted, ex=GROUP_TTL)
-    store.audit(rt.redis, repo, "status.posted", number=number, sha=sha, state=status["state"],
+def write_locked(rt: Runtime, repo: str, number: int | None, sha: str, held: Lock, *, bucket: str) -> str:
+    """Under the group's lock: post the group status its PR's verdict asks for, fenced like a PR's write
+    (`workers.funnel.write_locked`): the lock ours and the wanted status unchanged before and after."""
+    redis = rt.redis
+    status, form = wanted(redis, repo, number, sha)
+    if redis.get(keys.group_posted(repo, sha)) == form:
+        redis.zrem(keys.outbox(bucket), member(repo, sha, number))
+        return "unchanged"
+
+    def fresh() -> bool:
+        return held.owned() and wanted(redis, repo, number, sha)[1] == form
+
+    if not fresh():
+        raise Fenced(member(repo, sha, number))
+    rt.github.post_status(repo, sha, status)
+    if not fresh():
+        redis.delete(keys.group_posted(repo, sha))
+        log.warning("group status on %s@%s fenced after the POST; the latest is written again", repo, sha[:7])
+        raise Fenced(member(repo, sha, number))
+    with redis.pipeline() as pipe:
+        pipe.set(keys.group_posted(repo, sha), form, ex=GROUP_TTL)
+        pipe.zrem(keys.outbox(bucket), member(repo, sha, number))
+        pipe.execute()
+    store.audit(redis, repo, "status.posted", number=number, sha=sha, state=status["state"],
                 description=status["description"], merge_group=True)
     return "posted"

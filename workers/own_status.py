@@ -2,10 +2,11 @@
 
 A `status` event for our context is *ours* when its sender is our App, or — whatever the sender — when
 it equals what we last posted (or are about to post: the verdict record is written before the POST) on
-that SHA. Trusting the sender alone made a wrong `MERGE_HOLD_APP_SLUG` turn every own status into a
-"forgery" that was re-posted, in a loop up to GitHub's 1,000-statuses cap. Anything else is forged: it
-is audited and put back **once per verdict** (`core.keys.forged_overwrite`), so a forger re-posting
-forever costs one write per real verdict change, never a loop.
+that SHA: a PR's head, or a merge group's commit (`workers.groups`), guarded the same way. Trusting the
+sender alone made a wrong `MERGE_HOLD_APP_SLUG` turn every own status into a "forgery" that was
+re-posted, in a loop up to GitHub's 1,000-statuses cap. Anything else is forged: it is audited and put
+back **once per verdict** (`core.keys.forged_overwrite`, `forged_group_overwrite`), so a forger
+re-posting forever costs one write per real verdict change, never a loop.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from github import GithubException
 
 from core import keys
 from merge_hold.settings import SettingsError
-from workers import store
+from workers import groups, store
+from workers.funnel import bucket_of, drain
 from workers.github import AppGateway
 from workers.publish import request_recompute
 from workers.runtime import Runtime
@@ -91,27 +93,63 @@ def is_ours(rt: Runtime, repo: str, number: int, payload: dict[str, Any]) -> boo
     return _same(store.load_verdict(rt.redis, repo, number), sha, state, description, "head_sha")
 
 
-def _is_group_status(rt: Runtime, repo: str, payload: dict[str, Any]) -> bool:
-    sha = str(payload.get("sha", ""))
-    posted = _raw_json(rt.redis.get(keys.group_posted(repo, sha)))
-    return posted is not None  # a merge group's SHA: groups.py posts there; never a PR head
+def _group_of(rt: Runtime, repo: str, sha: str, numbers: list[int]) -> int | None:
+    """The PR whose merge group has ``sha`` as its head (``0``: a group we posted on that names no PR);
+    None when ``sha`` is no group of ours."""
+    with rt.redis.pipeline(transaction=False) as pipe:
+        for number in numbers:
+            pipe.hexists(keys.merge_groups(repo, number), sha)
+        found = pipe.execute()
+    for number, grouped in zip(numbers, found, strict=True):
+        if grouped:
+            return number
+    return 0 if rt.redis.exists(keys.group_posted(repo, sha)) else None
 
 
 def on_status(rt: Runtime, repo: str, payload: dict[str, Any]) -> str:
-    """A `merge-hold` status on ``repo``: ours (ignored), or forged (audited, put back once per verdict)."""
+    """A `merge-hold` status on ``repo``: ours (ignored), or forged (audited, put back once per verdict)
+    — on a PR's head or on a merge group's commit alike."""
     sender = (payload.get("sender") or {}).get("login")
     if sender and sender == rt.bot_login:
         return "own-event"
     sha = str(payload.get("sha", ""))
-    for number in store.open_numbers(rt.redis, repo):
+    numbers = store.open_numbers(rt.redis, repo)
+    for number in numbers:
         if store.load_pull(rt.redis, repo, number).head_sha != sha:
             continue
         if is_ours(rt, repo, number, payload):
             return "own status"
         return _forged(rt, repo, number, sha, sender, payload)
-    if _is_group_status(rt, repo, payload):
-        return "merge group status"
+    group = _group_of(rt, repo, sha, sorted(numbers))
+    if group is not None:
+        return _forged_group(rt, repo, group or None, sha, sender, payload)
     return "no open PR at that sha"
+
+
+def _forged_group(rt: Runtime, repo: str, number: int | None, sha: str, sender: str | None,
+                  payload: dict[str, Any]) -> str:
+    """A status on a merge group's commit: ours when it equals our last post there or the one the PR's
+    verdict asks for; else forged, put back once per verdict (a mark of its own, so a forger alternating
+    between the PR's head and the group's commit cannot make the two marks a loop)."""
+    state, description = payload.get("state"), payload.get("description")
+    posted = _raw_json(rt.redis.get(keys.group_posted(repo, sha)))
+    status, _form = groups.wanted(rt.redis, repo, number, sha)
+    if _same(posted, sha, state, description, "sha") or _same({**status, "sha": sha}, sha, state, description, "sha"):
+        return "own merge group status"
+    verdict = (store.load_verdict(rt.redis, repo, number) if number else None) or {}
+    mark = str(verdict.get("version", 0))
+    previous = rt.redis.set(keys.forged_group_overwrite(repo, sha), mark, ex=groups.GROUP_TTL, get=True)
+    overwrite = (previous.decode() if isinstance(previous, bytes) else previous) != mark
+    store.audit(rt.redis, repo, "status.forged", number=number, sha=sha, sender=sender, state=state,
+                description=description, overwritten=overwrite, merge_group=True, at=datetime.now(UTC).isoformat())
+    if not overwrite:
+        log.warning("%s: forged merge-hold status on merge group %s again (sender %s); already put back once "
+                    "for this verdict, left alone to avoid a loop", repo, sha[:7], sender)
+        return f"forged status on merge group {sha[:7]} left (already overwritten once for this verdict)"
+    # Forget what we posted, so the funnel writes the group's status again though it did not change.
+    rt.redis.delete(keys.group_posted(repo, sha))
+    groups.enqueue(rt, repo, number, sha)
+    return f"forged status on merge group {sha[:7]} overwritten; drain {drain(rt, bucket_of(rt.redis, repo))}"
 
 
 def _forged(rt: Runtime, repo: str, number: int, sha: str, sender: str | None, payload: dict[str, Any]) -> str:

@@ -137,21 +137,6 @@ def mergeability(state: PullState) -> int:
     return 0 if approved and not blocked else 1
 
 
-def post_if_changed(rt: Runtime, repo: str, number: int, sha: str | None, status: dict[str, Any]) -> str:
-    """Economy: no POST when this (sha, state, description, target) is already the posted status.
-    For statuses that are no PR's verdict (a merge group's head); a PR's go through `publish`."""
-    if not sha:
-        return "no-head"
-    wanted = json.dumps({"sha": sha, **status}, sort_keys=True)
-    if rt.redis.get(keys.posted(repo, number)) == wanted.encode():
-        return "unchanged"
-    rt.github.post_status(repo, sha, status)
-    rt.redis.set(keys.posted(repo, number), wanted)
-    store.audit(rt.redis, repo, "status.posted", number=number, sha=sha, state=status["state"],
-                description=status["description"])
-    return "posted"
-
-
 def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[str, Any], now: datetime,
                   state_version: int, hold_label: str | None = None) -> None:
     repo, number = state.repo, state.number
