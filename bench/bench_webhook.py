@@ -14,7 +14,7 @@ delivery, lowest p99 — so a burst of load elsewhere on the machine does not de
 numbers are printed, and the no-op's p99 is in the row's note as the machine's own noise. The deliveries
 go to a queue (and intake list) of their own, deleted afterwards, so no worker ever runs them. Redis:
 ``REDIS_URL`` if set, else a throwaway redis-server. ``BENCH_SECONDS`` sets each closed loop's measured
-seconds (default 3), ``BENCH_ROUNDS`` the number of rounds (default 3).
+seconds (default 3), ``BENCH_ROUNDS`` the number of rounds (default 4).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ P99_BUDGET_MS = 20.0
 PACED_RATE = 200.0
 PACED_SECONDS = 5.0
 PAYLOAD_BYTES = 20 * 1024
-ROUNDS = 3
+ROUNDS = 4
 SECRET = "merge-hold-bench-secret"
 PATH = "/webhooks/github"
 

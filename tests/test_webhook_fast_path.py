@@ -18,6 +18,7 @@ from werkzeug.test import EnvironBuilder
 
 from app.webhooks import PATH, FastPath
 from core import keys
+from core.deliveries import unpack
 from merge_hold.redis_server import LocalRedis
 from tests.webapp_support import delivery_headers, fixture_body, make_app, serving, sign
 
@@ -57,7 +58,7 @@ ROWS: list[Row] = [
 
 def _call(wsgi: Any, row: Row) -> tuple[str, list[tuple[str, str]], bytes]:
     _name, method, path, body, headers, overrides = row
-    environ = EnvironBuilder(path=path, method=method, data=body, headers=headers).get_environ()
+    environ = EnvironBuilder(path=path, method=method, data=body, headers=list(headers.items())).get_environ()
     environ.update(overrides)
     seen: list[tuple[str, list[tuple[str, str]]]] = []
     chunks = wsgi(environ, lambda status, header_list, exc_info=None: seen.append((status, header_list)))
@@ -114,6 +115,11 @@ def own_redis(tmp_path: Path) -> Iterator[LocalRedis]:
         server.stop()
 
 
+def _command(client: redis.Redis, *args: str) -> Any:
+    run: Any = client  # redis-py's execute_command is untyped
+    return run.execute_command(*args)
+
+
 def _stats(client: redis.Redis) -> dict[str, int]:
     commands = client.info("commandstats")
     stats = client.info("stats")
@@ -162,7 +168,7 @@ def test_kept_connections_recover_when_redis_comes_back(own_redis: LocalRedis, t
         return client.post(PATH, data=BODY, headers=delivery_headers("push", BODY, delivery=delivery)).status_code
 
     assert post("a") == 202
-    redis.Redis.from_url(own_redis.url).execute_command("CLIENT", "KILL", "TYPE", "normal")
+    _command(redis.Redis.from_url(own_redis.url), "CLIENT", "KILL", "TYPE", "normal")
     assert post("b") == 202  # the kept connection was closed under it: reconnected, not a 503
     own_redis.stop()
     started = time.monotonic()
@@ -171,7 +177,8 @@ def test_kept_connections_recover_when_redis_comes_back(own_redis: LocalRedis, t
     own_redis.start()
     assert post("d") == 202
     fresh = redis.Redis.from_url(own_redis.url)  # the restarted server kept nothing (no persistence)
-    assert [e.split(b"\n", 2)[1] for e in fresh.lrange(keys.intake(QUEUE), 0, -1)] == [b"d"]
+    entries: list[bytes] = fresh.lrange(keys.intake(QUEUE), 0, -1)  # type: ignore[assignment]
+    assert [unpack(e).delivery_id for e in entries] == ["d"]
     fresh.close()
 
 
@@ -181,7 +188,7 @@ def test_min_replicas_met_by_a_real_replica(tmp_path: Path) -> None:
     replica = LocalRedis(tmp_path / "replica").start()
     try:
         replica_client = redis.Redis(port=replica.port)
-        replica_client.execute_command("REPLICAOF", "127.0.0.1", str(primary.port))
+        _command(replica_client, "REPLICAOF", "127.0.0.1", str(primary.port))
         deadline = time.monotonic() + 20
         while replica_client.info("replication").get("master_link_status") != "up":
             assert time.monotonic() < deadline, "the replica did not sync"
