@@ -79,8 +79,8 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
 
     # The webhook receiver answers ahead of Flask (design §7's acknowledgement budget; `app.webhooks`).
     intake = IntakeWriter(redis, keys.intake(settings.queue_name), settings.min_replicas)
-    webhooks.install(app, webhooks.Receiver(settings, metrics, intake, security.response_headers(
-        settings.github_web_url), security.HSTS, https))
+    headers = security.response_headers(settings.github_web_url)
+    webhooks.install(app, webhooks.Receiver(settings, metrics, intake, headers, https=https))
     app.register_blueprint(api.bp)
     app.register_blueprint(api_holds.bp)
     app.register_blueprint(health.bp)

@@ -35,6 +35,7 @@ from werkzeug.wrappers import Response as WerkzeugResponse
 from werkzeug.wsgi import get_content_length, get_input_stream
 
 from app.intake_writer import TooFewReplicas
+from app.security import HSTS
 from core.deliveries import event_handled, pack
 from workers.queueing import job_id
 
@@ -127,14 +128,16 @@ class Receiver:
     """`POST /webhooks/github` as a WSGI application; the settings it needs are read once, here."""
 
     def __init__(self, settings: Settings, metrics: Metrics, intake: IntakeWriter,
-                 headers: Iterable[tuple[str, str]], hsts: tuple[str, str] | None, https: bool) -> None:
+                 headers: Iterable[tuple[str, str]], *, https: bool) -> None:
+        """``headers``: `app.security.response_headers`; HSTS is added as Flask's hook adds it, when
+        ``https`` (the public URL is https) or the request came in over https."""
         secret = settings.github_webhook_secret
         self._key = secret.encode() if secret else None
         self._limit = settings.max_body_bytes
         self._metrics = metrics
         self._intake = intake
         self._headers = list(headers)
-        self._secure_headers = [*self._headers, hsts] if hsts else self._headers
+        self._secure_headers = [*self._headers, HSTS]
         self._https = https
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> list[bytes]:
