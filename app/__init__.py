@@ -39,7 +39,9 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         setup,
         webhooks,
     )
+    from app.intake_writer import IntakeWriter
     from app.services import EXTENSION, Services, redis_client
+    from core import keys
     from merge_hold.settings import from_env, require
     from workers.queueing import work_queue
 
@@ -64,16 +66,21 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
         PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
     )
-    security.install(app, https=settings.public_url.startswith("https://"), github_web_url=settings.github_web_url)
+    https = settings.public_url.startswith("https://")
+    security.install(app, https=https, github_web_url=settings.github_web_url)
+    metrics = health.Metrics()
     app.extensions[EXTENSION] = Services(
         settings=settings,
         redis=redis,
         queue=work_queue(redis, settings.queue_name),
         tokens=auth.TokenStore(settings.api_tokens_file),
-        metrics=health.Metrics(),
+        metrics=metrics,
     )
 
-    app.register_blueprint(webhooks.bp)
+    # The webhook receiver answers ahead of Flask (design §7's acknowledgement budget; `app.webhooks`).
+    intake = IntakeWriter(redis, keys.intake(settings.queue_name), settings.min_replicas)
+    headers = security.response_headers(settings.github_web_url)
+    webhooks.install(app, webhooks.Receiver(settings, metrics, intake, headers, https=https))
     app.register_blueprint(api.bp)
     app.register_blueprint(api_holds.bp)
     app.register_blueprint(health.bp)

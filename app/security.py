@@ -72,18 +72,28 @@ def _check_csrf() -> None:
         abort(400, description="The form has expired or did not come from this site; reload the page and retry.")
 
 
+HSTS = ("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+"""Added when the site is served over https, or the request came in over it."""
+
+
+def response_headers(github_web_url: str = "https://github.com") -> tuple[tuple[str, str], ...]:
+    """The headers every response carries, HSTS aside. One list for Flask's responses and for the
+    webhook receiver, which answers without Flask (`app.webhooks`)."""
+    policy = CSP.format(forms=f" {github_web_url}" if github_web_url.startswith(("http://", "https://")) else "")
+    return (("Content-Security-Policy", policy), ("X-Content-Type-Options", "nosniff"),
+            ("X-Frame-Options", "DENY"), ("Referrer-Policy", "same-origin"))
+
+
 def install(app: Flask, *, https: bool, github_web_url: str = "https://github.com") -> None:
     """CSRF checks before each request, security headers after it."""
     app.before_request(_check_csrf)
     app.jinja_env.globals["csrf_token"] = csrf_token
-    policy = CSP.format(forms=f" {github_web_url}" if github_web_url.startswith(("http://", "https://")) else "")
+    always = response_headers(github_web_url)
 
     @app.after_request
     def headers(response: Response) -> Response:
-        response.headers.setdefault("Content-Security-Policy", policy)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
+        for name, value in always:
+            response.headers.setdefault(name, value)
         if https or request.is_secure:
-            response.headers.setdefault("Strict-Transport-Security", "max-age=31536000; includeSubDomains")
+            response.headers.setdefault(*HSTS)
         return response

@@ -3,9 +3,18 @@
 Contract (design §4, invariant 4): a delivery gets a 2xx only once its raw body is in Redis — in the
 intake list, which the workers' pump turns into rq jobs without losing an entry (`workers/intake.py`) —
 and, with ``MERGE_HOLD_MIN_REPLICAS=N``, once N replicas have it too (`WAIT`), so a Sentinel failover
-loses no acknowledged delivery. Any failure answers 503 so that GitHub (and our redelivery sweep)
-brings it back. The body is not parsed here (design §7's acknowledgement budget): the pump drops the
-actions that cannot matter (`core.deliveries.ignore_reason`). No GitHub call and no state change here.
+loses no acknowledged delivery (`app.intake_writer`). Any failure answers 503 so that GitHub (and our
+redelivery sweep) brings it back. The body is not parsed here (design §7's acknowledgement budget): the
+pump drops the actions that cannot matter (`core.deliveries.ignore_reason`). No GitHub call and no
+state change here.
+
+The receiver is a plain WSGI application (`Receiver`), and `FastPath` puts it in front of Flask for
+exactly ``POST /webhooks/github``: Flask's per-request machinery (contexts, session, URL matching,
+hooks) cost as much CPU as the receiver's own work, for a route that needs none of it. It answers what
+the Flask route answered, byte for byte — same JSON bodies, security headers (`app.security`), metrics
+and logs; the Flask route stays registered (405 for other methods, OPTIONS) and runs the same
+`Receiver` when called without the fast path in front (``tests/test_webhook_fast_path.py`` holds the two
+to the same answers).
 """
 
 from __future__ import annotations
@@ -16,17 +25,31 @@ import json
 import logging
 import re
 import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from flask import Blueprint, Response, jsonify, request
-from redis import Redis
-from werkzeug.exceptions import RequestEntityTooLarge
+from flask import Blueprint, Flask, Response, current_app, request
+from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge
+from werkzeug.http import HTTP_STATUS_CODES
+from werkzeug.wrappers import Response as WerkzeugResponse
+from werkzeug.wsgi import get_content_length, get_input_stream
 
-from app.services import services
-from core import keys
+from app.intake_writer import TooFewReplicas
+from app.security import HSTS
 from core.deliveries import event_handled, pack
 from workers.queueing import job_id
 
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+    from app.health import Metrics
+    from app.intake_writer import IntakeWriter
+    from merge_hold.settings import Settings
+
 log = logging.getLogger(__name__)
+
+PATH = "/webhooks/github"
+EXTENSION = "merge_hold.webhooks"
 
 bp = Blueprint("webhooks", __name__)
 
@@ -35,32 +58,35 @@ DELIVERY_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 _CHUNK = 64 * 1024
 
-
-def _error(message: str, status: int) -> tuple[Response, int]:
-    return jsonify(error=message), status
+Answer = tuple[int, dict[str, Any]]
 
 
-def signature_valid(secret: str, body: bytes, header: str | None) -> bool:
+def signature_valid(secret: str | bytes, body: bytes, header: str | None) -> bool:
     """GitHub's ``X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>``, in constant time."""
     if not header or not header.startswith("sha256="):
         return False
-    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    key = secret.encode() if isinstance(secret, str) else secret
+    expected = "sha256=" + hmac.digest(key, body, hashlib.sha256).hex()
     return hmac.compare_digest(expected.encode(), header.strip().encode())
 
 
-def read_capped(limit: int) -> bytes | None:
-    """The raw body, or None when it exceeds ``limit`` (checked on Content-Length, then while reading)."""
-    if request.content_length is not None:
-        if request.content_length > limit:
-            return None
-        # Announced and within the cap (GitHub always announces it): one read, as any receiver does.
-        return request.get_data(cache=False)
-    # Werkzeug enforces this on chunked bodies too, where no Content-Length announces the size.
-    request.max_content_length = limit
-    parts: list[bytes] = []
-    size = 0
+def read_body(environ: WSGIEnvironment, limit: int) -> bytes | None:
+    """The raw body, or None when it exceeds ``limit`` (checked on Content-Length, then while reading).
+
+    Werkzeug's own stream rules, as Flask's ``request.get_data`` applies them: a body cut short raises
+    its ``ClientDisconnected`` (a 400), and a body with neither Content-Length nor a server that frames
+    it (``wsgi.input_terminated``) reads as empty."""
+    length = get_content_length(environ)
+    if length is not None and length > limit:
+        return None
     try:
-        stream = request.stream
+        stream = get_input_stream(environ, max_content_length=limit)
+        if length is not None:
+            # Announced and within the cap (GitHub always announces it): one read, as any receiver does.
+            return stream.read()
+        # Chunked: no Content-Length announces the size; the stream raises past the cap.
+        parts: list[bytes] = []
+        size = 0
         while chunk := stream.read(_CHUNK):
             size += len(chunk)
             if size > limit:
@@ -71,6 +97,11 @@ def read_capped(limit: int) -> bytes | None:
     return b"".join(parts)
 
 
+def read_capped(limit: int) -> bytes | None:
+    """`read_body` of the current Flask request (the chat endpoints')."""
+    return read_body(request.environ, limit)
+
+
 def looks_like_object(body: bytes) -> bool:
     """Malformed bodies get a 400 without a parse (design §7's acknowledgement budget): GitHub sends a
     JSON object, so anything not framed ``{ … }`` is refused here; a framed body that still does not
@@ -79,78 +110,118 @@ def looks_like_object(body: bytes) -> bool:
     return framed.startswith(b"{") and framed.endswith(b"}")
 
 
-@bp.post("/webhooks/github")
-def receive() -> tuple[Response, int]:
-    started = time.perf_counter()
-    event = request.headers.get("X-GitHub-Event")
-    outcome = "error"
-    try:
-        response, outcome = _receive(event)
-        return response
-    finally:
-        metrics = services().metrics
-        metrics.count_webhook(event, outcome)
-        metrics.webhook_seconds.observe(time.perf_counter() - started)
+def _json(payload: dict[str, Any]) -> bytes:
+    # What Flask's `jsonify` writes (its default provider: sorted keys, compact, ASCII, a final newline).
+    return json.dumps(payload, separators=(",", ":"), sort_keys=True).encode() + b"\n"
 
 
-def _receive(event: str | None) -> tuple[tuple[Response, int], str]:
-    svc = services()
-    secret = svc.settings.github_webhook_secret
-    if not secret:
-        # Never accept an unsigned delivery: without a secret nothing can be verified.
-        return _error("GITHUB_WEBHOOK_SECRET is not configured; refusing deliveries", 503), "unconfigured"
-    body = read_capped(svc.settings.max_body_bytes)
-    if body is None:
-        return _error(f"payload larger than {svc.settings.max_body_bytes} bytes", 413), "too_large"
-    if not signature_valid(secret, body, request.headers.get("X-Hub-Signature-256")):
-        return _error("missing or invalid X-Hub-Signature-256", 401), "bad_signature"
-    if not event:
-        return _error("missing X-GitHub-Event header", 400), "malformed"
-    delivery_id = request.headers.get("X-GitHub-Delivery", "")
-    if delivery_id and not DELIVERY_ID.fullmatch(delivery_id):
-        return _error("malformed X-GitHub-Delivery header", 400), "malformed"
-    if event == "ping":
+def _status_line(code: int) -> str:
+    # Werkzeug's form, upper-case reason included ("202 ACCEPTED").
+    return f"{code} {HTTP_STATUS_CODES.get(code, 'UNKNOWN').upper()}"
+
+
+def _error(message: str, status: int) -> Answer:
+    return status, {"error": message}
+
+
+class Receiver:
+    """`POST /webhooks/github` as a WSGI application; the settings it needs are read once, here."""
+
+    def __init__(self, settings: Settings, metrics: Metrics, intake: IntakeWriter,
+                 headers: Iterable[tuple[str, str]], *, https: bool) -> None:
+        """``headers``: `app.security.response_headers`; HSTS is added as Flask's hook adds it, when
+        ``https`` (the public URL is https) or the request came in over https."""
+        secret = settings.github_webhook_secret
+        self._key = secret.encode() if secret else None
+        self._limit = settings.max_body_bytes
+        self._metrics = metrics
+        self._intake = intake
+        self._headers = list(headers)
+        self._secure_headers = [*self._headers, HSTS]
+        self._https = https
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> list[bytes]:
+        started = time.perf_counter()
+        event: str | None = environ.get("HTTP_X_GITHUB_EVENT")
+        outcome = "error"
         try:
-            payload = json.loads(body)
-        except ValueError:  # UnicodeDecodeError is a ValueError too
-            payload = None
-        zen = payload.get("zen") if isinstance(payload, dict) else None
-        return (jsonify(ok=True, zen=zen), 200), "ping"
-    if not event_handled(event):
-        return (jsonify(ignored=event, reason="event not handled"), 202), "ignored"
-    if not looks_like_object(body):
-        return _error("body is not a JSON object", 400), "malformed"
-    try:
-        durable(svc.redis, keys.intake(svc.settings.queue_name), pack(event, delivery_id, body),
-                svc.settings.min_replicas)
-    except TooFewReplicas as exc:
-        log.warning("could not queue delivery %s (%s): %s", delivery_id or "-", event, exc)
-        return _error("could not queue the delivery; retry later", 503), "unavailable"
-    except Exception:
-        # Whatever failed (Redis down, a timeout), the delivery is not durably queued: say so, and GitHub
-        # (or the redelivery sweep) brings it back.
-        log.exception("could not queue delivery %s (%s)", delivery_id or "-", event)
-        return _error("could not queue the delivery; retry later", 503), "unavailable"
-    return (jsonify(queued=job_id(delivery_id)), 202), "queued"
+            (status, payload), outcome = self._receive(environ, event)
+        except HTTPException as exc:
+            # A body cut short (Werkzeug's ClientDisconnected): the app's JSON error, as Flask gave it.
+            status, payload = exc.code or 500, {"error": exc.description or exc.name}
+        except Exception:
+            log.exception("Exception on %s [POST]", PATH)
+            status, payload = 500, {"error": InternalServerError.description}
+        finally:
+            self._metrics.count_webhook(event, outcome)
+            self._metrics.webhook_seconds.observe(time.perf_counter() - started)
+        body = _json(payload)
+        secure = self._https or environ.get("wsgi.url_scheme") in ("https", "wss")
+        start_response(_status_line(status), [("Content-Type", "application/json"),
+                                              ("Content-Length", str(len(body))),
+                                              *(self._secure_headers if secure else self._headers)])
+        return [body]
+
+    def _receive(self, environ: WSGIEnvironment, event: str | None) -> tuple[Answer, str]:
+        if self._key is None:
+            # Never accept an unsigned delivery: without a secret nothing can be verified.
+            return _error("GITHUB_WEBHOOK_SECRET is not configured; refusing deliveries", 503), "unconfigured"
+        body = read_body(environ, self._limit)
+        if body is None:
+            return _error(f"payload larger than {self._limit} bytes", 413), "too_large"
+        if not signature_valid(self._key, body, environ.get("HTTP_X_HUB_SIGNATURE_256")):
+            return _error("missing or invalid X-Hub-Signature-256", 401), "bad_signature"
+        if not event:
+            return _error("missing X-GitHub-Event header", 400), "malformed"
+        delivery_id: str = environ.get("HTTP_X_GITHUB_DELIVERY", "")
+        if delivery_id and not DELIVERY_ID.fullmatch(delivery_id):
+            return _error("malformed X-GitHub-Delivery header", 400), "malformed"
+        if event == "ping":
+            try:
+                parsed = json.loads(body)
+            except ValueError:  # UnicodeDecodeError is a ValueError too
+                parsed = None
+            zen = parsed.get("zen") if isinstance(parsed, dict) else None
+            return (200, {"ok": True, "zen": zen}), "ping"
+        if not event_handled(event):
+            return (202, {"ignored": event, "reason": "event not handled"}), "ignored"
+        if not looks_like_object(body):
+            return _error("body is not a JSON object", 400), "malformed"
+        try:
+            self._intake.push(pack(event, delivery_id, body))
+        except TooFewReplicas as exc:
+            log.warning("could not queue delivery %s (%s): %s", delivery_id or "-", event, exc)
+            return _error("could not queue the delivery; retry later", 503), "unavailable"
+        except Exception:
+            # Whatever failed (Redis down, a timeout), the delivery is not durably queued: say so, and
+            # GitHub (or the redelivery sweep) brings it back.
+            log.exception("could not queue delivery %s (%s)", delivery_id or "-", event)
+            return _error("could not queue the delivery; retry later", 503), "unavailable"
+        return (202, {"queued": job_id(delivery_id)}), "queued"
 
 
-REPLICA_WAIT_MS = 1000
-"""How long the receiver waits for MERGE_HOLD_MIN_REPLICAS replicas to confirm (well inside GitHub's 10 s)."""
+class FastPath:
+    """WSGI middleware: ``POST /webhooks/github`` goes straight to the `Receiver`, all else to Flask."""
+
+    def __init__(self, app: WSGIApplication, receiver: Receiver) -> None:
+        self.app = app
+        self.receiver = receiver
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == PATH and environ.get("REQUEST_METHOD") == "POST":
+            return self.receiver(environ, start_response)
+        return self.app(environ, start_response)
 
 
-class TooFewReplicas(RuntimeError):
-    """WAIT returned fewer replicas than required: the delivery may not survive a failover."""
+@bp.post(PATH)
+def receive() -> WerkzeugResponse:
+    """The same receiver under Flask, reached only without `FastPath` in front (a bare ``wsgi_app``)."""
+    receiver: Receiver = current_app.extensions[EXTENSION]
+    return Response.from_app(receiver, request.environ)
 
 
-def durable(redis: Redis, intake: str, entry: bytes, min_replicas: int) -> None:
-    """Push one intake entry, and with ``min_replicas`` wait until that many replicas have it — one round
-    trip either way (LPUSH and WAIT pipelined). Raises on any failure; the caller answers 503."""
-    if min_replicas <= 0:
-        redis.lpush(intake, entry)
-        return
-    with redis.pipeline(transaction=False) as pipe:
-        pipe.lpush(intake, entry)
-        pipe.execute_command("WAIT", min_replicas, REPLICA_WAIT_MS)  # type: ignore[no-untyped-call]
-        _length, replicas = pipe.execute()
-    if int(replicas) < min_replicas:
-        raise TooFewReplicas(f"{replicas} of {min_replicas} replicas confirmed within {REPLICA_WAIT_MS} ms")
+def install(app: Flask, receiver: Receiver) -> None:
+    """Register the route and put the fast path in front of ``app``'s WSGI callable."""
+    app.extensions[EXTENSION] = receiver
+    app.register_blueprint(bp)
+    app.wsgi_app = FastPath(app.wsgi_app, receiver)  # type: ignore[method-assign]
