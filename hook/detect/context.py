@@ -39,12 +39,34 @@ class Ctx(Shell):
         self.git_aliases: dict[str, str] = {}  # alias.NAME set by an earlier `git config` of this command
         self.merges: list[Merge] = []
         self.created_pr = False  # `gh pr create` ran: a later selector-less merge targets a new PR
+        self.aliases: dict[str, str] = {}  # `alias NAME=VALUE` run earlier in this command
+        self._expanding: set[str] = set()  # aliases being expanded (bash does not expand one in itself)
+        self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
         self._branch_cache: dict[str | None, str | None] = {}
 
     # --- the interpreter's hooks ---------------------------------------------------------------
     def simple_command(self, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+        name = cmd.words[0].raw if cmd.words and self.aliases else None
+        if name is None or name not in self.aliases or name in self._expanding:
+            self.dispatch(self, args, cmd, overlay)
+            return
+        # An alias applies only with expand_aliases on (unknown in the agent's shell) and from the line
+        # after the one defining it: both readings run, and what they find is undetermined.
+        mark = self.mark()
         self.dispatch(self, args, cmd, overlay)
+        self._expanding.add(name)
+        try:
+            self.run_text(" ".join([self.aliases[name], *(w.raw for w in cmd.words[1:])]), powershell=False)
+        finally:
+            self._expanding.discard(name)
+        self.uncertain(mark, f"alias {name}: expanded or not, as the shell's options decide")
+
+    def call(self, name: str, args: list[Arg]) -> None:
+        if name in self.tool_functions:  # `pyenv shell 3.12`: the tool's own function sets variables
+            self.poison()
+            return
+        super().call(name, args)
 
     def unparsed(self, text: str, why: str) -> None:
         if might_merge(text):
@@ -54,6 +76,12 @@ class Ctx(Shell):
         if _is_current_branch(inner):
             return self.branch() or DYN
         return self.substitution_output(inner)
+
+    def mark(self) -> int:
+        return len(self.merges)
+
+    def uncertain(self, mark: int, why: str) -> None:
+        self.merges[mark:] = [m.replace(undetermined=True, detail=m.detail or why) for m in self.merges[mark:]]
 
     def save_scope(self) -> object:
         return dict(self.branches)
@@ -88,6 +116,14 @@ class Ctx(Shell):
             return (parsed[0], parsed[1], False) if parsed else (None, None, True)
         found = self.repo()
         return (found[0], found[1], False) if found else (None, None, True)
+
+    def runtime(self, why: str) -> None:
+        """A program whose text only the run produces (``curl … | bash``, ``$CMD``, ``eval "$(…)"``):
+        it may merge anything, so the answer is undetermined — in the repository of the current
+        directory, where gh would look first (spec ``on_undetermined``; unknown repository: ``on_unknown``)."""
+        found = self.repo() if self.cwd is not None else None
+        self.add(Merge(via="runtime", repo=found[1] if found else None, host=found[0] if found else None,
+                       undetermined=True, detail=why))
 
     def add(self, merge: Merge) -> None:
         if merge not in self.merges:

@@ -102,7 +102,7 @@ class Expansion:
     def expand_one(self, word: Word) -> str:
         return " ".join(self._fields(word, glob=False)) if word.parts else ""
 
-    def _ifs(self) -> str | None:
+    def ifs(self) -> str | None:
         """The field separators (None: unknown). bash never takes IFS from the environment."""
         if "IFS" not in self.vars:
             return " \t\n"
@@ -115,7 +115,7 @@ class Expansion:
 
         def unquoted(value: str) -> None:
             nonlocal cur, exists
-            ifs = self._ifs()
+            ifs = self.ifs()
             if DYN in value or (ifs is not None and not ifs):
                 cur += value
                 exists = exists or bool(value)
@@ -170,7 +170,7 @@ class Expansion:
                         cur += param
                         exists = True
                 elif part.quoted:  # "$*": joined with IFS's first character
-                    ifs = self._ifs()
+                    ifs = self.ifs()
                     cur += DYN if ifs is None else ifs[:1].join(params)
                     exists = True
                 else:  # $@, $*: each parameter split on its own

@@ -3,8 +3,10 @@
 Why hand-written, not tree-sitter or shlex: the guard runs on every agent Bash call and its start-up
 budget (design §7) is 1.3x a bare interpreter, while ``import tree_sitter, tree_sitter_bash`` alone
 costs about 2x; shlex sees no operators, substitutions or heredocs. This module imports nothing.
-What it does not model (``case``, function definitions, ``coproc``, unbalanced text, fish syntax)
-raises `Unsupported`, and the caller asks tree-sitter instead (hook/shell/treesitter.py).
+What it does not model (function definitions, ``coproc``, extglob patterns, unbalanced text, fish
+syntax) raises `Unsupported`, and the caller asks tree-sitter instead (hook/shell/treesitter.py).
+``case`` becomes a `Case` event whose arms the interpreter decides (hook/shell/cases.py); ``select``
+is a loop over words nobody knows (the user picks them at run time).
 
 `parse` returns a flat list of events in execution order: `Command`s, and the strings ``"("`` and
 ``")"`` around whatever runs in a subshell (``( ... )``, command substitutions), so that a ``cd`` or
@@ -23,7 +25,8 @@ _META = frozenset(" \t\n;&|()<>")
 _PS_META = frozenset(" \t\n;&|(){}<>")
 _BLANK = frozenset(" \t\r")
 _TRANSPARENT = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"})
-_UNSUPPORTED = frozenset({"case", "function", "coproc", "select", "esac"})
+_UNSUPPORTED = frozenset({"function", "coproc"})
+_CASE_TERMS = (";;", ";&", ";;&")
 _REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">", "&>>", "&>")
 
 
@@ -44,6 +47,7 @@ class _Parser(WordLexer):
         self.esc = "`" if powershell else "\\"
         self.meta = _PS_META if powershell else _META
         self.pending: list[tuple[Redirect, str, bool, list[Event]]] = []  # heredocs awaiting a body
+        self.case_term = ""  # how the case arm just read ended: `;;`, `;&`, `;;&` or `esac`
 
     def parse(self) -> list[Event]:
         out: list[Event] = []
@@ -77,8 +81,11 @@ class _Parser(WordLexer):
                 return
             if c in ";|&" and not s.startswith("&>", self.i):
                 op = self.operator()
-                if op in (";;", ";&", ";;&"):
-                    raise Unsupported("case clause")
+                if op in _CASE_TERMS:
+                    if closer != "esac":
+                        raise Unsupported("case clause")
+                    self.case_term = op
+                    return
                 if op in ("|", "|&"):
                     piped = True
                     if prev is not None:
@@ -110,8 +117,17 @@ class _Parser(WordLexer):
                 self.i += len(kw)
                 if kw in _UNSUPPORTED:
                     raise Unsupported(kw)
-                if kw == "for":
-                    self.parse_for(out)
+                if kw in ("for", "select"):
+                    self.parse_for(out, select=kw == "select")
+                elif kw == "case":
+                    from hook.shell.caseparse import parse_case  # loaded only for a case
+
+                    parse_case(self, out)
+                elif kw == "esac":
+                    if closer != "esac":
+                        raise Unsupported("esac")
+                    self.case_term = "esac"
+                    return
                 elif kw in ("while", "until"):
                     out.append(LOOP_START)
                 elif kw == "done":
@@ -195,8 +211,9 @@ class _Parser(WordLexer):
             if self.i == start:
                 raise Unsupported("array element")
 
-    def parse_for(self, out: list[Event]) -> None:
-        """``for NAME in WORDS``: NAME is unknown in the body; the words' substitutions still run."""
+    def parse_for(self, out: list[Event], *, select: bool = False) -> None:
+        """``for NAME in WORDS``: NAME is unknown in the body; the words' substitutions still run.
+        ``select NAME in WORDS``: a loop whose NAME is whatever the user picks (None: no word list)."""
         self.skip_blank()
         if self.s.startswith("((", self.i):
             start = self.i
@@ -221,7 +238,7 @@ class _Parser(WordLexer):
                     raise Unsupported("for loop words")
                 words.append(word)
         self.lex_words_until(out, "do")
-        out.append(ForLoop(name, words))
+        out.append(ForLoop(name, None if select else words))
 
     def lex_words_until(self, out: list[Event], end: str) -> None:
         """Read words (running their substitutions) up to ``end`` or a separator; keep none."""
@@ -276,7 +293,7 @@ class _Parser(WordLexer):
         word = s[self.i : j]
         if j < self.n and s[j] not in " \t\n;&|":
             return None
-        if word in _TRANSPARENT or word in _UNSUPPORTED or word in ("for", "[[", "time"):
+        if word in _TRANSPARENT or word in _UNSUPPORTED or word in ("for", "[[", "time", "case", "esac", "select"):
             if self.ps and word not in ("if", "else", "elif", "while", "do", "for"):
                 return None
             return word
