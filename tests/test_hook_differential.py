@@ -155,7 +155,8 @@ def statement(draw: Draw) -> str:
     construct = draw(st.sampled_from([
         "direct", "direct", "var", "var-unquoted", "array", "set", "function", "loop", "subst", "arith",
         "braces", "ifs", "param", "eval", "bash-c", "heredoc", "heredoc-pipe", "pipe-sh", "xargs", "find",
-        "wrapper", "python", "git-alias", "command-var", "subshell", "group"]))
+        "wrapper", "python", "git-alias", "command-var", "subshell", "group",
+        "case", "case", "case-assign", "alias", "patsub", "case-conv", "substr", "runtime", "runtime", "setup"]))
     q = draw(rendered(words))
     if construct == "direct":
         return line(inv, q)
@@ -224,6 +225,54 @@ def statement(draw: Draw) -> str:
         return f"git -c alias.m={shlex.quote('!' + shlex.join(words))} m"
     if construct == "command-var" and all(c in _SAFE for w in words for c in w):
         return f"c={shlex.quote(' '.join(words))}; " + line(inv, "$c")
+    if construct == "case":
+        body = line(inv, q)
+        return draw(st.sampled_from([
+            f"case go in go) {body};; *) true;; esac",
+            f"s=go-5; case $s in g?-*) {body};; esac",
+            f'p=ship; case "$p" in merge|ship) {body};; esac',
+            f"case a in a) true;& b) {body};; esac",
+            f"case a in a) true;;& *) {body};; esac",
+            f'case "$1" in "") {body};; esac',  # $1 is unknown to the guard: undetermined
+            f"case x in y) {body};; *) true;; esac",  # never runs
+            f"case X in x) {body};; esac",  # nocasematch in the agent's shell would run it: undetermined
+        ]))
+    if construct == "case-assign":
+        return (f"case k in k) v={shlex.quote(words[k])};; *) v=9;; esac; " +
+                line(inv, shlex.join(words[:k]) + ' "$v" ' + shlex.join(words[k + 1 :])))
+    if construct == "alias" and not inv.prefix:  # defined on an earlier line: bash expands it
+        return (f"shopt -s expand_aliases\nalias m={shlex.quote(shlex.join(words[:k]))}\nm "
+                + shlex.join(words[k:]))
+    if construct == "patsub" and "@" not in words[k] and words[k]:
+        how = draw(st.sampled_from(["one", "all", "prefix", "suffix"]))
+        value, expr = {"one": ("@" + words[k], "${v/@/}"), "all": ("@".join(words[k]), "${v//@/}"),
+                       "prefix": ("@@" + words[k], "${v/#@@/}"), "suffix": (words[k] + "@", "${v/%@/}")}[how]
+        return f"v={shlex.quote(value)}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' + shlex.join(words[k + 1 :]))
+    if construct == "case-conv" and words[k].isascii():
+        if words[k] == words[k].lower():
+            value, expr = words[k].upper(), "${v,,}"
+        elif words[k] == words[k].upper():
+            value, expr = words[k].lower(), "${v^^}"
+        else:
+            return line(inv, q)
+        return f"v={shlex.quote(value)}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' + shlex.join(words[k + 1 :]))
+    if construct == "substr":
+        expr = f"${{v:2:{len(words[k])}}}" if draw(st.booleans()) else f"${{v: -{len(words[k]) + 2}:{len(words[k])}}}"
+        return f"v={shlex.quote('xy' + words[k] + 'zz')}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' +
+                                                                   shlex.join(words[k + 1 :]))
+    if construct == "runtime":  # text only the run produces (`emit` prints its arguments): undetermined
+        return draw(st.sampled_from([
+            f'eval "$(emit {shlex.quote(plain)})"',
+            f"emit {shlex.quote(plain)} | bash",
+            f'bash -c "$(emit {shlex.quote(plain)})"',
+            f"source <(emit {shlex.quote(plain)})",
+            f"emit {shlex.quote(plain)} | . /dev/stdin",
+            line(inv, f"$(emit {shlex.quote(words[0])}) " + shlex.join(words[1:])),
+            f"c=$(emit {shlex.quote(words[0])}); " + line(inv, '"$c" ' + shlex.join(words[1:])),
+        ]))
+    if construct == "setup":  # set-up output the guard models: the merge stays determined unless it reads it
+        printer = draw(st.sampled_from(["ssh-agent -s", "brew shellenv", "direnv export bash"]))
+        return f'eval "$({printer})"; ' + line(inv, q)
     if construct == "subshell":
         return f"( {line(inv, q)} )"
     if construct == "group":
@@ -235,6 +284,8 @@ DECOYS = st.sampled_from([
     'echo "gh pr merge 5 -R acme/widgets"', "printf '%s\\n' 'gh pr merge 7'", "true", "x=3",
     'grep -c "gh pr merge" /dev/null || true', "cd sub && cd ..", ": gh pr merge 5",
     "cat <<'EOF' >/dev/null\ngh pr merge 5\nEOF", "v=9",
+    'case x in x) echo "gh pr merge 5";; esac', "alias g='gh pr view'", 'v=merge; echo "${v^^}"',
+    'eval "$(ssh-agent -s)"', "gh pr view 5 | cat", 'git commit --allow-empty -qm "gh pr merge 7"',
 ])
 
 
@@ -249,7 +300,7 @@ def programs(draw: Draw) -> str:
     for part in parts[1:]:
         after_heredoc = text.endswith("\nEOF")  # its terminator must stand alone on its line
         # the sandbox's pre-push hook refuses every push, so `git push … && X` would never run X here
-        joins = ["; ", "\n"] if "push" in text or "git pp" in text else ["; ", " && ", "\n"]
+        joins = ["; ", "\n"] if "push" in text.lower() or "git pp" in text else ["; ", " && ", "\n"]
         text += ("\n" if after_heredoc else str(draw(st.sampled_from(joins)))) + str(part)
     return text
 
@@ -336,6 +387,34 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ('gh api "$EP" -X PUT', "undetermined"),
     ("x=5; while false; do x=7; done; gh pr merge $x", "undetermined"),  # zero runs or more
     ("x=5; case a in a) ((x++));; esac; gh pr merge $x", "undetermined"),
+    # case arms: decided exactly when subject and patterns are plain text with * and ?; else undetermined
+    ("x=ship; case $x in s*p) gh pr merge 5;; *) gh pr merge 7;; esac", "determined"),
+    ("case b in a) gh pr merge 5;; esac", "determined"),  # no merge at all
+    ("case a in a) v=5;& b) v=7;; esac; gh pr merge $v", "determined"),
+    ("case a in a) gh pr merge 5;;& a*) gh pr merge 7;; esac", "determined"),
+    ('case "$1" in "") gh pr merge 5;; esac', "undetermined"),
+    ("case A in a) gh pr merge 5;; esac", "undetermined"),  # the agent's shell may have nocasematch on
+    ("case a in [ab]) gh pr merge 5;; esac", "undetermined"),  # bracket expressions: not modelled
+    ('case "$1" in x) v=5;; *) v=7;; esac; gh pr merge $v', "undetermined"),
+    # parameter operators
+    ('v=xpr; gh "${v/x/}" merge 5', "determined"),
+    ('v=m_e_r_g_e; gh pr "${v//_/}" 5', "determined"),
+    ("v=MERGE; gh pr ${v,,} 5", "determined"),
+    ('v=xxacme/otheryy; gh pr merge 5 -R "${v:2:10}"', "determined"),
+    ('v=acme/other; gh pr merge 5 -R "acme/${v: -5}"', "determined"),
+    ('v=aa; gh pr merge 5 -R "${v/a/&}"', "undetermined"),  # `&` is the match in bash 5.2
+    # text produced at run time
+    ('eval "$(emit gh pr merge 5)"', "undetermined"),
+    ("emit gh pr merge 5 | bash", "undetermined"),
+    ("$(emit gh) pr merge 5", "undetermined"),
+    ('c=$(emit gh); "$c" pr merge 5', "undetermined"),
+    ("source <(emit gh pr merge 5)", "undetermined"),
+    ('eval "$(ssh-agent -s)"; gh pr merge 5', "determined"),
+    ('eval "$(brew shellenv)"; gh pr merge 5', "determined"),
+    ('eval "$(direnv export bash)"; gh pr merge 5', "undetermined"),  # it exports GH_REPO here
+    ('eval "$(direnv export bash)"; gh pr merge 5 -R acme/widgets', "determined"),
+    ("shopt -s expand_aliases\nalias m='gh pr merge'\nm 5", "undetermined"),
+    ("x=g; ${x}h p${y}r mer\"\"ge 5", "undetermined"),
     ("python3 -c 'import subprocess; subprocess.run([\"gh\",\"pr\",\"merge\",\"5\"] if False else [\"true\"])'",
      "undetermined"),
 ])
