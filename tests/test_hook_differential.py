@@ -145,6 +145,12 @@ def line(inv: Invocation, text: str) -> str:
     return inv.prefix + text
 
 
+def through(inv: Invocation, k: int, value: str, expr: str) -> str:
+    """``v=VALUE; … "EXPR" …``: word ``k`` of the invocation spelled as a parameter operation on ``v``."""
+    words = inv.words
+    return f"v={shlex.quote(value)}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' + shlex.join(words[k + 1 :]))
+
+
 @st.composite
 def statement(draw: Draw) -> str:
     """One invocation written through one construct."""
@@ -247,7 +253,7 @@ def statement(draw: Draw) -> str:
         how = draw(st.sampled_from(["one", "all", "prefix", "suffix"]))
         value, expr = {"one": ("@" + words[k], "${v/@/}"), "all": ("@".join(words[k]), "${v//@/}"),
                        "prefix": ("@@" + words[k], "${v/#@@/}"), "suffix": (words[k] + "@", "${v/%@/}")}[how]
-        return f"v={shlex.quote(value)}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' + shlex.join(words[k + 1 :]))
+        return through(inv, k, value, expr)
     if construct == "case-conv" and words[k].isascii():
         if words[k] == words[k].lower():
             value, expr = words[k].upper(), "${v,,}"
@@ -255,7 +261,7 @@ def statement(draw: Draw) -> str:
             value, expr = words[k].lower(), "${v^^}"
         else:
             return line(inv, q)
-        return f"v={shlex.quote(value)}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' + shlex.join(words[k + 1 :]))
+        return through(inv, k, value, expr)
     if construct == "substr":
         expr = f"${{v:2:{len(words[k])}}}" if draw(st.booleans()) else f"${{v: -{len(words[k]) + 2}:{len(words[k])}}}"
         return f"v={shlex.quote('xy' + words[k] + 'zz')}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' +
