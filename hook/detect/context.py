@@ -42,6 +42,7 @@ class Ctx(Shell):
         self.aliases: dict[str, str] = {}  # `alias NAME=VALUE` run earlier in this command
         self._expanding: set[str] = set()  # aliases being expanded (bash does not expand one in itself)
         self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
+        self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str]]] = []
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
         self._branch_cache: dict[str | None, str | None] = {}
 
@@ -78,10 +79,24 @@ class Ctx(Shell):
         return self.substitution_output(inner)
 
     def mark(self) -> int:
+        self._marks.append((dict(self.branches), dict(self.files), dict(self.gh_aliases), dict(self.git_aliases)))
         return len(self.merges)
 
     def uncertain(self, mark: int, why: str) -> None:
+        """What ran since `mark` may not have run: its merges are undetermined, and what it changed of
+        the detection state is unknown (a branch checked out, a file written) or forgotten (an alias)."""
         self.merges[mark:] = [m.replace(undetermined=True, detail=m.detail or why) for m in self.merges[mark:]]
+        branches, files, gh_aliases, git_aliases = self._marks.pop()
+        for key in set(branches) | set(self.branches):
+            if branches.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
+                self.branches[key] = DYN
+        for path in set(files) | set(self.files):
+            if files.get(path) != self.files.get(path):
+                self.files[path] = DYN  # run, it is text only the run knows
+        for table, saved in ((self.gh_aliases, gh_aliases), (self.git_aliases, git_aliases)):
+            for name in set(table) | set(saved):
+                if table.get(name) != saved.get(name):
+                    table.pop(name, None)  # an unknown alias: read as one whose expansion is not known
 
     def save_scope(self) -> object:
         return dict(self.branches)
