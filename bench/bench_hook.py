@@ -50,11 +50,14 @@ def run() -> list[Row]:
             non_merge = json.dumps(payload("ls -la src && git status", cwd=cwd)).encode()
             # Passes the prefilter (it says "push"), so detection reads it; a push of a feature branch.
             look_alike = json.dumps(payload("git push -u origin feature/login", cwd=cwd)).encode()
+            # `$` and a glob could spell a merge word, so the prefilter sends it to the full reader
+            expansions = json.dumps(payload('for f in src/*.py; do wc -l "$f"; done', cwd=cwd)).encode()
             merge = json.dumps(payload(f"gh pr merge 5 --squash -R {REPO}", cwd=cwd)).encode()
             medians = alternating_medians({
                 "floor": interpreter_floor(),
                 "non_merge": Command(guard_argv(spec), non_merge, 0),
                 "look_alike": Command(guard_argv(spec), look_alike, 0),
+                "expansions": Command(guard_argv(spec), expansions, 0),
                 "merge": Command(guard_argv(spec), merge, 2),
                 "non_merge_console": Command(guard_argv(spec, console_script=True), non_merge, 0),
                 "merge_console": Command(guard_argv(spec, console_script=True), merge, 2),
@@ -73,6 +76,8 @@ def run() -> list[Row]:
          f"{medians['non_merge']:.1f} ms; {note}"),
         ("guard, non-merge look-alike", ratio("look_alike"), NON_MERGE_BUDGET,
          f"{medians['look_alike']:.1f} ms; `git push -u origin feature/login`: detection runs; {note}"),
+        ("guard, non-merge with expansions", ratio("expansions"), NON_MERGE_BUDGET,
+         f"{medians['expansions']:.1f} ms; a for loop over a glob with \"$f\": read in full; {note}"),
         ("guard, merge with a Redis verdict", ratio("merge"), MERGE_BUDGET,
          f"{medians['merge']:.1f} ms; held, exit 2, record written; {note}"),
         ("console script, non-merge (info)", ratio("non_merge_console"), float("inf"),
