@@ -162,7 +162,7 @@ def statement(draw: Draw) -> str:
         "direct", "direct", "var", "var-unquoted", "array", "set", "function", "loop", "subst", "arith",
         "braces", "ifs", "param", "eval", "bash-c", "heredoc", "heredoc-pipe", "pipe-sh", "xargs", "find",
         "wrapper", "python", "git-alias", "command-var", "subshell", "group",
-        "case", "case", "case-assign", "alias", "patsub", "case-conv", "substr", "runtime", "runtime", "setup"]))
+        "case", "case", "case-assign", "pipe-compound", "alias", "patsub", "case-conv", "substr", "runtime", "runtime", "setup"]))
     q = draw(rendered(words))
     if construct == "direct":
         return line(inv, q)
@@ -243,6 +243,12 @@ def statement(draw: Draw) -> str:
             f"case x in y) {body};; *) true;; esac",  # never runs
             f"case X in x) {body};; esac",  # nocasematch in the agent's shell would run it: undetermined
         ]))
+    if construct == "pipe-compound":  # the compound runs in a subshell: `v` keeps its value
+        compound = draw(st.sampled_from(["{ v=9; }", "case a in a) v=9;; esac", "for i in 1; do v=9; done",
+                                         "if true; then v=9; fi"]))
+        tail = draw(st.sampled_from([" | cat", " 2>&1 | cat", " & wait"]))
+        return (f"v={shlex.quote(words[k])}; {compound}{tail}; " +
+                line(inv, shlex.join(words[:k]) + ' "$v" ' + shlex.join(words[k + 1 :])))
     if construct == "case-assign":
         return (f"case k in k) v={shlex.quote(words[k])};; *) v=9;; esac; " +
                 line(inv, shlex.join(words[:k]) + ' "$v" ' + shlex.join(words[k + 1 :])))
@@ -402,6 +408,13 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ("case A in a) gh pr merge 5;; esac", "undetermined"),  # the agent's shell may have nocasematch on
     ("case a in [ab]) gh pr merge 5;; esac", "undetermined"),  # bracket expressions: not modelled
     ('case "$1" in x) v=5;; *) v=7;; esac; gh pr merge $v', "undetermined"),
+    # a compound command in a pipeline or in the background runs in a subshell
+    ("x=1; case a in a) x=5;; esac | cat; gh pr merge $x", "determined"),
+    ("x=1; for i in 2; do x=5; done 2>&1 | cat; gh pr merge $x", "determined"),
+    ("x=1; { x=5; } | cat; gh pr merge $x", "determined"),
+    ("x=1; if true; then x=5; fi & wait; gh pr merge $x", "determined"),
+    ("x=1; echo 3 | { read y; x=5; }; gh pr merge $x", "determined"),
+    ("f() { { x=5; } | cat; gh pr merge $x; }; x=1; f", "determined"),
     # parameter operators
     ('v=xpr; gh "${v/x/}" merge 5', "determined"),
     ('v=m_e_r_g_e; gh pr "${v//_/}" 5', "determined"),

@@ -17,7 +17,7 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 from __future__ import annotations
 
 from hook.shell.lexer import NAME_CHARS, NAME_START, WordLexer
-from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, ForLoop, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
 
 __all__ = ["parse", "read_word"]
 
@@ -27,6 +27,8 @@ _BLANK = frozenset(" \t\r")
 _TRANSPARENT = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"})
 _UNSUPPORTED = frozenset({"function", "coproc"})
 _CASE_TERMS = (";;", ";&", ";;&")
+_OPENERS = frozenset({"if", "while", "until", "for", "select", "{", "case"})
+_CLOSERS = frozenset({"fi", "done", "}"})
 _REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">", "&>>", "&>")
 
 
@@ -61,6 +63,11 @@ class _Parser(WordLexer):
         prev: Command | None = None
         piped = False
         s = self.s
+        # compound commands (`if…fi`, loops, `{…}`, `case`) open in this list: where their events start,
+        # and whether a pipe feeds them; `closed`: the start of the one that just ended. In a pipeline
+        # or in the background a compound runs in a subshell: what it assigns does not come back.
+        opened: list[tuple[int, bool]] = []
+        closed: int | None = None
         while True:
             self.skip_blank()
             if self.i >= self.n:
@@ -74,7 +81,7 @@ class _Parser(WordLexer):
             if c == "\n":
                 self.i += 1
                 self.read_heredocs()
-                prev, piped = None, False
+                prev, piped, closed = None, False, None
                 continue
             if c == closer:
                 self.i += 1
@@ -86,6 +93,9 @@ class _Parser(WordLexer):
                         raise Unsupported("case clause")
                     self.case_term = op
                     return
+                if closed is not None and op in ("|", "|&", "&"):
+                    _subshell(out, closed)
+                closed = None
                 if op in ("|", "|&"):
                     piped = True
                     if prev is not None:
@@ -117,12 +127,25 @@ class _Parser(WordLexer):
                 self.i += len(kw)
                 if kw in _UNSUPPORTED:
                     raise Unsupported(kw)
+                if kw in _OPENERS:
+                    opened.append((len(out), piped))
+                elif kw in _CLOSERS and opened:
+                    closed, fed = opened.pop()
+                    if fed:  # `… | while read x; do …; done`: the whole loop is a subshell
+                        _subshell(out, closed)
+                        closed = None
                 if kw in ("for", "select"):
-                    self.parse_for(out, select=kw == "select")
+                    from hook.shell.compound import parse_for  # loaded only for a loop over words
+
+                    parse_for(self, out, select=kw == "select")
                 elif kw == "case":
-                    from hook.shell.caseparse import parse_case  # loaded only for a case
+                    from hook.shell.compound import parse_case  # loaded only for a case
 
                     parse_case(self, out)
+                    closed, fed = opened.pop()
+                    if fed:
+                        _subshell(out, closed)
+                        closed = None
                 elif kw == "esac":
                     if closer != "esac":
                         raise Unsupported("esac")
@@ -142,6 +165,8 @@ class _Parser(WordLexer):
             cmd = self.parse_command(out)
             if cmd is None:
                 continue
+            if cmd.words or cmd.assigns or cmd.arrays:  # else `done > log`: the compound's redirects
+                closed = None
             if piped:
                 cmd.piped, cmd.pipe_src = True, prev
             prev, piped = cmd, False
@@ -210,35 +235,6 @@ class _Parser(WordLexer):
             words.append(self.lex_word(out, self.meta))
             if self.i == start:
                 raise Unsupported("array element")
-
-    def parse_for(self, out: list[Event], *, select: bool = False) -> None:
-        """``for NAME in WORDS``: NAME is unknown in the body; the words' substitutions still run.
-        ``select NAME in WORDS``: a loop whose NAME is whatever the user picks (None: no word list)."""
-        self.skip_blank()
-        if self.s.startswith("((", self.i):
-            start = self.i
-            self.skip_balanced(2)
-            self.arithmetic(self.s[start + 2 : self.i - 2], out, assigns=True)
-            out.append(LOOP_START)
-            return
-        name = self.lex_word(out, self.meta).literal() or ""
-        out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
-        self.skip_blank()
-        words: list[Word] | None = None
-        if self.s.startswith("in", self.i) and self.s[self.i + 2 : self.i + 3] in (" ", "\t", ";", "\n"):
-            self.i += 2
-            words = []
-            while True:
-                self.skip_blank()
-                if self.i >= self.n or self.s[self.i] in ";\n&|":
-                    break
-                start = self.i
-                word = self.lex_word(out, self.meta)
-                if self.i == start:
-                    raise Unsupported("for loop words")
-                words.append(word)
-        self.lex_words_until(out, "do")
-        out.append(ForLoop(name, None if select else words))
 
     def lex_words_until(self, out: list[Event], end: str) -> None:
         """Read words (running their substitutions) up to ``end`` or a separator; keep none."""
@@ -368,6 +364,12 @@ class _Parser(WordLexer):
 
     def sub_parser(self, text: str) -> _Parser:
         return _Parser(text, self.ps)
+
+
+def _subshell(out: list[Event], start: int) -> None:
+    """The events from ``start`` on run in a subshell."""
+    out.insert(start, "(")
+    out.append(")")
 
 
 def _assignment(word: Word) -> tuple[str, Word] | None:

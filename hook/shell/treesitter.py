@@ -77,7 +77,12 @@ def _statement(node: Node, out: list[Event]) -> None:
         previous: Command | None = None
         for child in node.named_children:
             before = len(out)
+            compound = child.type not in ("command", "redirected_statement")
+            if compound:  # `{ x=5; } | cat`: each part of a pipeline runs in a subshell
+                out.append("(")
             _statement(child, out)
+            if compound:
+                out.append(")")
             added = [e for e in out[before:] if isinstance(e, Command)]
             if previous is not None and added:
                 added[-1].piped, added[-1].pipe_src = True, previous
