@@ -162,7 +162,8 @@ def statement(draw: Draw) -> str:
         "direct", "direct", "var", "var-unquoted", "array", "set", "function", "loop", "subst", "arith",
         "braces", "ifs", "param", "eval", "bash-c", "heredoc", "heredoc-pipe", "pipe-sh", "xargs", "find",
         "wrapper", "python", "git-alias", "command-var", "subshell", "group",
-        "case", "case", "case-assign", "pipe-compound", "alias", "patsub", "case-conv", "substr", "runtime", "runtime", "setup"]))
+        "case", "case", "case-assign", "pipe-compound", "alias", "patsub", "case-conv", "substr", "runtime",
+        "runtime", "setup"]))
     q = draw(rendered(words))
     if construct == "direct":
         return line(inv, q)
@@ -415,6 +416,10 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ("x=1; if true; then x=5; fi & wait; gh pr merge $x", "determined"),
     ("x=1; echo 3 | { read y; x=5; }; gh pr merge $x", "determined"),
     ("f() { { x=5; } | cat; gh pr merge $x; }; x=1; f", "determined"),
+    # `unset` makes a variable surely unset, whatever the environment held
+    ('unset v; gh "${v-pr}" merge 5', "determined"),
+    ("GH_REPO=acme/other; export GH_REPO; unset GH_REPO; gh pr merge 5", "determined"),
+    ('case "$1" in a) unset v;; esac; gh pr merge "${v-7}"', "undetermined"),
     # parameter operators
     ('v=xpr; gh "${v/x/}" merge 5', "determined"),
     ('v=m_e_r_g_e; gh pr "${v//_/}" 5', "determined"),

@@ -364,9 +364,23 @@ def _export(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | No
 
 
 def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    for text, _ in args[1:]:
-        ctx.vars.pop(text, None)
-        ctx.arrays.pop(text, None)
+    names = [a[0] for a in args[1:] if not a[0].startswith("-")]
+    if any(a[0] not in ("-v", "-f", "--") and a[0].startswith("-") for a in args[1:]) or any(
+            DYN in n for n in names):
+        ctx.poison()  # `unset -n`, a name only the run knows: not followed
+        return
+    if any(a[0] == "-f" for a in args[1:]):
+        for name in names:
+            ctx.functions.pop(name, None)
+        return
+    for name in names:  # unset NAME removes a variable, or else a function of that name
+        known = name in ctx.vars or name in ctx.arrays or name in ctx.env or name not in ctx.functions
+        ctx.vars.pop(name, None)
+        ctx.arrays.pop(name, None)
+        if known:
+            ctx.unset.add(name)
+        else:
+            ctx.functions.pop(name, None)
 
 
 _HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {

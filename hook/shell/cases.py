@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         exported: set[str]
         cwd: str | None
         positional: list[str] | None
+        unset: set[str]
 
         def run(self, events: list[Event]) -> None: ...
         def expand_one(self, word: Word) -> str: ...
@@ -63,7 +64,7 @@ def run_maybe(sh: Shell, body: list[Event], why: str) -> None:
     """Run ``body`` as code that may or may not run: what it finds is uncertain, and whatever it
     changes is unknown afterwards (the join of "ran" and "did not run")."""
     saved_vars, saved_arrays, saved_exported = dict(sh.vars), dict(sh.arrays), set(sh.exported)
-    saved_cwd, saved_positional = sh.cwd, sh.positional
+    saved_cwd, saved_positional, saved_unset = sh.cwd, sh.positional, set(sh.unset)
     mark = sh.mark()
     sh.run(body)
     sh.uncertain(mark, why)
@@ -75,6 +76,9 @@ def run_maybe(sh: Shell, body: list[Event], why: str) -> None:
     for name in set(sh.arrays) | set(saved_arrays):
         if sh.arrays.get(name, _MISSING) != saved_arrays.get(name, _MISSING):
             sh.arrays[name] = None
+    for name in sh.unset ^ saved_unset:  # unset on one path only
+        sh.vars[name] = DYN
+        sh.unset.discard(name)
     if sh.cwd != saved_cwd:
         sh.cwd = None
     if sh.positional != saved_positional:

@@ -28,6 +28,7 @@ class Expansion:
     env_unknown: bool
     positional: list[str] | None  # $1 ... (None: unknown, as at the top of an agent's command)
     arrays: dict[str, list[str] | None]
+    unset: set[str]  # names surely unset (`unset NAME` ran)
 
     def substitution(self, inner: list[Event]) -> str | None:
         raise NotImplementedError
@@ -43,6 +44,8 @@ class Expansion:
         if name in self.vars:
             value = self.vars[name]
             return None if value is None or DYN in value else [value]
+        if name in self.unset:
+            return []
         if self.env_unknown:
             return None
         return [self.env[name]] if name in self.env else []
@@ -85,6 +88,8 @@ class Expansion:
             return changed if len(op) == 2 else changed[:1] + value[1:]
         if op == ":":
             return _substring(value, word)
+        if name in self.unset:  # ${v-x}, ${v+x}: unset is not empty
+            return word if op in ("-", ":-") else ""
         if op in (":+", "+"):
             return word if value or op == "+" else ""
         return value if value else (word if op == ":-" else value)
@@ -231,6 +236,8 @@ class Expansion:
         value = self.vars.get(name)
         if value is not None:
             return value
+        if name in self.unset:
+            return ""
         if name in self.vars or self.env_unknown:
             return DYN
         if name == "HOME" and self.env.get("HOME"):

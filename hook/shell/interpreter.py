@@ -49,7 +49,8 @@ class Shell(Expansion):
         self.decoder_seen = False  # base64 -d & co. ran: text handed to a shell may be hidden
         self.decoded: set[str] = set()  # texts a decoder produced here (seen through, still suspect)
         self._scopes: list[tuple[dict[str, str | None], set[str], str | None, list[str] | None,
-                                 tuple[dict[str, list[str] | None], object]]] = []
+                                 tuple[dict[str, list[str] | None], set[str], object]]] = []
+        self.unset: set[str] = set()  # names `unset` here: surely unset, whatever the environment held
         self.positional: list[str] | None = None
         self.arrays: dict[str, list[str] | None] = {}  # NAME=(…): the elements (None: unknown)
         self.functions: dict[str, list[Event]] = {}
@@ -134,11 +135,11 @@ class Shell(Expansion):
                 enter_loop(self, events, loops.pop())
             elif event == "(":
                 self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
-                                     (dict(self.arrays), self.save_scope())))
+                                     (dict(self.arrays), set(self.unset), self.save_scope())))
             elif event == ")":
                 if self._scopes:
-                    self.vars, self.exported, self.cwd, self.positional, (arrays, extra) = self._scopes.pop()
-                    self.arrays = arrays
+                    self.vars, self.exported, self.cwd, self.positional, (arrays, unset, extra) = self._scopes.pop()
+                    self.arrays, self.unset = arrays, unset
                     self.restore_scope(extra)
             elif isinstance(event, FunctionDef):
                 self.functions[event.name] = event.body
@@ -172,6 +173,7 @@ class Shell(Expansion):
 
     def poison(self) -> None:
         """Any variable may have changed (a sourced file, a nameref, an assignment not followed)."""
+        self.unset.clear()
         self.vars = dict.fromkeys(self.vars, DYN)
         self.arrays = dict.fromkeys(self.arrays)
         self.env_unknown = True
@@ -246,12 +248,15 @@ class Shell(Expansion):
             elements = self.arrays[name]
             self.arrays[name] = None if elements is None or value is None else [value, *elements[1:]]
             return
+        self.unset.discard(name)
         self.vars[name] = DYN if name in self.computed else value
 
     def getenv(self, name: str, overlay: Mapping[str, str | None]) -> str | None:
         """An environment variable as the command would see it (prefix assignment, export, inherited)."""
         if name in overlay:
             return overlay[name]
+        if name in self.unset:
+            return None
         if name in self.vars and (name in self.exported or name in self.env):
             return self.vars[name]
         return DYN if self.env_unknown else self.env.get(name)
