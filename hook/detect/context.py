@@ -56,6 +56,8 @@ class Ctx(Shell):
         # after the one defining it: both readings run, and what they find is undetermined.
         mark = self.mark()
         self.dispatch(self, args, cmd, overlay)
+        if self.aliases[name][-1:] in (" ", "\t"):  # the next word is alias-expanded too: not followed
+            self.runtime(f"alias {name} ends in a blank: the word after it may be an alias too")
         self._expanding.add(name)
         try:
             self.run_text(" ".join([self.aliases[name], *(w.raw for w in cmd.words[1:])]), powershell=False)
