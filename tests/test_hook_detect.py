@@ -272,6 +272,10 @@ ROWS: list[tuple[str, str, Any, str, dict[str, str], list[dict[str, Any]]]] = [
      [pr(7, undetermined=True)]),
     ("node-argv-list", "Bash", "node -e 'require(\"child_process\").execFileSync(\"gh\", [\"pr\", \"merge\", \"7\"])'",
      "app", {}, [pr(7, undetermined=True)]),
+    ("python-builds-the-words", "Bash", "python3 -c \"import subprocess as s; s.run(('g'+'h','pr','mer'+'ge','7'))\"",
+     "app", {}, [maybe(via="script", repo=CWD_REPO)]),  # can run programs: undetermined, not "no merge"
+    ("python-json-one-liner", "Bash", "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"x\"])' < a.json",
+     "app", {}, []),
     ("make-recipe-read", "Bash", "make ship", "maker", {}, [pr(7, "make/r")]),
     ("make-unknown-target", "Bash", "make land", "maker", {}, [maybe(via="make", branch="topic")]),
     ("make-dry-run", "Bash", "make -n ship", "maker", {}, []),

@@ -416,6 +416,9 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     ("x=1; if true; then x=5; fi & wait; gh pr merge $x", "determined"),
     ("x=1; echo 3 | { read y; x=5; }; gh pr merge $x", "determined"),
     ("f() { { x=5; } | cat; gh pr merge $x; }; x=1; f", "determined"),
+    # interpreter code: what it names is a hint; code that can run programs is undetermined
+    ("python3 -c \"import subprocess as s; s.run(('g'+'h','pr','mer'+'ge','5'))\"", "undetermined"),
+    ("python3 -c 'print(5)'", "determined"),
     # `unset` makes a variable surely unset, whatever the environment held
     ('unset v; gh "${v-pr}" merge 5', "determined"),
     ("GH_REPO=acme/other; export GH_REPO; unset GH_REPO; gh pr merge 5", "determined"),

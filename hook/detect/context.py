@@ -134,12 +134,12 @@ class Ctx(Shell):
         found = self.repo()
         return (found[0], found[1], False) if found else (None, None, True)
 
-    def runtime(self, why: str) -> None:
+    def runtime(self, why: str, *, via: str = "runtime") -> None:
         """A program whose text only the run produces (``curl … | bash``, ``$CMD``, ``eval "$(…)"``):
         it may merge anything, so the answer is undetermined — in the repository of the current
         directory, where gh would look first (spec ``on_undetermined``; unknown repository: ``on_unknown``)."""
         found = self.repo() if self.cwd is not None else None
-        self.add(Merge(via="runtime", repo=found[1] if found else None, host=found[0] if found else None,
+        self.add(Merge(via=via, repo=found[1] if found else None, host=found[0] if found else None,
                        undetermined=True, detail=why))
 
     def add(self, merge: Merge) -> None:

@@ -59,6 +59,10 @@ CONSUMERS = frozenset({
     "cmd", "xargs", "parallel", "awk", "gawk", "mawk", "nawk", "sed", "gsed",
 })
 _SOURCES = ("source", ".")
+# interpreters count as consumers when handed code (`python3 -c`, `node -e`, code on stdin): the code
+# may build the words (`'mer' + 'ge'`); hook/detect/script.py reads it
+_INTERPRETERS = frozenset({"node", "nodejs", "deno", "bun", "ruby", "perl", "php", "osascript", "lua"})
+_CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "-p", "--eval", "--print", "-", "eval"})
 _SEPARATORS = str.maketrans({**dict.fromkeys(";|&()<>", "\n"), "\t": " "})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell", "Monitor"})
 
@@ -87,9 +91,18 @@ def _constructs(text: str, bare: str) -> bool:
         tokens = segment.split()
         if tokens and tokens[0] in _SOURCES:
             return True
-        for token in tokens:
-            if token.rsplit("/", 1)[-1] in CONSUMERS:
+        for k, token in enumerate(tokens):
+            name = token.rsplit("/", 1)[-1]
+            if name in CONSUMERS:
                 return True
+            if name in _INTERPRETERS or name.startswith(("python", "pypy")):
+                for flag in tokens[k + 1 :]:
+                    if flag in _CODE_FLAGS or (flag.startswith("-") and flag[-1:] in "ce" and len(flag) <= 4):
+                        return True
+                    if not flag.startswith("-"):
+                        break
+                else:
+                    return True  # code on stdin
     return False
 
 
