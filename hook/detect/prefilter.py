@@ -7,9 +7,9 @@ Soundness (design §6): "no merge" here is a determined answer, so it is given o
 cannot *spell* a merge word it does not show. Quotes and backslashes between letters are removed
 before the keywords are looked for (``mer""ge``); any expansion that builds words at run time (``$``,
 backquotes, backslash escapes such as ``$'\\155'`` or ``printf '\\155'``, brace expansion, globs) or a
-program that runs text it reads (a shell, ``eval``/``source``/``.``, ``xargs``, ``sed``/``awk``) sends
-the text to the full reader instead, which answers exactly or `undetermined`. (An interpreter's
-one-liner, ``python3 -c``, is program code, read by heuristics: see docs/hook.md, limits.)
+program that runs text it reads (a shell, ``eval``/``source``/``.``, ``xargs``, ``sed``/``awk``, an
+interpreter handed code: ``python3 -c``, ``node -e``, code on stdin) sends the text to the full reader
+instead, which answers exactly or `undetermined`.
 """
 
 from __future__ import annotations
