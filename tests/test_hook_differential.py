@@ -419,6 +419,10 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     # interpreter code: what it names is a hint; code that can run programs is undetermined
     ("python3 -c \"import subprocess as s; s.run(('g'+'h','pr','mer'+'ge','5'))\"", "undetermined"),
     ("python3 -c 'print(5)'", "determined"),
+    # text tools that run what they compute
+    ("echo gh pr mXrge 5 | sed 's/X/e/e'", "undetermined"),
+    ("echo gh pr mXrge 5 | sed 's/X/e/'", "determined"),
+    ("echo 5 | awk '{system(\"gh pr merge \" $1)}'", "undetermined"),
     # `unset` makes a variable surely unset, whatever the environment held
     ('unset v; gh "${v-pr}" merge 5', "determined"),
     ("GH_REPO=acme/other; export GH_REPO; unset GH_REPO; gh pr merge 5", "determined"),

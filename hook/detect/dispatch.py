@@ -64,7 +64,8 @@ _DETECTORS = {
     **dict.fromkeys(("codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"),
                     "script:agent"),
     **dict.fromkeys(("start-process", "saps", "start"), "script:start_process"),
-    "alias": "shellenv:alias", "unalias": "shellenv:unalias",
+    "alias": "shellenv:alias", "unalias": "shellenv:unalias", "sed": "textprog:sed", "gsed": "textprog:sed",
+    "parallel": "textprog:parallel", **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "textprog:awk"),
 }
 _MAX_UNWRAP = 16
 
