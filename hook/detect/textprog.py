@@ -93,8 +93,27 @@ def _skip_delimited(text: str, at: int, parts: int) -> int:
 def awk(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """``system(…)``, ``print | "cmd"``, ``"cmd" | getline``: a command line built at run time."""
     program = next((a[0] for a in args[1:] if not a[0].startswith("-")), "")
-    if "system" in program or "|" in program or any(a[0] in ("-f", "--file") for a in args[1:]):
+    code = _awk_code(program)
+    if "system" in code or "|" in code.replace("||", "") or any(a[0] in ("-f", "--file") for a in args[1:]):
         ctx.runtime("awk runs commands it builds")
+
+
+def _awk_code(program: str) -> str:
+    """The program without its string and regex literals (``/a|b/`` is no pipe)."""
+    out, i, n = [], 0, len(program)
+    while i < n:
+        c = program[i]
+        before = "".join(out).rstrip()[-1:]
+        if c == '"' or (c == "/" and (not before or before in "~(,{;!&|=\n")):
+            j = i + 1
+            while j < n and program[j] != c:
+                j += 2 if program[j] == "\\" else 1
+            out.append(" ")
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def parallel(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
