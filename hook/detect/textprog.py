@@ -100,7 +100,8 @@ def awk(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
 
 def _awk_code(program: str) -> str:
     """The program without its string and regex literals (``/a|b/`` is no pipe)."""
-    out, i, n = [], 0, len(program)
+    out: list[str] = []
+    i, n = 0, len(program)
     while i < n:
         c = program[i]
         before = "".join(out).rstrip()[-1:]
