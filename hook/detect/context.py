@@ -6,7 +6,6 @@ so the detectors below it can take a `Ctx` without importing the dispatcher back
 
 from __future__ import annotations
 
-from hook.detect import gitrepo
 from hook.detect.model import Merge
 from hook.detect.prefilter import might_merge
 from hook.shell.expansion import Arg
@@ -112,6 +111,8 @@ class Ctx(Shell):
         """``(host, owner/name)`` of the git remote of ``cwd`` (default: the current directory)."""
         where = cwd if cwd is not None else self.cwd
         if where not in self._repo_cache:
+            from hook.detect import gitrepo  # loaded when a detector asks (a non-merge read does not)
+
             self._repo_cache[where] = gitrepo.resolve_remote(where, {})
         return self._repo_cache[where]
 
@@ -121,6 +122,8 @@ class Ctx(Shell):
         if where in self.branches:
             return self.branches[where]
         if where not in self._branch_cache:
+            from hook.detect import gitrepo
+
             self._branch_cache[where] = gitrepo.current_branch(where)
         return self._branch_cache[where]
 
@@ -129,6 +132,8 @@ class Ctx(Shell):
         """``(host, owner/name, unknown)`` as gh picks it: ``-R``, then ``GH_REPO``, then the git remote."""
         given = repo_flag if repo_flag is not None else self.getenv("GH_REPO", overlay)
         if given:
+            from hook.detect import gitrepo
+
             parsed = None if DYN in given else gitrepo.parse_repo_arg(given)
             return (parsed[0], parsed[1], False) if parsed else (None, None, True)
         found = self.repo()
