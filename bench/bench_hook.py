@@ -66,6 +66,8 @@ def run() -> list[Row]:
             push = "git push -u origin feature/login"
             push_candidate = json.dumps(payload(push, cwd=checkout)).encode()  # one read (see above)
             push_no_repo = json.dumps(payload(push, cwd=cwd)).encode()  # no git repository: no read
+            # `$` and a glob could spell a merge word, so the prefilter sends it to the full reader
+            expansions = json.dumps(payload('for f in src/*.py; do wc -l "$f"; done', cwd=cwd)).encode()
             merge = json.dumps(payload(f"gh pr merge 5 --squash -R {REPO}", cwd=cwd)).encode()
             medians = alternating_medians({
                 "floor": interpreter_floor(),
@@ -73,6 +75,7 @@ def run() -> list[Row]:
                 "look_alike": Command(guard_argv(spec), look_alike, 0),
                 "push_candidate": Command(guard_argv(spec), push_candidate, 0),
                 "push_no_repo": Command(guard_argv(spec), push_no_repo, 0),
+                "expansions": Command(guard_argv(spec), expansions, 0),
                 "merge": Command(guard_argv(spec), merge, 2),
                 "non_merge_console": Command(guard_argv(spec, console_script=True), non_merge, 0),
                 "merge_console": Command(guard_argv(spec, console_script=True), merge, 2),
@@ -95,6 +98,8 @@ def run() -> list[Row]:
          f"{medians['push_candidate']:.1f} ms; `{push}` in a managed checkout: held heads read; {note}"),
         ("guard, git push outside a repository (info)", ratio("push_no_repo"), float("inf"),
          f"{medians['push_no_repo']:.1f} ms; `{push}` where no .git is: decided without a read; {note}"),
+        ("guard, non-merge with expansions", ratio("expansions"), NON_MERGE_BUDGET,
+         f"{medians['expansions']:.1f} ms; a for loop over a glob with \"$f\": read in full; {note}"),
         ("guard, merge with a Redis verdict", ratio("merge"), MERGE_BUDGET,
          f"{medians['merge']:.1f} ms; held, exit 2, record written; {note}"),
         ("console script, non-merge (info)", ratio("non_merge_console"), float("inf"),

@@ -36,6 +36,20 @@ exit 1
 """
 
 
+# Programs whose output a generated program runs (text produced at run time). `emit` prints its
+# arguments: nothing in the guard knows that, so whatever is run from it must come back undetermined.
+# The others print what their real programs are documented to print (hook/detect/shellenv.py trusts
+# that); direnv's exports GH_REPO, as an .envrc may.
+_PRINTERS = {
+    "emit": '#!/bin/sh\nprintf "%s\\n" "$*"\n',
+    "ssh-agent": "#!/bin/sh\necho 'SSH_AUTH_SOCK=/tmp/ssh-x/agent.1; export SSH_AUTH_SOCK;'\n"
+                 "echo 'SSH_AGENT_PID=1; export SSH_AGENT_PID;'\necho 'echo Agent pid 1;'\n",
+    "brew": "#!/bin/sh\necho 'export HOMEBREW_PREFIX=\"/opt/homebrew\";'\n"
+            "echo 'export PATH=\"/opt/homebrew/bin${PATH+:$PATH}\";'\n",
+    "direnv": "#!/bin/sh\necho 'export GH_REPO=acme/other;'\n",
+}
+
+
 class Call:
     """One run of a stand-in: program name, working directory, ``GH_REPO``, argv, stdin."""
 
@@ -60,6 +74,10 @@ class Sandbox:
         for name in ("gh", "curl", "wget"):
             path = self.bin / name
             path.write_text(_STAND_IN)
+            path.chmod(0o755)
+        for name, text in _PRINTERS.items():
+            path = self.bin / name
+            path.write_text(text)
             path.chmod(0o755)
         (self.bin / "python3").symlink_to(sys.executable)
         remotes = root / "remotes"

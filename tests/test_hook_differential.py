@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hook.detect.toolcall import detect
+from tests.differential_rows import ROWS
 from tests.shell_oracle import Sandbox, environment, guard_keys
 
 MAX_EXAMPLES = 200
@@ -145,6 +146,12 @@ def line(inv: Invocation, text: str) -> str:
     return inv.prefix + text
 
 
+def through(inv: Invocation, k: int, value: str, expr: str) -> str:
+    """``v=VALUE; … "EXPR" …``: word ``k`` of the invocation spelled as a parameter operation on ``v``."""
+    words = inv.words
+    return f"v={shlex.quote(value)}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' + shlex.join(words[k + 1 :]))
+
+
 @st.composite
 def statement(draw: Draw) -> str:
     """One invocation written through one construct."""
@@ -155,7 +162,9 @@ def statement(draw: Draw) -> str:
     construct = draw(st.sampled_from([
         "direct", "direct", "var", "var-unquoted", "array", "set", "function", "loop", "subst", "arith",
         "braces", "ifs", "param", "eval", "bash-c", "heredoc", "heredoc-pipe", "pipe-sh", "xargs", "find",
-        "wrapper", "python", "git-alias", "command-var", "subshell", "group"]))
+        "wrapper", "python", "git-alias", "command-var", "subshell", "group",
+        "case", "case", "case-assign", "pipe-compound", "alias", "patsub", "case-conv", "substr", "runtime",
+        "runtime", "setup"]))
     q = draw(rendered(words))
     if construct == "direct":
         return line(inv, q)
@@ -224,6 +233,60 @@ def statement(draw: Draw) -> str:
         return f"git -c alias.m={shlex.quote('!' + shlex.join(words))} m"
     if construct == "command-var" and all(c in _SAFE for w in words for c in w):
         return f"c={shlex.quote(' '.join(words))}; " + line(inv, "$c")
+    if construct == "case":
+        body = line(inv, q)
+        return draw(st.sampled_from([
+            f"case go in go) {body};; *) true;; esac",
+            f"s=go-5; case $s in g?-*) {body};; esac",
+            f'p=ship; case "$p" in merge|ship) {body};; esac',
+            f"case a in a) true;& b) {body};; esac",
+            f"case a in a) true;;& *) {body};; esac",
+            f'case "$1" in "") {body};; esac',  # $1 is unknown to the guard: undetermined
+            f"case x in y) {body};; *) true;; esac",  # never runs
+            f"case X in x) {body};; esac",  # nocasematch in the agent's shell would run it: undetermined
+        ]))
+    if construct == "pipe-compound":  # the compound runs in a subshell: `v` keeps its value
+        compound = draw(st.sampled_from(["{ v=9; }", "case a in a) v=9;; esac", "for i in 1; do v=9; done",
+                                         "if true; then v=9; fi"]))
+        tail = draw(st.sampled_from([" | cat", " 2>&1 | cat", " & wait"]))
+        return (f"v={shlex.quote(words[k])}; {compound}{tail}; " +
+                line(inv, shlex.join(words[:k]) + ' "$v" ' + shlex.join(words[k + 1 :])))
+    if construct == "case-assign":
+        return (f"case k in k) v={shlex.quote(words[k])};; *) v=9;; esac; " +
+                line(inv, shlex.join(words[:k]) + ' "$v" ' + shlex.join(words[k + 1 :])))
+    if construct == "alias" and not inv.prefix:  # defined on an earlier line: bash expands it
+        return (f"shopt -s expand_aliases\nalias m={shlex.quote(shlex.join(words[:k]))}\nm "
+                + shlex.join(words[k:]))
+    if construct == "patsub" and "@" not in words[k] and words[k]:
+        how = draw(st.sampled_from(["one", "all", "prefix", "suffix"]))
+        value, expr = {"one": ("@" + words[k], "${v/@/}"), "all": ("@".join(words[k]), "${v//@/}"),
+                       "prefix": ("@@" + words[k], "${v/#@@/}"), "suffix": (words[k] + "@", "${v/%@/}")}[how]
+        return through(inv, k, value, expr)
+    if construct == "case-conv" and words[k].isascii():
+        if words[k] == words[k].lower():
+            value, expr = words[k].upper(), "${v,,}"
+        elif words[k] == words[k].upper():
+            value, expr = words[k].lower(), "${v^^}"
+        else:
+            return line(inv, q)
+        return through(inv, k, value, expr)
+    if construct == "substr":
+        expr = f"${{v:2:{len(words[k])}}}" if draw(st.booleans()) else f"${{v: -{len(words[k]) + 2}:{len(words[k])}}}"
+        return f"v={shlex.quote('xy' + words[k] + 'zz')}; " + line(inv, shlex.join(words[:k]) + f' "{expr}" ' +
+                                                                   shlex.join(words[k + 1 :]))
+    if construct == "runtime":  # text only the run produces (`emit` prints its arguments): undetermined
+        return draw(st.sampled_from([
+            f'eval "$(emit {shlex.quote(plain)})"',
+            f"emit {shlex.quote(plain)} | bash",
+            f'bash -c "$(emit {shlex.quote(plain)})"',
+            f"source <(emit {shlex.quote(plain)})",
+            f"emit {shlex.quote(plain)} | . /dev/stdin",
+            line(inv, f"$(emit {shlex.quote(words[0])}) " + shlex.join(words[1:])),
+            f"c=$(emit {shlex.quote(words[0])}); " + line(inv, '"$c" ' + shlex.join(words[1:])),
+        ]))
+    if construct == "setup":  # set-up output the guard models: the merge stays determined unless it reads it
+        printer = draw(st.sampled_from(["ssh-agent -s", "brew shellenv", "direnv export bash"]))
+        return f'eval "$({printer})"; ' + line(inv, q)
     if construct == "subshell":
         return f"( {line(inv, q)} )"
     if construct == "group":
@@ -235,6 +298,8 @@ DECOYS = st.sampled_from([
     'echo "gh pr merge 5 -R acme/widgets"', "printf '%s\\n' 'gh pr merge 7'", "true", "x=3",
     'grep -c "gh pr merge" /dev/null || true', "cd sub && cd ..", ": gh pr merge 5",
     "cat <<'EOF' >/dev/null\ngh pr merge 5\nEOF", "v=9",
+    'case x in x) echo "gh pr merge 5";; esac', "alias g='gh pr view'", 'v=merge; echo "${v^^}"',
+    'eval "$(ssh-agent -s)"', "gh pr view 5 | cat", 'git commit --allow-empty -qm "gh pr merge 7"',
 ])
 
 
@@ -249,7 +314,7 @@ def programs(draw: Draw) -> str:
     for part in parts[1:]:
         after_heredoc = text.endswith("\nEOF")  # its terminator must stand alone on its line
         # the sandbox's pre-push hook refuses every push, so `git push … && X` would never run X here
-        joins = ["; ", "\n"] if "push" in text or "git pp" in text else ["; ", " && ", "\n"]
+        joins = ["; ", "\n"] if "push" in text.lower() or "git pp" in text else ["; ", " && ", "\n"]
         text += ("\n" if after_heredoc else str(draw(st.sampled_from(joins)))) + str(part)
     return text
 
@@ -297,48 +362,7 @@ def test_the_guard_never_gives_a_determined_wrong_answer(sandbox: Sandbox, capsy
     assert rate <= MAX_UNDETERMINED, seen
 
 
-@pytest.mark.parametrize(("program", "verdict"), [
-    ("gh pr merge 5 -R=acme/widgets", "determined"),
-    ("gh -R acme/other pr merge 5", "determined"),
-    ("gh pr merge 5 -R acme/other -R acme/widgets", "determined"),
-    ("gh pr merge {5..5} --{squash,delete-branch}", "determined"),
-    ("x=5; x+=6; gh pr merge $x", "determined"),
-    ("(( $(gh pr merge 5) ))", "determined"),
-    ("IFS=,; v=5,-R,acme/other; gh pr merge $v", "determined"),
-    ("x=4; while true; do gh pr merge $x; x=6; break; done", "undetermined"),
-    ("x=4; x=5 | true; gh pr merge $x", "determined"),
-    ("gh pr merge 5 --disable-auto=false", "determined"),
-    ("gh pr merge 5 -R 'acme/other x'", "undetermined"),
-    ("gh pr merge +5", "undetermined"),
-    ("git mm", "determined"),  # [alias] in ~/.gitconfig
-    ("git pp", "determined"),  # [alias] in a file ~/.gitconfig includes
-    ("cd sub && git lm", "determined"),  # [alias] in .git/config, run at the top of the working tree
-    ("git -c alias.mm='!gh pr merge 7' mm", "determined"),  # -c wins over the file
-    ("f() { gh pr merge \"$@\"; }; f 5 -R acme/other", "determined"),
-    ("set -- 5 -R acme/other; shift; gh pr merge 7 \"$@\"", "determined"),
-    ("printf '%s\\n' 5 7 | xargs -n1 gh pr merge", "determined"),
-    ("f() { local x=7; gh pr merge $x; }; x=5; f; gh pr merge $x", "determined"),
-    ("gh() { echo no; }; gh pr merge 5", "determined"),
-    ("eval \"$(printf 'gh pr merge %s' 5)\"", "determined"),
-    ('a=(5); a+=(-R acme/other); gh pr merge "${a[@]}"', "determined"),
-    ('a=(5 7); gh pr merge "${a[1]}" && gh pr merge $a', "determined"),
-    ('a=(-X PUT https://api.github.com/repos/acme/widgets/pulls/5/merge); curl "${a[@]}"', "determined"),
-    ('a=([0]=5); gh pr merge "${a[@]}"', "undetermined"),
-    ("n=3; gh pr merge $(( (n + 2) * 3 / 2 - -7 % 3 ))", "determined"),
-    ("gh pr merge $((010))", "undetermined"),  # octal: not modelled
-    ("x=5; gh pr merge $((x++))", "undetermined"),
-    ("for n in 5 7; do gh pr merge $n -R acme/other; done", "determined"),
-    ('x=4; for x in {5..6}; do gh pr merge "$x"; done', "determined"),
-    ("for n in 5 7; do gh pr merge $n; break; done", "undetermined"),
-    ("for n in; do gh pr merge 5; done", "determined"),
-    ('v=xrepos/acme/widgets/pulls/5/merge; gh api "${v#x}" --method PUT -f merge_method=squash', "determined"),
-    ('v=5.y; gh pr merge "${v%.y}" && v=; gh pr merge "${v:-7}"', "determined"),
-    ('gh api "$EP" -X PUT', "undetermined"),
-    ("x=5; while false; do x=7; done; gh pr merge $x", "undetermined"),  # zero runs or more
-    ("x=5; case a in a) ((x++));; esac; gh pr merge $x", "undetermined"),
-    ("python3 -c 'import subprocess; subprocess.run([\"gh\",\"pr\",\"merge\",\"5\"] if False else [\"true\"])'",
-     "undetermined"),
-])
+@pytest.mark.parametrize(("program", "verdict"), ROWS)
 def test_rows_that_once_came_back_wrong(sandbox: Sandbox, program: str, verdict: str) -> None:
     got, detail = judge(sandbox, program)
     assert got == verdict, detail

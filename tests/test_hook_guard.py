@@ -316,7 +316,7 @@ def test_console_script_and_settings_command_decide_alike(world: dict[str, Any])
 
 
 SLOW_PATH_ROWS = [
-    "case x in x) gh pr merge 5 -R acme/widgets;; esac",
+    "m() { case x in x) gh pr merge 5 -R acme/widgets;; esac; }; m",  # a function: tree-sitter
     "m() { gh pr merge 5 -R acme/widgets; }; m",
 ]
 

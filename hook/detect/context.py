@@ -6,7 +6,6 @@ so the detectors below it can take a `Ctx` without importing the dispatcher back
 
 from __future__ import annotations
 
-from hook.detect import gitrepo
 from hook.detect.model import Merge
 from hook.detect.prefilter import might_merge
 from hook.shell.expansion import Arg
@@ -39,12 +38,37 @@ class Ctx(Shell):
         self.git_aliases: dict[str, str] = {}  # alias.NAME set by an earlier `git config` of this command
         self.merges: list[Merge] = []
         self.created_pr = False  # `gh pr create` ran: a later selector-less merge targets a new PR
+        self.aliases: dict[str, str] = {}  # `alias NAME=VALUE` run earlier in this command
+        self._expanding: set[str] = set()  # aliases being expanded (bash does not expand one in itself)
+        self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
+        self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str]]] = []
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
         self._branch_cache: dict[str | None, str | None] = {}
 
     # --- the interpreter's hooks ---------------------------------------------------------------
     def simple_command(self, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+        name = cmd.words[0].raw if cmd.words and self.aliases else None
+        if name is None or name not in self.aliases or name in self._expanding:
+            self.dispatch(self, args, cmd, overlay)
+            return
+        # An alias applies only with expand_aliases on (unknown in the agent's shell) and from the line
+        # after the one defining it: both readings run, and what they find is undetermined.
+        mark = self.mark()
         self.dispatch(self, args, cmd, overlay)
+        if self.aliases[name][-1:] in (" ", "\t"):  # the next word is alias-expanded too: not followed
+            self.runtime(f"alias {name} ends in a blank: the word after it may be an alias too")
+        self._expanding.add(name)
+        try:
+            self.run_text(" ".join([self.aliases[name], *(w.raw for w in cmd.words[1:])]), powershell=False)
+        finally:
+            self._expanding.discard(name)
+        self.uncertain(mark, f"alias {name}: expanded or not, as the shell's options decide")
+
+    def call(self, name: str, args: list[Arg]) -> None:
+        if name in self.tool_functions:  # `pyenv shell 3.12`: the tool's own function sets variables
+            self.poison()
+            return
+        super().call(name, args)
 
     def unparsed(self, text: str, why: str) -> None:
         if might_merge(text):
@@ -54,6 +78,26 @@ class Ctx(Shell):
         if _is_current_branch(inner):
             return self.branch() or DYN
         return self.substitution_output(inner)
+
+    def mark(self) -> int:
+        self._marks.append((dict(self.branches), dict(self.files), dict(self.gh_aliases), dict(self.git_aliases)))
+        return len(self.merges)
+
+    def uncertain(self, mark: int, why: str) -> None:
+        """What ran since `mark` may not have run: its merges are undetermined, and what it changed of
+        the detection state is unknown (a branch checked out, a file written) or forgotten (an alias)."""
+        self.merges[mark:] = [m.replace(undetermined=True, detail=m.detail or why) for m in self.merges[mark:]]
+        branches, files, gh_aliases, git_aliases = self._marks.pop()
+        for key in set(branches) | set(self.branches):
+            if branches.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
+                self.branches[key] = DYN
+        for path in set(files) | set(self.files):
+            if files.get(path) != self.files.get(path):
+                self.files[path] = DYN  # run, it is text only the run knows
+        for table, saved in ((self.gh_aliases, gh_aliases), (self.git_aliases, git_aliases)):
+            for name in set(table) | set(saved):
+                if table.get(name) != saved.get(name):
+                    table.pop(name, None)  # an unknown alias: read as one whose expansion is not known
 
     def save_scope(self) -> object:
         return dict(self.branches)
@@ -67,6 +111,8 @@ class Ctx(Shell):
         """``(host, owner/name)`` of the git remote of ``cwd`` (default: the current directory)."""
         where = cwd if cwd is not None else self.cwd
         if where not in self._repo_cache:
+            from hook.detect import gitrepo  # loaded when a detector asks (a non-merge read does not)
+
             self._repo_cache[where] = gitrepo.resolve_remote(where, {})
         return self._repo_cache[where]
 
@@ -76,6 +122,8 @@ class Ctx(Shell):
         if where in self.branches:
             return self.branches[where]
         if where not in self._branch_cache:
+            from hook.detect import gitrepo
+
             self._branch_cache[where] = gitrepo.current_branch(where)
         return self._branch_cache[where]
 
@@ -84,10 +132,20 @@ class Ctx(Shell):
         """``(host, owner/name, unknown)`` as gh picks it: ``-R``, then ``GH_REPO``, then the git remote."""
         given = repo_flag if repo_flag is not None else self.getenv("GH_REPO", overlay)
         if given:
+            from hook.detect import gitrepo
+
             parsed = None if DYN in given else gitrepo.parse_repo_arg(given)
             return (parsed[0], parsed[1], False) if parsed else (None, None, True)
         found = self.repo()
         return (found[0], found[1], False) if found else (None, None, True)
+
+    def runtime(self, why: str, *, via: str = "runtime") -> None:
+        """A program whose text only the run produces (``curl … | bash``, ``$CMD``, ``eval "$(…)"``):
+        it may merge anything, so the answer is undetermined — in the repository of the current
+        directory, where gh would look first (spec ``on_undetermined``; unknown repository: ``on_unknown``)."""
+        found = self.repo() if self.cwd is not None else None
+        self.add(Merge(via=via, repo=found[1] if found else None, host=found[0] if found else None,
+                       undetermined=True, detail=why))
 
     def add(self, merge: Merge) -> None:
         if merge not in self.merges:

@@ -64,6 +64,8 @@ _DETECTORS = {
     **dict.fromkeys(("codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"),
                     "script:agent"),
     **dict.fromkeys(("start-process", "saps", "start"), "script:start_process"),
+    "alias": "shellenv:alias", "unalias": "shellenv:unalias", "sed": "textprog:sed", "gsed": "textprog:sed",
+    "parallel": "textprog:parallel", **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "textprog:awk"),
 }
 _MAX_UNWRAP = 16
 
@@ -271,7 +273,10 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
     if i < len(args) and args[i - 1][0] != "-s":
         return
     text = ctx.stdin_text(cmd)
-    if text is None and ctx.decoder_seen and (cmd.piped or cmd.redirects):
+    if text is None and (cmd.piped or any(r.op.startswith("<") for r in cmd.redirects)):
+        if not ctx.decoder_seen:  # `curl … | bash`: the script is that program's output
+            ctx.runtime("a shell reads a script produced at run time")
+            return
         text = DYN  # `... | base64 -d | sh`: the script is hidden on purpose
     if text is not None:
         _run_string(ctx, [(text, None)])
@@ -283,12 +288,19 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
     text = " ".join(a[0] for a in args)
     if not text.strip():
         return
+    whole = DYN in text and not text.strip().strip(DYN)  # wholly a program's output
     if DYN in text and ctx.decoder_seen:
         ctx.add(Merge(via="obfuscated", undetermined=True, detail="decoded text run by a shell"))
-    elif DYN in text and text.strip().strip(DYN):
+        if whole:
+            return
+    elif whole:  # `eval "$(…)"`, `bash -c "$(curl …)"`: the program printing it decides what runs
+        from hook.detect.shellenv import produced
+
+        produced(ctx, args, same_shell)
+        return
+    elif DYN in text:
         # text assembled here with run-time pieces (`bash -c "gh pr $ACTION 5"`): a piece may hold any
-        # syntax (`;`, a newline), so what runs is not in the text. Text that is wholly another
-        # program's output (`eval "$(ssh-agent -s)"`) is that program's, opaque like a script file.
+        # syntax (`;`, a newline), so what runs is not in the text
         ctx.add(Merge(via="unparsed", undetermined=True, detail="shell text assembled at run time"))
     before = len(ctx.merges)
     if not same_shell:
@@ -311,8 +323,21 @@ def _source(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | No
         return
     text, word = args[1]
     inner = next((p.inner for p in (word.parts if word else []) if p.inner is not None), None)
-    shown = ctx.substitution_output(inner) if inner is not None else ctx.files.get(ctx.path(text))
-    if shown is None and DYN in text and ctx.decoder_seen:
+    if inner is not None:  # `source <(…)`: that program's output
+        shown = ctx.substitution_output(inner)
+        if shown is None and not ctx.decoder_seen:
+            from hook.detect.shellenv import produced
+
+            produced(ctx, args[1:2], True)
+            return
+    elif text in _STDIN_FILES:  # `… | . /dev/stdin`
+        shown = ctx.stdin_text(cmd)
+        if shown is None and not ctx.decoder_seen:
+            ctx.runtime("a script read on stdin, produced at run time")
+            return
+    else:  # a file written earlier in this command; any other file is a script on disk, opaque
+        shown = ctx.files.get(ctx.path(text))
+    if shown is None and (DYN in text or inner is not None or text in _STDIN_FILES) and ctx.decoder_seen:
         shown = DYN
     if shown is not None:
         _run_string(ctx, [(shown, None)], same_shell=True)
@@ -340,12 +365,27 @@ def _export(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | No
 
 
 def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    for text, _ in args[1:]:
-        ctx.vars.pop(text, None)
-        ctx.arrays.pop(text, None)
+    names = [a[0] for a in args[1:] if not a[0].startswith("-")]
+    if any(a[0] not in ("-v", "-f", "--") and a[0].startswith("-") for a in args[1:]) or any(
+            DYN in n for n in names):
+        ctx.poison()  # `unset -n`, a name only the run knows: not followed
+        return
+    if any(a[0] == "-f" for a in args[1:]):
+        for name in names:
+            ctx.functions.pop(name, None)
+        return
+    for name in names:  # unset NAME removes a variable, or else a function of that name
+        known = name in ctx.vars or name in ctx.arrays or name in ctx.env or name not in ctx.functions
+        ctx.vars.pop(name, None)
+        ctx.arrays.pop(name, None)
+        if known:
+            ctx.unset.add(name)
+        else:
+            ctx.functions.pop(name, None)
 
 
 _HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {
     "cd": _cd, "pushd": _cd, "chdir": _cd, "set-location": _cd, "sl": _cd, "popd": _popd,
     "unset": _unset, "source": _source, ".": _source, **{name: _export for name in _EXPORTERS},
 }
+_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})

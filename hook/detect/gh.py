@@ -97,7 +97,9 @@ def hub(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
 
 
 def dynamic_command(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    """``$(GH) pr merge``, ``"$GH" api ...``: read it as gh when it looks like gh, undetermined."""
+    """``$(GH) pr merge``, ``"$GH" api ...``: read it as gh when it looks like gh, undetermined; any
+    other program named only at run time (``$CMD``, ``$(cat f)``) may be anything: undetermined."""
+    ctx.runtime("a command name produced at run time")
     if len(args) > 1 and args[1][0] in ("pr", "api", "merge"):
         before = len(ctx.merges)
         if args[1][0] == "merge":

@@ -2,6 +2,14 @@
 plain ``str`` work and this module imports nothing at load time; hook/detect/toolcall.py loads the
 shell readers only for text that passed it, and tree-sitter only for syntax the fast reader does not
 model (design §7).
+
+Soundness (design §6): "no merge" here is a determined answer, so it is given only for text that
+cannot *spell* a merge word it does not show. Quotes and backslashes between letters are removed
+before the keywords are looked for (``mer""ge``); any expansion that builds words at run time (``$``,
+backquotes, backslash escapes such as ``$'\\155'`` or ``printf '\\155'``, brace expansion, globs) or a
+program that runs text it reads (a shell, ``eval``/``source``/``.``, ``xargs``, ``sed``/``awk``, an
+interpreter handed code: ``python3 -c``, ``node -e``, code on stdin) sends the text to the full reader
+instead, which answers exactly or `undetermined`.
 """
 
 from __future__ import annotations
@@ -40,11 +48,28 @@ GIT_BUILTINS = frozenset({
     "verify-commit", "verify-pack", "verify-tag", "whatchanged", "worktree", "write-tree", "lfs",
 })
 _COMMAND_START = frozenset(" \t\n;|&({$/=")
+# characters that make bash build words the text does not show: parameters, substitutions and $'…'
+# ($), backquotes, escapes a program decodes (\155), brace expansion, pathname expansion
+_CONSTRUCTORS = "$`\\{*?["
+# programs that run text they are handed or read (a pipe from `rev` or `tr` into `sh`, argv read by
+# xargs, `sed`'s `e` command, awk's `system`): their text is not the command's. `source` and `.` count
+# as the command word only (`pip install -e .` runs nothing).
+CONSUMERS = frozenset({
+    "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "rbash", "yash", "busybox", "pwsh", "powershell",
+    "cmd", "xargs", "parallel", "awk", "gawk", "mawk", "nawk", "sed", "gsed",
+})
+_SOURCES = ("source", ".")
+# interpreters count as consumers when handed code (`python3 -c`, `node -e`, code on stdin): the code
+# may build the words (`'mer' + 'ge'`); hook/detect/script.py reads it
+_INTERPRETERS = frozenset({"node", "nodejs", "deno", "bun", "ruby", "perl", "php", "osascript", "lua"})
+_CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "-p", "--eval", "--print", "-", "eval"})
+_SEPARATORS = str.maketrans({**dict.fromkeys(";|&()<>", "\n"), "\t": " "})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell", "Monitor"})
 
 
-def might_merge(text: str) -> bool:
-    """False only when ``text`` (a command, or an MCP tool's name and arguments) cannot merge."""
+def might_merge(text: str, *, constructed: bool = True) -> bool:
+    """False only when ``text`` (a command, or an MCP tool's name and arguments) cannot merge.
+    ``constructed=False`` asks only whether the text *names* a merge (a hint in a program's code)."""
     lowered = text.lower()
     bare = lowered.translate(_QUOTING)  # g''h p"r" mer\ge -> gh pr merge
     for word in _KEYWORDS:
@@ -52,9 +77,33 @@ def might_merge(text: str) -> bool:
             return True
     if ("pwsh" in bare or "powershell" in bare) and " -e" in bare:
         return True
-    if " api" in bare and "$" in bare:  # `gh api "$EP" -X PUT`: an endpoint only the run knows
+    if constructed and _constructs(text, bare):
         return True
     return _gh_alias(bare) or _git_alias(bare)
+
+
+def _constructs(text: str, bare: str) -> bool:
+    """The text may build a word it does not show, or hand computed text to a program that runs it."""
+    for c in _CONSTRUCTORS:
+        if c in text:
+            return True
+    for segment in bare.translate(_SEPARATORS).split("\n"):
+        tokens = segment.split()
+        if tokens and tokens[0] in _SOURCES:
+            return True
+        for k, token in enumerate(tokens):
+            name = token.rsplit("/", 1)[-1]
+            if name in CONSUMERS:
+                return True
+            if name in _INTERPRETERS or name.startswith(("python", "pypy")):
+                for flag in tokens[k + 1 :]:
+                    if flag in _CODE_FLAGS or (flag.startswith("-") and flag[-1:] in "ce" and len(flag) <= 4):
+                        return True
+                    if not flag.startswith("-"):
+                        break
+                else:
+                    return True  # code on stdin
+    return False
 
 
 def _gh_alias(text: str) -> bool:

@@ -17,6 +17,12 @@ _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "no
                "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",), "osascript": ("-e",), "deno": ("eval",)}
 _PROGRAMS = frozenset({"gh", "git", "curl", "wget", "hub", "bash", "sh", "zsh"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
+# what lets interpreter code start a program, reach the network or run code it builds (Python, Node,
+# Ruby, Perl, PHP, AppleScript); code with none of these cannot merge
+_CAPABILITIES = ("system", "popen", "spawn", "exec", "subprocess", "eval", "import(", "__import__", "importlib",
+                 "getattr", "compile", "socket", "urllib", "http", "requests", "pty", "ctypes", "child_process",
+                 "require", "fetch", "function(", "`", "qx", "open3", "net::", "lwp", "curl", "passthru",
+                 "proc_open", "shell", "do shell script", "deno.command", "send(", "globals", "builtins")
 
 
 def writes(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -78,14 +84,18 @@ def code(ctx: Ctx, text: str) -> None:
     5")``), argv lists (``["gh", "pr", "merge", "5"]``), REST merge URLs with PUT, merge mutations."""
     from hook.detect.prefilter import might_merge
 
-    if not might_merge(text):
-        return
     before = len(ctx.merges)
-    _code(ctx, text)
+    if might_merge(text, constructed=False):
+        _code(ctx, text)
     # a program's code is not modelled exactly (conditions, string building): what it was seen to
     # run is a hint, the answer undetermined (the soundness rule)
     ctx.merges[before:] = [m.replace(undetermined=True, detail=m.detail or "inside a program's code")
                            for m in ctx.merges[before:]]
+    lowered = text.lower()
+    if len(ctx.merges) == before and any(word in lowered for word in _CAPABILITIES):
+        # code that can start a program or reach the network may merge in ways no string shows
+        # (`"m" + "erge"`): undetermined, not "no merge"
+        ctx.runtime("program code that can run commands or reach the network", via="script")
 
 
 def _code(ctx: Ctx, text: str) -> None:
@@ -93,7 +103,7 @@ def _code(ctx: Ctx, text: str) -> None:
 
     literals = string_literals(text)
     for group in literals:
-        if len(group) == 1 and might_merge(group[0]):
+        if len(group) == 1 and might_merge(group[0], constructed=False):
             ctx.run_text(group[0], powershell=False)
         elif len(group) > 1 and group[0].rsplit("/", 1)[-1] in _PROGRAMS:
             ctx.run_text(" ".join(_quote(word) for word in group), powershell=False)

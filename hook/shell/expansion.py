@@ -28,6 +28,7 @@ class Expansion:
     env_unknown: bool
     positional: list[str] | None  # $1 ... (None: unknown, as at the top of an agent's command)
     arrays: dict[str, list[str] | None]
+    unset: set[str]  # names surely unset (`unset NAME` ran)
 
     def substitution(self, inner: list[Event]) -> str | None:
         raise NotImplementedError
@@ -43,13 +44,18 @@ class Expansion:
         if name in self.vars:
             value = self.vars[name]
             return None if value is None or DYN in value else [value]
+        if name in self.unset:
+            return []
         if self.env_unknown:
             return None
         return [self.env[name]] if name in self.env else []
 
     def _parameter_operation(self, body: str) -> str:
-        """``${v#x}``, ``${v%x}`` (and ``##``, ``%%``) with a plain word, ``${#v}``, ``${v:-x}`` of a
-        variable the text set; anything else (patterns, other operators) is unknown."""
+        """``${#v}`` and the operators on a variable the text set, modelled exactly where the words are
+        plain text (no quotes, patterns or expansions): ``#``/``##``/``%``/``%%`` (a prefix or suffix),
+        ``/``/``//``/``/#``/``/%`` (replacement; ``&`` in it means the match since bash 5.2: unknown),
+        ``^^``/``,,``/``^``/``,`` (case of ASCII text), ``:OFFSET[:LENGTH]`` with integers, ``:-``/``-``
+        and ``:+``/``+``. Anything else — and any variable only the run knows — is unknown."""
         if body.startswith("#") and body[1:].isidentifier():
             value = self._var(body[1:])
             return DYN if DYN in value else str(len(value))
@@ -57,7 +63,10 @@ class Expansion:
         while name_end < len(body) and (body[name_end].isalnum() or body[name_end] == "_"):
             name_end += 1
         name, rest = body[:name_end], body[name_end:]
-        op = next((o for o in ("##", "%%", ":-", "#", "%", "-") if rest.startswith(o)), None)
+        if rest.startswith((":=", "=")) and name.isidentifier():
+            self.vars[name] = DYN  # ${v:=x} may assign v: not followed
+            return DYN
+        op = next((o for o in _OPERATORS if rest.startswith(o)), None)
         if not name.isidentifier() or op is None:
             return DYN
         word = rest[len(op) :]
@@ -70,6 +79,19 @@ class Expansion:
             return value.removeprefix(word)
         if op in ("%", "%%"):
             return value.removesuffix(word)
+        if op[0] == "/":
+            return _replace(value, op, word)
+        if op in ("^^", ",,", "^", ","):
+            if word or not value.isascii():
+                return DYN  # a pattern selecting the letters, or a locale's idea of case
+            changed = value.upper() if op[0] == "^" else value.lower()
+            return changed if len(op) == 2 else changed[:1] + value[1:]
+        if op == ":":
+            return _substring(value, word)
+        if name in self.unset:  # ${v-x}, ${v+x}: unset is not empty
+            return word if op in ("-", ":-") else ""
+        if op in (":+", "+"):
+            return word if value or op == "+" else ""
         return value if value else (word if op == ":-" else value)
 
     def _arith_var(self, name: str) -> str | None:
@@ -102,7 +124,7 @@ class Expansion:
     def expand_one(self, word: Word) -> str:
         return " ".join(self._fields(word, glob=False)) if word.parts else ""
 
-    def _ifs(self) -> str | None:
+    def ifs(self) -> str | None:
         """The field separators (None: unknown). bash never takes IFS from the environment."""
         if "IFS" not in self.vars:
             return " \t\n"
@@ -115,7 +137,7 @@ class Expansion:
 
         def unquoted(value: str) -> None:
             nonlocal cur, exists
-            ifs = self._ifs()
+            ifs = self.ifs()
             if DYN in value or (ifs is not None and not ifs):
                 cur += value
                 exists = exists or bool(value)
@@ -170,7 +192,7 @@ class Expansion:
                         cur += param
                         exists = True
                 elif part.quoted:  # "$*": joined with IFS's first character
-                    ifs = self._ifs()
+                    ifs = self.ifs()
                     cur += DYN if ifs is None else ifs[:1].join(params)
                     exists = True
                 else:  # $@, $*: each parameter split on its own
@@ -214,6 +236,8 @@ class Expansion:
         value = self.vars.get(name)
         if value is not None:
             return value
+        if name in self.unset:
+            return ""
         if name in self.vars or self.env_unknown:
             return DYN
         if name == "HOME" and self.env.get("HOME"):
@@ -254,3 +278,42 @@ def split_fields(value: str, ifs: str) -> tuple[bool, list[str], bool]:
     if cur:
         pieces.append("".join(cur))
     return lead, pieces, trail
+
+
+_OPERATORS = ("##", "%%", ":-", ":+", "//", "/#", "/%", "^^", ",,", "#", "%", "-", "+", "/", "^", ",", ":")
+
+
+def _replace(value: str, op: str, word: str) -> str:
+    """``${v/pat/rep}`` and friends with a plain pattern and replacement."""
+    pattern, _, replacement = word.partition("/")
+    if "&" in replacement:
+        return DYN
+    if op == "/#":
+        return replacement + value[len(pattern) :] if value.startswith(pattern) else value
+    if op == "/%":
+        if not pattern:
+            return value + replacement
+        return value[: -len(pattern)] + replacement if value.endswith(pattern) else value
+    if not pattern:
+        return value
+    return value.replace(pattern, replacement, -1 if op == "//" else 1)
+
+
+def _substring(value: str, word: str) -> str:
+    """``${v:OFFSET}``, ``${v:OFFSET:LENGTH}`` with integer literals (negative: from the end)."""
+    offset_text, colon, length_text = word.partition(":")
+    numbers = [offset_text.strip(), length_text.strip()] if colon else [offset_text.strip()]
+    if not all(n.removeprefix("-").isdigit() for n in numbers):
+        return DYN  # an arithmetic expression: not modelled here
+    start = int(numbers[0])
+    if start < 0:
+        start += len(value)
+        if start < 0:
+            return ""
+    if not colon:
+        return value[start:]
+    length = int(numbers[1])
+    end = start + length if length >= 0 else len(value) + length
+    if end < start:
+        return DYN  # bash stops the command: "substring expression < 0"
+    return value[start:end]

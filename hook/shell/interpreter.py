@@ -11,13 +11,25 @@ import os
 
 from hook.shell.expansion import Arg, Expansion, one_word
 from hook.shell.parser import parse
-from hook.shell.syntax import DYN, LOOP_END, LOOP_START, Command, Event, ForLoop, FunctionDef, Unsupported, Word
+from hook.shell.syntax import (
+    ASSIGNING,
+    DYN,
+    LOOP_END,
+    LOOP_START,
+    MAX_DEPTH,
+    Case,
+    Command,
+    Event,
+    ForLoop,
+    FunctionDef,
+    Unsupported,
+    Word,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-MAX_DEPTH = 6  # bash -c "eval '...'" nesting; deeper text is judged unparsed
 _MAX_FILE_BYTES = 1 << 20
 
 
@@ -37,7 +49,8 @@ class Shell(Expansion):
         self.decoder_seen = False  # base64 -d & co. ran: text handed to a shell may be hidden
         self.decoded: set[str] = set()  # texts a decoder produced here (seen through, still suspect)
         self._scopes: list[tuple[dict[str, str | None], set[str], str | None, list[str] | None,
-                                 tuple[dict[str, list[str] | None], object]]] = []
+                                 tuple[dict[str, list[str] | None], set[str], object]]] = []
+        self.unset: set[str] = set()  # names `unset` here: surely unset, whatever the environment held
         self.positional: list[str] | None = None
         self.arrays: dict[str, list[str] | None] = {}  # NAME=(…): the elements (None: unknown)
         self.functions: dict[str, list[Event]] = {}
@@ -63,6 +76,13 @@ class Shell(Expansion):
 
     def restore_scope(self, saved: object) -> None:
         """Undo what a subshell changed in the extra state `save_scope` returned."""
+
+    def mark(self) -> int:
+        """A point in what subclasses record, for `uncertain`."""
+        return 0
+
+    def uncertain(self, mark: int, why: str) -> None:
+        """What ran since ``mark`` may not run at all (a ``case`` arm whose pattern is not decided)."""
 
     # --- running -------------------------------------------------------------------------------
     def run_text(self, text: str, *, powershell: bool | None = None) -> None:
@@ -96,29 +116,39 @@ class Shell(Expansion):
             event = events[k]
             k += 1
             if isinstance(event, ForLoop):
-                end = _loop_end(events, k)
-                if self._unroll(event, events[k:end]):
+                from hook.shell.loops import enter_loop, loop_end, unroll  # loaded only for loops
+
+                end = loop_end(events, k)
+                if unroll(self, event, events[k:end]):
                     k = end + 1
                 else:
                     loops.append(k)
-                    self._enter_loop(events, k)
+                    enter_loop(self, events, k)
             elif event == LOOP_START:
+                from hook.shell.loops import enter_loop
+
                 loops.append(k)
-                self._enter_loop(events, k)
+                enter_loop(self, events, k)
             elif event == LOOP_END and loops:  # it may have run any number of times, none included
-                self._enter_loop(events, loops.pop())
+                from hook.shell.loops import enter_loop
+
+                enter_loop(self, events, loops.pop())
             elif event == "(":
                 self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
-                                     (dict(self.arrays), self.save_scope())))
+                                     (dict(self.arrays), set(self.unset), self.save_scope())))
             elif event == ")":
                 if self._scopes:
-                    self.vars, self.exported, self.cwd, self.positional, (arrays, extra) = self._scopes.pop()
-                    self.arrays = arrays
+                    self.vars, self.exported, self.cwd, self.positional, (arrays, unset, extra) = self._scopes.pop()
+                    self.arrays, self.unset = arrays, unset
                     self.restore_scope(extra)
             elif isinstance(event, FunctionDef):
                 self.functions[event.name] = event.body
             elif isinstance(event, Command):
                 self.command(event)
+            elif isinstance(event, Case):
+                from hook.shell.cases import run_case
+
+                run_case(self, event)
 
     def call(self, name: str, args: list[Arg]) -> None:
         """A shell function: its body runs now, with the arguments as positional parameters; what it
@@ -141,55 +171,9 @@ class Shell(Expansion):
                     self.vars[local] = value
             self.positional = saved
 
-    def _unroll(self, loop: ForLoop, body: list[Event]) -> bool:
-        """``for x in 5 7; do …; done`` with words the text shows: the body runs once per word, as
-        bash runs it. False (the caller then treats it as any loop) for what is not followed exactly:
-        unknown words, ``break``/``continue``/``return``/``exit`` in the body, a nested loop."""
-        if loop.words is None or self.depth >= MAX_DEPTH:
-            return False
-        for event in body:
-            if isinstance(event, (ForLoop, FunctionDef)) or event in (LOOP_START, LOOP_END):
-                return False
-            if isinstance(event, Command) and event.words and (
-                    event.words[0].literal() in (None, "break", "continue", "return", "exit")):
-                return False
-        args = self.expand(loop.words)
-        if not all(one_word(a) for a in args) or len(args) > 64:
-            return False
-        self.depth += 1
-        try:
-            for text, _ in args:
-                self.setvar(loop.name, text)
-                self.run(body)
-        finally:
-            self.depth -= 1
-        return True
-
-    def _enter_loop(self, events: list[Event], start: int) -> None:
-        """A loop body may run any number of times: what it assigns is unknown from its first run on."""
-        depth = 1
-        for event in events[start:]:
-            if event == LOOP_START or isinstance(event, ForLoop):
-                depth += 1
-            elif event == LOOP_END:
-                depth -= 1
-                if not depth:
-                    break
-            elif isinstance(event, Command):
-                for name, _ in event.assigns:
-                    self.setvar(name.removesuffix("+"), DYN)
-                for name, _ in event.arrays:
-                    self.arrays[name.removesuffix("+")] = None
-                first = event.words[0].literal() if event.words else ""
-                if first in ("cd", "pushd", "popd", "chdir"):
-                    self.cwd = None
-                elif first is None or first in ("source", ".", "eval", "set", "shift", "unset", "alias"):
-                    self.poison()  # a computed command, a sourced file: too much to follow exactly
-                elif first in _ASSIGNING:
-                    self.builtin_assigns([(w.literal() or DYN, w) for w in event.words])
-
     def poison(self) -> None:
         """Any variable may have changed (a sourced file, a nameref, an assignment not followed)."""
+        self.unset.clear()
         self.vars = dict.fromkeys(self.vars, DYN)
         self.arrays = dict.fromkeys(self.arrays)
         self.env_unknown = True
@@ -250,7 +234,7 @@ class Shell(Expansion):
 
     def builtin_assigns(self, args: list[Arg]) -> None:
         """Variables that builtins assign from what only the run knows (hook/shell/builtins.py)."""
-        if args[0][0] in _ASSIGNING:
+        if args[0][0] in ASSIGNING:
             from hook.shell.builtins import assigns
 
             assigns(self, args)
@@ -264,12 +248,15 @@ class Shell(Expansion):
             elements = self.arrays[name]
             self.arrays[name] = None if elements is None or value is None else [value, *elements[1:]]
             return
+        self.unset.discard(name)
         self.vars[name] = DYN if name in self.computed else value
 
     def getenv(self, name: str, overlay: Mapping[str, str | None]) -> str | None:
         """An environment variable as the command would see it (prefix assignment, export, inherited)."""
         if name in overlay:
             return overlay[name]
+        if name in self.unset:
+            return None
         if name in self.vars and (name in self.exported or name in self.env):
             return self.vars[name]
         return DYN if self.env_unknown else self.env.get(name)
@@ -360,21 +347,3 @@ class Shell(Expansion):
             return None
         text = self.output_of(commands[-1])
         return None if text is None else text.rstrip("\n")
-
-def _loop_end(events: list[Event], start: int) -> int:
-    """The index of the `LOOP_END` closing the loop whose body starts at ``start``."""
-    depth = 1
-    for k in range(start, len(events)):
-        if events[k] == LOOP_START or isinstance(events[k], ForLoop):
-            depth += 1
-        elif events[k] == LOOP_END:
-            depth -= 1
-            if not depth:
-                return k
-    return len(events)
-
-
-# builtins that assign variables from what the run produces, or change where the shell is
-_ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
-                        "local", "export", "readonly", "source", ".", "cd", "pushd", "popd", "eval", "set",
-                        "shift", "unset", "alias"})

@@ -3,8 +3,10 @@
 Why hand-written, not tree-sitter or shlex: the guard runs on every agent Bash call and its start-up
 budget (design §7) is 1.3x a bare interpreter, while ``import tree_sitter, tree_sitter_bash`` alone
 costs about 2x; shlex sees no operators, substitutions or heredocs. This module imports nothing.
-What it does not model (``case``, function definitions, ``coproc``, unbalanced text, fish syntax)
-raises `Unsupported`, and the caller asks tree-sitter instead (hook/shell/treesitter.py).
+What it does not model (function definitions, ``coproc``, extglob patterns, unbalanced text, fish
+syntax) raises `Unsupported`, and the caller asks tree-sitter instead (hook/shell/treesitter.py).
+``case`` becomes a `Case` event whose arms the interpreter decides (hook/shell/cases.py); ``select``
+is a loop over words nobody knows (the user picks them at run time).
 
 `parse` returns a flat list of events in execution order: `Command`s, and the strings ``"("`` and
 ``")"`` around whatever runs in a subshell (``( ... )``, command substitutions), so that a ``cd`` or
@@ -15,7 +17,7 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 from __future__ import annotations
 
 from hook.shell.lexer import NAME_CHARS, NAME_START, WordLexer
-from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, ForLoop, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
 
 __all__ = ["parse", "read_word"]
 
@@ -23,7 +25,10 @@ _META = frozenset(" \t\n;&|()<>")
 _PS_META = frozenset(" \t\n;&|(){}<>")
 _BLANK = frozenset(" \t\r")
 _TRANSPARENT = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"})
-_UNSUPPORTED = frozenset({"case", "function", "coproc", "select", "esac"})
+_UNSUPPORTED = frozenset({"function", "coproc"})
+_CASE_TERMS = (";;", ";&", ";;&")
+_OPENERS = frozenset({"if", "while", "until", "for", "select", "{", "case"})
+_CLOSERS = frozenset({"fi", "done", "}"})
 _REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">", "&>>", "&>")
 
 
@@ -44,6 +49,7 @@ class _Parser(WordLexer):
         self.esc = "`" if powershell else "\\"
         self.meta = _PS_META if powershell else _META
         self.pending: list[tuple[Redirect, str, bool, list[Event]]] = []  # heredocs awaiting a body
+        self.case_term = ""  # how the case arm just read ended: `;;`, `;&`, `;;&` or `esac`
 
     def parse(self) -> list[Event]:
         out: list[Event] = []
@@ -57,6 +63,11 @@ class _Parser(WordLexer):
         prev: Command | None = None
         piped = False
         s = self.s
+        # compound commands (`if…fi`, loops, `{…}`, `case`) open in this list: where their events start,
+        # and whether a pipe feeds them; `closed`: the start of the one that just ended. In a pipeline
+        # or in the background a compound runs in a subshell: what it assigns does not come back.
+        opened: list[tuple[int, bool]] = []
+        closed: int | None = None
         while True:
             self.skip_blank()
             if self.i >= self.n:
@@ -70,15 +81,21 @@ class _Parser(WordLexer):
             if c == "\n":
                 self.i += 1
                 self.read_heredocs()
-                prev, piped = None, False
+                prev, piped, closed = None, False, None
                 continue
             if c == closer:
                 self.i += 1
                 return
             if c in ";|&" and not s.startswith("&>", self.i):
                 op = self.operator()
-                if op in (";;", ";&", ";;&"):
-                    raise Unsupported("case clause")
+                if op in _CASE_TERMS:
+                    if closer != "esac":
+                        raise Unsupported("case clause")
+                    self.case_term = op
+                    return
+                if closed is not None and op in ("|", "|&", "&"):
+                    _subshell(out, closed)
+                closed = None
                 if op in ("|", "|&"):
                     piped = True
                     if prev is not None:
@@ -110,8 +127,30 @@ class _Parser(WordLexer):
                 self.i += len(kw)
                 if kw in _UNSUPPORTED:
                     raise Unsupported(kw)
-                if kw == "for":
-                    self.parse_for(out)
+                if kw in _OPENERS:
+                    opened.append((len(out), piped))
+                elif kw in _CLOSERS and opened:
+                    closed, fed = opened.pop()
+                    if fed:  # `… | while read x; do …; done`: the whole loop is a subshell
+                        _subshell(out, closed)
+                        closed = None
+                if kw in ("for", "select"):
+                    from hook.shell.compound import parse_for  # loaded only for a loop over words
+
+                    parse_for(self, out, select=kw == "select")
+                elif kw == "case":
+                    from hook.shell.compound import parse_case  # loaded only for a case
+
+                    parse_case(self, out)
+                    closed, fed = opened.pop()
+                    if fed:
+                        _subshell(out, closed)
+                        closed = None
+                elif kw == "esac":
+                    if closer != "esac":
+                        raise Unsupported("esac")
+                    self.case_term = "esac"
+                    return
                 elif kw in ("while", "until"):
                     out.append(LOOP_START)
                 elif kw == "done":
@@ -126,6 +165,8 @@ class _Parser(WordLexer):
             cmd = self.parse_command(out)
             if cmd is None:
                 continue
+            if cmd.words or cmd.assigns or cmd.arrays:  # else `done > log`: the compound's redirects
+                closed = None
             if piped:
                 cmd.piped, cmd.pipe_src = True, prev
             prev, piped = cmd, False
@@ -195,34 +236,6 @@ class _Parser(WordLexer):
             if self.i == start:
                 raise Unsupported("array element")
 
-    def parse_for(self, out: list[Event]) -> None:
-        """``for NAME in WORDS``: NAME is unknown in the body; the words' substitutions still run."""
-        self.skip_blank()
-        if self.s.startswith("((", self.i):
-            start = self.i
-            self.skip_balanced(2)
-            self.arithmetic(self.s[start + 2 : self.i - 2], out, assigns=True)
-            out.append(LOOP_START)
-            return
-        name = self.lex_word(out, self.meta).literal() or ""
-        out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
-        self.skip_blank()
-        words: list[Word] | None = None
-        if self.s.startswith("in", self.i) and self.s[self.i + 2 : self.i + 3] in (" ", "\t", ";", "\n"):
-            self.i += 2
-            words = []
-            while True:
-                self.skip_blank()
-                if self.i >= self.n or self.s[self.i] in ";\n&|":
-                    break
-                start = self.i
-                word = self.lex_word(out, self.meta)
-                if self.i == start:
-                    raise Unsupported("for loop words")
-                words.append(word)
-        self.lex_words_until(out, "do")
-        out.append(ForLoop(name, words))
-
     def lex_words_until(self, out: list[Event], end: str) -> None:
         """Read words (running their substitutions) up to ``end`` or a separator; keep none."""
         test = end == "]]"
@@ -276,7 +289,7 @@ class _Parser(WordLexer):
         word = s[self.i : j]
         if j < self.n and s[j] not in " \t\n;&|":
             return None
-        if word in _TRANSPARENT or word in _UNSUPPORTED or word in ("for", "[[", "time"):
+        if word in _TRANSPARENT or word in _UNSUPPORTED or word in ("for", "[[", "time", "case", "esac", "select"):
             if self.ps and word not in ("if", "else", "elif", "while", "do", "for"):
                 return None
             return word
@@ -351,6 +364,12 @@ class _Parser(WordLexer):
 
     def sub_parser(self, text: str) -> _Parser:
         return _Parser(text, self.ps)
+
+
+def _subshell(out: list[Event], start: int) -> None:
+    """The events from ``start`` on run in a subshell."""
+    out.insert(start, "(")
+    out.append(")")
 
 
 def _assignment(word: Word) -> tuple[str, Word] | None:

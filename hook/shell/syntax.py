@@ -5,6 +5,11 @@ event list a reader returns. Shared by the lexer, both parsers and the interpret
 from __future__ import annotations
 
 DYN = "\x00"  # stands for text only the running shell knows; a shell string cannot contain NUL
+MAX_DEPTH = 6  # bash -c "eval '...'" nesting; deeper text is judged unparsed
+# builtins that assign variables from what the run produces, or change where the shell is
+ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
+                        "local", "export", "readonly", "source", ".", "cd", "pushd", "popd", "eval", "set",
+                        "shift", "unset", "alias"})
 
 
 class Unsupported(Exception):
@@ -73,7 +78,18 @@ class ForLoop:
         self.name, self.words = name, words
 
 
-Event = Command | str | FunctionDef | ForLoop
+class Case:
+    """``case WORD in PATTERN|PATTERN) LIST ;; … esac``: ``arms`` holds each arm's pattern words, body
+    events and terminator (``;;`` stop, ``;&`` run the next body, ``;;&`` test the next patterns).
+    Which arm runs is decided in hook/shell/cases.py, exactly or not at all."""
+
+    __slots__ = ("arms", "subject")
+
+    def __init__(self, subject: Word, arms: list[tuple[list[Word], list[Event], str]]) -> None:
+        self.subject, self.arms = subject, arms
+
+
+Event = Command | str | FunctionDef | ForLoop | Case
 LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
 LOOP_END = "L)"
 

@@ -1,6 +1,6 @@
-"""The slow path: tree-sitter-bash for what hook/shell/parser.py does not model (``case``, function
-definitions, ``coproc``, unbalanced or foreign text). Imported only then: loading tree-sitter costs
-about twice the interpreter's start-up (design §7).
+"""The slow path: tree-sitter-bash for what hook/shell/parser.py does not model (function
+definitions, extglob ``case`` patterns, ``coproc``, unbalanced or foreign text). Imported only then:
+loading tree-sitter costs about twice the interpreter's start-up (design §7).
 
 The tree gives the structure; each word's text is still read by the fast lexer, so quoting means
 the same on both paths. Where tree-sitter binds a heredoc to a whole list (``a && cat <<E``), the
@@ -15,6 +15,7 @@ from hook.shell.parser import read_word
 from hook.shell.syntax import (
     LOOP_END,
     LOOP_START,
+    Case,
     Command,
     Event,
     ForLoop,
@@ -76,7 +77,12 @@ def _statement(node: Node, out: list[Event]) -> None:
         previous: Command | None = None
         for child in node.named_children:
             before = len(out)
+            compound = child.type not in ("command", "redirected_statement")
+            if compound:  # `{ x=5; } | cat`: each part of a pipeline runs in a subshell
+                out.append("(")
             _statement(child, out)
+            if compound:
+                out.append(")")
             added = [e for e in out[before:] if isinstance(e, Command)]
             if previous is not None and added:
                 added[-1].piped, added[-1].pipe_src = True, previous
@@ -92,7 +98,7 @@ def _statement(node: Node, out: list[Event]) -> None:
         out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
         values = [_word(child, out) for child in node.children_by_field_name("value")]
         body = node.child_by_field_name("body")
-        plain = any(c.type == "in" for c in node.children)
+        plain = any(c.type == "in" for c in node.children) and not any(c.type == "select" for c in node.children)
         out.append(ForLoop(name, values if plain else None))
         if body is not None:
             _statement(body, out)
@@ -109,11 +115,22 @@ def _statement(node: Node, out: list[Event]) -> None:
         for name in assigned_names(_text(node)[2:-2]):
             out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
         _substitutions(node, out)
-    elif kind == "case_item":
-        patterns = {c.id for c in node.children_by_field_name("value")}
-        for child in node.named_children:
-            if child.id not in patterns:
-                _statement(child, out)
+    elif kind == "case_statement":  # the arms are decided in hook/shell/cases.py, as on the fast path
+        subject = node.child_by_field_name("value")
+        arms: list[tuple[list[Word], list[Event], str]] = []
+        for item in node.named_children:
+            if item.type != "case_item":
+                continue
+            pattern_nodes = item.children_by_field_name("value")
+            patterns = [_word(c, out) for c in pattern_nodes]
+            ids = {c.id for c in pattern_nodes}
+            arm: list[Event] = []
+            for child in item.named_children:
+                if child.id not in ids:
+                    _statement(child, arm)
+            term = next((c.type for c in item.children if c.type in (";;", ";&", ";;&")), ";;")
+            arms.append((patterns, arm, term))
+        out.append(Case(_word(subject, out) if subject is not None else Word([], ""), arms))
     elif kind == "function_definition":
         named = node.child_by_field_name("name")
         body = node.child_by_field_name("body")

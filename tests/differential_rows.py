@@ -1,0 +1,96 @@
+"""Fixed rows for tests/test_hook_differential.py: programs that once came back wrong, and one row per
+modelled or undetermined construct (case arms, parameter operators, text produced at run time,
+aliases, subshells, interpreter code). Each runs under real bash; ``verdict`` is what the guard must
+answer: ``determined`` (and equal to what the stand-ins received) or ``undetermined``.
+"""
+
+from __future__ import annotations
+
+ROWS: list[tuple[str, str]] = [
+    ("gh pr merge 5 -R=acme/widgets", "determined"),
+    ("gh -R acme/other pr merge 5", "determined"),
+    ("gh pr merge 5 -R acme/other -R acme/widgets", "determined"),
+    ("gh pr merge {5..5} --{squash,delete-branch}", "determined"),
+    ("x=5; x+=6; gh pr merge $x", "determined"),
+    ("(( $(gh pr merge 5) ))", "determined"),
+    ("IFS=,; v=5,-R,acme/other; gh pr merge $v", "determined"),
+    ("x=4; while true; do gh pr merge $x; x=6; break; done", "undetermined"),
+    ("x=4; x=5 | true; gh pr merge $x", "determined"),
+    ("gh pr merge 5 --disable-auto=false", "determined"),
+    ("gh pr merge 5 -R 'acme/other x'", "undetermined"),
+    ("gh pr merge +5", "undetermined"),
+    ("git mm", "determined"),  # [alias] in ~/.gitconfig
+    ("git pp", "determined"),  # [alias] in a file ~/.gitconfig includes
+    ("cd sub && git lm", "determined"),  # [alias] in .git/config, run at the top of the working tree
+    ("git -c alias.mm='!gh pr merge 7' mm", "determined"),  # -c wins over the file
+    ("f() { gh pr merge \"$@\"; }; f 5 -R acme/other", "determined"),
+    ("set -- 5 -R acme/other; shift; gh pr merge 7 \"$@\"", "determined"),
+    ("printf '%s\\n' 5 7 | xargs -n1 gh pr merge", "determined"),
+    ("f() { local x=7; gh pr merge $x; }; x=5; f; gh pr merge $x", "determined"),
+    ("gh() { echo no; }; gh pr merge 5", "determined"),
+    ("eval \"$(printf 'gh pr merge %s' 5)\"", "determined"),
+    ('a=(5); a+=(-R acme/other); gh pr merge "${a[@]}"', "determined"),
+    ('a=(5 7); gh pr merge "${a[1]}" && gh pr merge $a', "determined"),
+    ('a=(-X PUT https://api.github.com/repos/acme/widgets/pulls/5/merge); curl "${a[@]}"', "determined"),
+    ('a=([0]=5); gh pr merge "${a[@]}"', "undetermined"),
+    ("n=3; gh pr merge $(( (n + 2) * 3 / 2 - -7 % 3 ))", "determined"),
+    ("gh pr merge $((010))", "undetermined"),  # octal: not modelled
+    ("x=5; gh pr merge $((x++))", "undetermined"),
+    ("for n in 5 7; do gh pr merge $n -R acme/other; done", "determined"),
+    ('x=4; for x in {5..6}; do gh pr merge "$x"; done', "determined"),
+    ("for n in 5 7; do gh pr merge $n; break; done", "undetermined"),
+    ("for n in; do gh pr merge 5; done", "determined"),
+    ('v=xrepos/acme/widgets/pulls/5/merge; gh api "${v#x}" --method PUT -f merge_method=squash', "determined"),
+    ('v=5.y; gh pr merge "${v%.y}" && v=; gh pr merge "${v:-7}"', "determined"),
+    ('gh api "$EP" -X PUT', "undetermined"),
+    ("x=5; while false; do x=7; done; gh pr merge $x", "undetermined"),  # zero runs or more
+    ("x=5; case a in a) ((x++));; esac; gh pr merge $x", "undetermined"),
+    # case arms: decided exactly when subject and patterns are plain text with * and ?; else undetermined
+    ("x=ship; case $x in s*p) gh pr merge 5;; *) gh pr merge 7;; esac", "determined"),
+    ("case b in a) gh pr merge 5;; esac", "determined"),  # no merge at all
+    ("case a in a) v=5;& b) v=7;; esac; gh pr merge $v", "determined"),
+    ("case a in a) gh pr merge 5;;& a*) gh pr merge 7;; esac", "determined"),
+    ('case "$1" in "") gh pr merge 5;; esac', "undetermined"),
+    ("case A in a) gh pr merge 5;; esac", "undetermined"),  # the agent's shell may have nocasematch on
+    ("case a in [ab]) gh pr merge 5;; esac", "undetermined"),  # bracket expressions: not modelled
+    ('case "$1" in x) v=5;; *) v=7;; esac; gh pr merge $v', "undetermined"),
+    # a compound command in a pipeline or in the background runs in a subshell
+    ("x=1; case a in a) x=5;; esac | cat; gh pr merge $x", "determined"),
+    ("x=1; for i in 2; do x=5; done 2>&1 | cat; gh pr merge $x", "determined"),
+    ("x=1; { x=5; } | cat; gh pr merge $x", "determined"),
+    ("x=1; if true; then x=5; fi & wait; gh pr merge $x", "determined"),
+    ("x=1; echo 3 | { read y; x=5; }; gh pr merge $x", "determined"),
+    ("f() { { x=5; } | cat; gh pr merge $x; }; x=1; f", "determined"),
+    # interpreter code: what it names is a hint; code that can run programs is undetermined
+    ("python3 -c \"import subprocess as s; s.run(('g'+'h','pr','mer'+'ge','5'))\"", "undetermined"),
+    ("python3 -c 'print(5)'", "determined"),
+    # text tools that run what they compute
+    ("echo gh pr mXrge 5 | sed 's/X/e/e'", "undetermined"),
+    ("echo gh pr mXrge 5 | sed 's/X/e/'", "determined"),
+    ("echo 5 | awk '{system(\"gh pr merge \" $1)}'", "undetermined"),
+    # `unset` makes a variable surely unset, whatever the environment held
+    ('unset v; gh "${v-pr}" merge 5', "determined"),
+    ("GH_REPO=acme/other; export GH_REPO; unset GH_REPO; gh pr merge 5", "determined"),
+    ('case "$1" in a) unset v;; esac; gh pr merge "${v-7}"', "undetermined"),
+    # parameter operators
+    ('v=xpr; gh "${v/x/}" merge 5', "determined"),
+    ('v=m_e_r_g_e; gh pr "${v//_/}" 5', "determined"),
+    ("v=MERGE; gh pr ${v,,} 5", "determined"),
+    ('v=xxacme/otheryy; gh pr merge 5 -R "${v:2:10}"', "determined"),
+    ('v=acme/other; gh pr merge 5 -R "acme/${v: -5}"', "determined"),
+    ('v=aa; gh pr merge 5 -R "${v/a/&}"', "undetermined"),  # `&` is the match in bash 5.2
+    # text produced at run time
+    ('eval "$(emit gh pr merge 5)"', "undetermined"),
+    ("emit gh pr merge 5 | bash", "undetermined"),
+    ("$(emit gh) pr merge 5", "undetermined"),
+    ('c=$(emit gh); "$c" pr merge 5', "undetermined"),
+    ("source <(emit gh pr merge 5)", "undetermined"),
+    ('eval "$(ssh-agent -s)"; gh pr merge 5', "determined"),
+    ('eval "$(brew shellenv)"; gh pr merge 5', "determined"),
+    ('eval "$(direnv export bash)"; gh pr merge 5', "undetermined"),  # it exports GH_REPO here
+    ('eval "$(direnv export bash)"; gh pr merge 5 -R acme/widgets', "determined"),
+    ("shopt -s expand_aliases\nalias m='gh pr merge'\nm 5", "undetermined"),
+    ("x=g; ${x}h p${y}r mer\"\"ge 5", "undetermined"),
+    ("python3 -c 'import subprocess; subprocess.run([\"gh\",\"pr\",\"merge\",\"5\"] if False else [\"true\"])'",
+     "undetermined"),
+]
