@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import redis
 
+from core import records
 from hook.tools.claude_settings import block_for
 from merge_hold.redis_server import free_port
 from tests.hook_support import NOW, git_checkout, hold, payload, record, run_guard, store, write_spec
@@ -130,7 +131,8 @@ def test_expired_holds_no_longer_count(world: dict[str, Any]) -> None:
         ("missing", None, 2, "no verdict is recorded"),
         ("missing", "allow", 0, ""),
         ("error", None, 2, "repo config invalid"),
-        ("schema", None, 2, "unknown schema 2"),
+        ("schema", None, 2, "unknown format"),
+        ("legacy-schema", None, 2, "unknown format"),
         ("garbage", None, 2, "not valid JSON"),
         ("garbage", "allow", 0, ""),
     ],
@@ -140,7 +142,9 @@ def test_unknown_verdict_rows(world: dict[str, Any], prepare: str, on_unknown: s
     rec: dict[str, Any] | str | None = {
         "missing": None,
         "error": record(REPO, 12, [], error="repo config invalid: line 3"),
-        "schema": {**record(REPO, 12, []), "schema": 2},
+        # a stored format this hook does not know (a newer engine's): never read as free
+        "schema": json.dumps({**records.pack_verdict(record(REPO, 12, [])), "f": 99}),
+        "legacy-schema": json.dumps({**record(REPO, 12, []), "schema": 2}),  # the unpacked shape, schema 2
         "garbage": "{truncated",
     }[prepare]
     store(world["redis"], REPO, 12, rec)
