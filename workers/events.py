@@ -21,7 +21,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import feedback, groups, holdfor, moves, own_status, store, treecloser
+from workers import expedite, feedback, groups, holdfor, moves, own_status, store, treecloser
 from workers.funnel import RecomputeRequest
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
@@ -58,9 +58,12 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
         return "ignored"
     if delivery_id and rt.redis.exists(keys.delivery_seen(delivery_id)):
         return "duplicate"
-    outcome = handler(rt, payload)
+    with expedite.collecting() as asked:
+        outcome = handler(rt, payload)
     if delivery_id:
         rt.redis.set(keys.delivery_seen(delivery_id), "1", ex=DELIVERY_SEEN_TTL)
+    # The recomputes it asked for run here and now, not behind the queue (their jobs stay the backstop).
+    expedite.run(rt, asked)
     return outcome
 
 

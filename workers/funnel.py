@@ -32,7 +32,7 @@ from rq import Queue, Retry
 
 from core import keys
 from core.status import CONTEXT
-from workers import store
+from workers import expedite, store
 from workers.pacing import Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime, current
 
@@ -96,6 +96,7 @@ class RecomputeRequest:
             # Finished recomputes keep nothing (design §7 footprint); failed ones a day, for inspection.
             result_ttl=0, failure_ttl=FAILURE_TTL, description=f"recompute {self.repo}#{self.number}")
         self.queue.enqueue_job(job, pipeline=pipe)
+        expedite.note(self.queue, self.repo, self.number, job.id)  # a delivery job may run it at once
         return True
 
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
+from redis.exceptions import LockError
 from redis.lock import Lock
 
 from core import keys
@@ -53,10 +54,23 @@ RECORD_ONLY = ("computed_at", "version", "state_version")
 
 def recompute_job(repo: str, number: int) -> str:
     """The rq job: record the verdict under the PR's lock, then write what the outbox holds."""
-    rt = current()
-    with pr_lock(rt.redis, repo, number):
+    outcome = recompute(current(), repo, number)
+    if outcome is None:
+        raise LockError(f"{repo}#{number}: the PR's lock stayed taken for {LOCK_TIMEOUT}s")
+    return outcome
+
+
+def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TIMEOUT) -> str | None:
+    """`recompute_job`'s work (also run in-process by `workers.expedite`); None, with nothing done, when
+    the PR's lock is not free within ``lock_wait`` seconds."""
+    lock = pr_lock(rt.redis, repo, number)
+    if not lock.acquire(blocking_timeout=lock_wait):
+        return None
+    try:
         rt.redis.delete(keys.recompute_queued(repo, number))
         outcome = record(rt, repo, number, datetime.now(UTC))
+    finally:
+        lock.release()
     if outcome == "pending":
         counts = drain(rt, bucket_of(rt.redis, repo))
         return f"{outcome}; drain {counts}"
