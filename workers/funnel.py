@@ -206,6 +206,28 @@ def write_locked(rt: Runtime, repo: str, number: int, lock: Lock | None, *, buck
     return "posted"
 
 
+def write_now(rt: Runtime, repo: str, number: int, lock: Lock, *, bucket: str | None = None) -> str | None:
+    """Under the PR's lock, right after its verdict was recorded: write it at once when the pacer has a
+    slot free *now* (an isolated change, or a burst within the pacer's allowance); None, with nothing
+    taken, when it has none — the PR then waits on the outbox for the drain, most-mergeable first.
+    Writing at once skips the outbox's lease, so the workers write in parallel while slots are free;
+    once the pacer binds, every write goes through the one drain again."""
+    bucket = bucket or bucket_of(rt.redis, repo)
+    pacer = Pacer(rt.redis, rt.settings.write_rate_per_minute, bucket)
+    if pacer.reserve(0) is None:
+        return None
+    try:
+        return write_locked(rt, repo, number, lock, bucket=bucket)
+    except Fenced:
+        return None  # still on the outbox: the drain writes the latest verdict
+    except Exception as exc:
+        wait = rate_limit_wait(exc)
+        if wait is None:
+            raise  # GitHub's trouble: the caller's job fails and retries; the PR stays on the outbox
+        log.warning("rate limited writing %s#%s: writes paused %.0fs", repo, number, pacer.pause(wait))
+        return None
+
+
 def _needs_write(redis: Redis, repo: str, number: int) -> bool:
     wanted = wanted_status(store.load_verdict(redis, repo, number))
     return wanted is not None and redis.get(keys.posted(repo, number)) != posted_form(*wanted)

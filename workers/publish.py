@@ -41,6 +41,7 @@ from workers.funnel import (
     pr_lock,
     request_recompute,
     write_locked,
+    write_now,
 )
 from workers.runtime import Runtime, current
 from workers.sync import sync_pull
@@ -69,6 +70,9 @@ def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TI
     try:
         rt.redis.delete(keys.recompute_queued(repo, number))
         outcome = record(rt, repo, number, datetime.now(UTC))
+        if outcome == "pending":
+            # A free write slot now: post at once, without waiting for the outbox's one drain.
+            outcome = write_now(rt, repo, number, lock) or outcome
     finally:
         lock.release()
     if outcome == "pending":
