@@ -21,6 +21,7 @@ redis-server. ``BENCH_SECONDS`` sets the measured phase's length (default 10).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -131,11 +132,15 @@ def _wait_workers(url: str, queue: str, timeout: float = 30.0) -> None:
     client.close()
 
 
-def _statuses(emulator: GitHubEmulator, repo: str) -> list[tuple[float, str, str]]:
-    """(created_at, sha, state) of every `merge-hold` status the App posted on ``repo``."""
+def _statuses(emulator: GitHubEmulator, repo: str) -> list[tuple[float, str, str, str]]:
+    """(created_at, sha, state, description) of every `merge-hold` status the App posted on ``repo``."""
     with emulator.lock:
-        return [(s.created_at, s.sha, s.state) for s in emulator.all_statuses
+        return [(s.created_at, s.sha, s.state, s.description or "") for s in emulator.all_statuses
                 if s.via_api and s.repo.lower() == repo.lower() and s.context == "merge-hold"]
+
+
+def _heads_posted(emulator: GitHubEmulator, repo: str) -> int:
+    return len({sha for _, sha, _, _ in _statuses(emulator, repo)})
 
 
 def _wait(condition: Callable[[], bool], timeout: float) -> bool:
@@ -186,7 +191,8 @@ class Deliveries:
             payload = samples.pull_request_event(plan.repo, number, at=now, installation_id=plan.installation)
             delivery = samples.delivery("pull_request", payload)
         else:
-            body = ("/hold bench round" if (index // PRS) % 2 == 0 else "/unhold") if self.kind == "flip" \
+            body = (f"/hold bench round {index // PRS}" if (index // PRS) % 2 == 0 else "/unhold") \
+                if self.kind == "flip" \
                 else "Looks good to me, thanks!"
             payload = samples.issue_comment_event(
                 plan.repo, number, body=body, commenter=HOLDER, at=now,
@@ -214,7 +220,7 @@ def run() -> list[Row]:
             with _service(url, emulator, plan, Path(tmp)) as port:
                 # Warm-up: every PR opened and published once (and the token minted), not measured.
                 _check_accepted(paced(port, Deliveries(plan, "open"), rate=RATE, count=PRS), "warm-up")
-                if not _wait(lambda: len({sha for _, sha, _ in _statuses(emulator, plan.repo)}) >= PRS, DRAIN_TIMEOUT):
+                if not _wait(lambda: _heads_posted(emulator, plan.repo) >= PRS, DRAIN_TIMEOUT):
                     raise RuntimeError("warm-up: not every PR got its first status; see the worker logs")
                 before = len(_statuses(emulator, plan.repo))
                 flips = Deliveries(plan, "flip")
@@ -249,36 +255,49 @@ def run() -> list[Row]:
     ]
 
 
-def _match(results: list[Sent], statuses: list[tuple[float, str, str]], plan: Plan) -> list[float]:
+ROUND = re.compile(r"bench round (\d+)")
+"""The round a held status answers, from its description (`Held by @alice: bench round 4`)."""
+
+
+def _match(results: list[Sent], statuses: list[tuple[float, str, str, str]], plan: Plan) -> list[float]:
     """Latency (ms) of each flip: from its send to the first status on its PR's head that reflects it
     *or a newer flip of that PR*; inf when none came (the queue was drained, or the drain timed out).
 
-    Flip k of a PR asks for a state; flip k+1, a second later, asks for the other. When k+1 arrives
-    before k's status was written, the engine rightly writes only the latest verdict (design §4
-    invariant 3: bursts coalesce, <= 1 write per change). That write answers flip k too: so the end of
-    flip k is the earliest, over k and every later flip j of the PR, of the first status at or after
-    j's send in the state j asked for."""
-    by_sha: dict[str, list[tuple[float, str]]] = {}
-    for at, sha, state in statuses:
-        by_sha.setdefault(sha, []).append((at, state))
-    by_pr: dict[int, list[Sent]] = {}
+    Round r of the measured phase flips every PR once: even rounds `/hold bench round r` (the held
+    status names its round), odd rounds `/unhold`. When flip r+1 arrives before r's status is written,
+    the engine rightly writes only the latest verdict (design §4 invariant 3: bursts coalesce, <= 1
+    write per change), and that write answers flip r too. A held status answers its own round and every
+    earlier one. A `success` status cannot name its round: it is credited, conservatively, to the first
+    unhold after the last held status posted before it (it reflects that round or a later one), so a
+    late write is never taken for an answer to a newer flip.
+    """
+    rounds: dict[int, dict[int, float]] = {}  # PR -> round -> sent
     for r in results:
-        by_pr.setdefault(r.index % PRS, []).append(r)
-
-    def answered(r: Sent) -> float:
-        wanted = "failure" if (r.index // PRS) % 2 == 0 else "success"
-        sha = samples.head_sha(plan.repo, r.index % PRS + 1)
-        return min((at for at, state in by_sha.get(sha, []) if state == wanted and at >= r.sent),
-                   default=float("inf"))
-
-    latencies: dict[int, float] = {}
-    for flips in by_pr.values():
-        flips.sort(key=lambda r: r.sent)
-        end = float("inf")
-        for r in reversed(flips):  # latest first: each flip's end is the earliest of its own and later ones
-            end = min(end, answered(r))
-            latencies[r.index] = (end - r.sent) * 1000
-    return [latencies[r.index] for r in results]
+        rounds.setdefault(r.index % PRS, {})[r.index // PRS] = r.sent
+    by_pr: dict[int, list[tuple[float, int]]] = {}  # PR -> (posted at, round it answers)
+    heads = {samples.head_sha(plan.repo, n + 1): n for n in range(PRS)}
+    last_held: dict[int, int] = {}
+    for at, sha, state, description in sorted(statuses):
+        pr = heads.get(sha)
+        if pr is None:
+            continue
+        held = ROUND.search(description)
+        if state == "failure" and held:
+            answered = last_held[pr] = int(held.group(1))
+        elif state == "success":
+            answered = last_held.get(pr, -1) + 1
+            answered += 1 - answered % 2  # unholds are the odd rounds
+        else:
+            continue
+        sent = rounds.get(pr, {}).get(answered)
+        if sent is not None and sent <= at:
+            by_pr.setdefault(pr, []).append((at, answered))
+    latencies = []
+    for r in results:
+        pr, own = r.index % PRS, r.index // PRS
+        ends = [at for at, answered in by_pr.get(pr, []) if answered >= own and at >= r.sent]
+        latencies.append((min(ends) - r.sent) * 1000 if ends else float("inf"))
+    return latencies
 
 
 def _noop_phase(port: int, plan: Plan, earlier: list[samples.Delivery], emulator: GitHubEmulator,
