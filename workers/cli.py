@@ -97,7 +97,9 @@ def main(argv: list[str]) -> int:
                 worker = worker_class([rt.queue], connection=rt.redis, name=name, worker_ttl=WORKER_TTL,
                                       maintenance_interval=MAINTENANCE_SECONDS)
                 log.info("worker %s on queue %s (%s)", name, rt.queue.name, mode)
-                worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)
+                # rq logs four INFO lines per job by itself; MERGE_HOLD_LOG_LEVEL governs them too.
+                worker.work(burst=args.burst, with_scheduler=not args.no_scheduler,
+                            logging_level=settings.log_level.upper())
                 # Asked to stop (SIGTERM/SIGINT): rq sets one or the other, busy or idle.
                 if worker._stop_requested or worker._shutdown_requested_date is not None:
                     return 0

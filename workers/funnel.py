@@ -124,7 +124,11 @@ def request_recompute(rt: Runtime, repo: str, number: int) -> bool:
 def bucket_of(redis: Redis, repo: str) -> str:
     """The pacer bucket (and outbox) of a repo: its GitHub installation's."""
     meta = store.load_repo(redis, repo)
-    return f"inst-{meta.installation_id}" if meta is not None else "global"
+    return bucket_for(meta) if meta is not None else "global"
+
+
+def bucket_for(meta: store.RepoMeta) -> str:
+    return f"inst-{meta.installation_id}"
 
 
 def wanted_status(record: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:

@@ -21,7 +21,7 @@ from redis.lock import Lock
 
 from core import keys
 from core.freeze import next_transition
-from core.holds import to_iso
+from core.holds import Exemption, to_iso
 from core.prstate import PullState
 from core.repo_config import ConfigError, RepoConfig
 from core.status import build_status
@@ -35,6 +35,7 @@ from workers.funnel import (
     RETRY,
     Fenced,
     add_to_outbox,
+    bucket_for,
     bucket_of,
     drain,
     posted_form,
@@ -115,21 +116,24 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     if not state.facts.open:
         _forget(rt, repo, number, state)
         return "closed"
+    exemption = store.exemption(rt.redis, repo, number)
     verdict = compute_verdict(
         state, config=config, config_error=config_error, now=now,
-        scoped_holds=store.scoped_holds(rt.redis, repo), exemption=store.exemption(rt.redis, repo, number),
+        scoped_holds=store.scoped_holds(rt.redis, repo), exemption=exemption,
     )
     held_state = config.held_state if config else "failure"
     status = build_status(verdict, held_state=held_state, target_url=target_url(rt, repo, number))
     _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None)
     groups.follow(rt, repo, number)  # merge groups checking this PR carry its verdict too
     if config is not None:
-        _schedule_wakeup(rt, repo, number, verdict, config, now)
+        _schedule_wakeup(rt, repo, number, verdict, config, now, exemption)
     if not verdict.head_sha:
         return "no-head"
     if rt.redis.get(keys.posted(repo, number)) == posted_form(verdict.head_sha, status):
         return "unchanged"
-    add_to_outbox(rt.redis, bucket_of(rt.redis, repo), repo, number, mergeability(state))
+    # The repo's meta read above names its installation: no second read for the bucket.
+    bucket = bucket_for(meta) if meta is not None else bucket_of(rt.redis, repo)
+    add_to_outbox(rt.redis, bucket, repo, number, mergeability(state))
     return "pending"
 
 
@@ -227,11 +231,10 @@ def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
 
 
 def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, config: RepoConfig,
-                     now: datetime) -> None:
+                     now: datetime, exemption: Exemption | None) -> None:
     """Timed holds, exemptions and freeze windows end on time: a recompute is scheduled for the
     next moment the verdict could change by the clock alone (rq's scheduler runs it)."""
     moments = [h.expires_at for h in verdict.holds if h.expires_at is not None and h.expires_at > now]
-    exemption = store.exemption(rt.redis, repo, number)
     if exemption is not None and exemption.expires_at is not None and exemption.expires_at > now:
         moments.append(exemption.expires_at)
     turn = next_transition(config, now)
