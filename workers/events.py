@@ -58,12 +58,12 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
         return "ignored"
     if delivery_id and rt.redis.exists(keys.delivery_seen(delivery_id)):
         return "duplicate"
-    with expedite.collecting() as asked:
+    with expedite.collecting() as collected:
         outcome = handler(rt, payload)
+    # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop).
+    expedite.run(rt, collected)
     if delivery_id:
         rt.redis.set(keys.delivery_seen(delivery_id), "1", ex=DELIVERY_SEEN_TTL)
-    # The recomputes it asked for run here and now, not behind the queue (their jobs stay the backstop).
-    expedite.run(rt, asked)
     return outcome
 
 
@@ -157,7 +157,10 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
     outcomes += holdfor.on_comment(rt, repo, number, comment, permission=permission, config=config,
                                    is_author=actor == (issue.get("user") or {}).get("login"))
     _record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
-    feedback.answer_comment(rt, repo, number, comment, outcomes, before[0] if before else None, config)
+    # The reaction may wait until the status is written (it is best effort, the status is the gate).
+    answered = list(outcomes)
+    expedite.after(lambda: feedback.answer_comment(rt, repo, number, comment, answered,
+                                                   before[0] if before else None, config))
     if not outcomes:
         return "no-command"
     return "applied" if changed else "unchanged"

@@ -224,7 +224,7 @@ class FanOut:
     def __init__(self, rt: Runtime, repo: str, token: str) -> None:
         meta = store.load_repo(rt.redis, repo)
         bucket = f"inst-{meta.installation_id}" if meta is not None else "global"
-        self.pacer = Pacer(rt.redis, rt.settings.write_rate_per_minute, bucket)
+        self.pacer = Pacer.of(rt.redis, rt.settings, bucket)
         self.inner = rt.github
         self.gateway = PacedGateway(rt.github, self.pacer)
         self.rt = replace(rt, github=self.gateway)

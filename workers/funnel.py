@@ -95,8 +95,13 @@ class RecomputeRequest:
             RECOMPUTE_JOB, args=(self.repo, self.number), retry=RETRY, timeout=JOB_TIMEOUT,
             # Finished recomputes keep nothing (design §7 footprint); failed ones a day, for inspection.
             result_ttl=0, failure_ttl=FAILURE_TTL, description=f"recompute {self.repo}#{self.number}")
-        self.queue.enqueue_job(job, pipeline=pipe)
-        expedite.note(self.queue, self.repo, self.number, job.id)  # a delivery job may run it at once
+        backstop = expedite.backstop_at(self.repo, self.number)
+        if backstop is None:
+            self.queue.enqueue_job(job, pipeline=pipe)
+        else:
+            # The delivery job asking runs it at once (workers/expedite.py); this job is its backstop.
+            self.queue.schedule_job(job, backstop, pipeline=pipe)
+            expedite.note(self.queue, self.repo, self.number, job.id)
         return True
 
 
@@ -217,7 +222,7 @@ def write_now(rt: Runtime, repo: str, number: int, lock: Lock, *, bucket: str | 
     Writing at once skips the outbox's lease, so the workers write in parallel while slots are free;
     once the pacer binds, every write goes through the one drain again."""
     bucket = bucket or bucket_of(rt.redis, repo)
-    pacer = Pacer(rt.redis, rt.settings.write_rate_per_minute, bucket)
+    pacer = Pacer.of(rt.redis, rt.settings, bucket)
     if pacer.reserve(0) is None:
         return None
     try:
@@ -247,7 +252,7 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
     per outbox at a time (a lease); a slice used up hands on to a fresh `drain_job`, and a pause (rate
     limit) keeps the lease for a drain scheduled at the next free slot, under the same token."""
     redis = rt.redis
-    pacer = Pacer(redis, rt.settings.write_rate_per_minute, bucket)
+    pacer = Pacer.of(redis, rt.settings, bucket)
     token = token or uuid.uuid4().hex
     end = None if slice_seconds is None else time.monotonic() + slice_seconds
     counts = {"posted": 0, "checked": 0}
