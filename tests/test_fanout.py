@@ -246,7 +246,8 @@ def _wait_for(predicate: Any, timeout: float, what: str) -> None:
 
 def _worker(svc: Service) -> subprocess.Popen[bytes]:
     # --fork: these tests kill the work-horse that runs the job, apart from the worker that supervises it.
-    env = {**service_env(svc.settings), "MERGE_HOLD_WRITE_RATE": str(svc.settings.write_rate_per_minute)}
+    env = {**service_env(svc.settings), "MERGE_HOLD_WRITE_RATE": str(svc.settings.write_rate_per_minute),
+           "MERGE_HOLD_WRITE_BURST": str(svc.settings.write_burst)}
     # Its log goes to a file: an unread pipe fills up and stalls the worker mid-job.
     log = tempfile.TemporaryFile()  # noqa: SIM115 — the child holds it; closed with the test process
     return subprocess.Popen([sys.executable, "-m", "merge_hold.cli", "worker", "--burst", "--no-scheduler", "--fork"],
