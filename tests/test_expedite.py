@@ -111,3 +111,20 @@ def test_a_repo_wide_event_expedites_a_few_and_queues_the_rest(svc: Service) -> 
             request_recompute(svc.rt, REPO, number)
     queued, scheduled = recompute_jobs(svc)
     assert (len(queued), len(scheduled)) == (2, expedite.MAX_INLINE)
+
+
+def test_a_delivery_run_again_after_its_worker_died_writes_at_once(svc: Service,
+                                                                    github_emulator: GitHubEmulator) -> None:
+    """The first run recorded the state and its backstop, then died: the watchdog's re-run finds the
+    state unchanged and the verdict older, and recomputes in-process instead of waiting on the backstop
+    (rq's scheduler lock may have died with that worker)."""
+    import json
+
+    from workers.events import on_issue_comment
+
+    delivery = comment(1, "/hold until the migration", 106)
+    with expedite.collecting():  # the first run, cut short after its handler
+        on_issue_comment(svc.rt, json.loads(delivery.body))
+    assert latest(github_emulator, REPO, 1) is None
+    assert deliver(delivery) == "unchanged"
+    assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"

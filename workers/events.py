@@ -126,6 +126,7 @@ def _apply(rt: Runtime, repo: str, number: int, change: Callable[[PullState], Pu
         verdict = store.load_verdict(rt.redis, repo, number)
         if verdict is None or int(verdict.get("state_version") or 0) < store.state_version(rt.redis, repo, number):
             request_recompute(rt, repo, number)
+            expedite.touch(rt.queue, repo, number)  # and at once, even if that request was coalesced
     return changed
 
 

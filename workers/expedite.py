@@ -110,6 +110,15 @@ def note(queue: Queue, repo: str, number: int, job_id: str) -> None:
         collected.asked.append(Asked(queue.name, repo, number, job_id))
 
 
+def touch(queue: Queue, repo: str, number: int) -> None:
+    """Recompute ``repo#number`` in-process too, with no backstop of its own to withdraw: a delivery run
+    again after its worker died finds its state recorded and its verdict older, while the first run's
+    backstop may wait on rq's scheduler (whose lock can die with that worker for a minute)."""
+    collected = _collected.get()
+    if collected is not None:
+        collected.asked.append(Asked(queue.name, repo, number, ""))
+
+
 def after(work: Callable[[], object]) -> None:
     """Run ``work`` once the delivery's recomputes are done (at once outside a delivery)."""
     collected = _collected.get()
@@ -120,7 +129,9 @@ def after(work: Callable[[], object]) -> None:
 
 
 def withdraw(queue: Queue, job_id: str) -> bool:
-    """Remove a still-waiting job and delete it; False when a worker took it already."""
+    """Remove a still-waiting job and delete it; False when a worker took it already (or no job)."""
+    if not job_id:
+        return False
     from rq.job import Job
 
     script = queue.connection.register_script(_WITHDRAW)
@@ -134,6 +145,8 @@ def release(queue: Queue, job_id: str) -> bool:
     from rq.exceptions import NoSuchJobError
     from rq.job import Job
 
+    if not job_id:
+        return False
     registry = queue.scheduled_job_registry.key
     with queue.connection.pipeline() as pipe:
         while True:
