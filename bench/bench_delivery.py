@@ -227,7 +227,7 @@ def run() -> list[Row]:
                 with MemoryPeak(url) as memory:
                     results = paced(port, flips, rate=RATE, count=count)
                     _check_accepted(results, "measured phase")
-                    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)
+                    _wait(lambda: _queue_idle(url, plan), DRAIN_TIMEOUT)
                 time.sleep(0.5)  # a late duplicate post would land now
                 latencies = _match(results, _statuses(emulator, plan.repo), plan)
                 flip_writes = len(_statuses(emulator, plan.repo)) - before
@@ -303,7 +303,7 @@ def _match(results: list[Sent], statuses: list[tuple[float, str, str, str]], pla
 def _noop_phase(port: int, plan: Plan, earlier: list[samples.Delivery], emulator: GitHubEmulator,
                 url: str) -> int:
     """Comments without a command, then exact re-sends of earlier deliveries: both must post nothing."""
-    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)  # nothing of the last phase still to post
+    _wait(lambda: _queue_idle(url, plan), DRAIN_TIMEOUT)  # nothing of the last phase still to post
     before = len(_statuses(emulator, plan.repo))
     chatter = Deliveries(plan, "noop", offset=PRS * 1000)
     _check_accepted(paced(port, chatter, rate=RATE, count=NOOP_DELIVERIES), "no-op")
@@ -314,20 +314,23 @@ def _noop_phase(port: int, plan: Plan, earlier: list[samples.Delivery], emulator
         return "/webhooks/github", delivery.body, delivery.headers(SECRET)
 
     _check_accepted(paced(port, replay, rate=RATE, count=len(replays)), "duplicates")
-    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)
+    _wait(lambda: _queue_idle(url, plan), DRAIN_TIMEOUT)
     time.sleep(0.5)
     return len(_statuses(emulator, plan.repo)) - before
 
 
-def _queue_idle(url: str, queue: str) -> bool:
+def _queue_idle(url: str, plan: Plan) -> bool:
+    """Nothing left to do: no delivery in the intake, no job queued or running, no status owed on an
+    outbox (a write the pacer put off is done by a drain)."""
     from redis import Redis
     from rq import Queue
 
     from core import keys
 
     with Redis.from_url(url) as client:
-        q = Queue(queue, connection=client)
-        return client.llen(keys.intake(queue)) == 0 and q.count == 0 and q.started_job_registry.count == 0
+        q = Queue(plan.queue, connection=client)
+        return client.llen(keys.intake(plan.queue)) == 0 and q.count == 0 and q.started_job_registry.count == 0 \
+            and client.zcard(keys.outbox(f"inst-{plan.installation}")) == 0
 
 
 def _cleanup(url: str, plan: Plan) -> None:
@@ -335,10 +338,15 @@ def _cleanup(url: str, plan: Plan) -> None:
     from redis import Redis
     from rq import Queue
 
+    from core import keys
+
     with Redis.from_url(url) as client:
         Queue(plan.queue, connection=client).delete(delete_jobs=True)
-        patterns = [f"mh:{{{plan.repo.lower()}}}*", f"mh:inst:{plan.installation}:*", f"mh:intake:{plan.queue}*"]
+        bucket = f"inst-{plan.installation}"
+        patterns = [f"mh:{{{plan.repo.lower()}}}*", f"mh:inst:{plan.installation}:*", f"mh:intake:{plan.queue}*",
+                    f"{keys.outbox(bucket)}*", keys.pacer(bucket)]
         for pattern in patterns:
             for key in client.scan_iter(match=pattern, count=500):
                 client.delete(key)
         client.srem("mh:repos", plan.repo.lower())
+        client.srem(keys.OUTBOXES, bucket)
