@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -184,9 +184,16 @@ class Deliveries:
     def __init__(self, plan: Plan, kind: str, offset: int = 0) -> None:
         self.plan, self.kind, self.offset = plan, kind, offset
         self.sent: list[samples.Delivery] = []
+        self.start = datetime.now(UTC).replace(microsecond=0)
 
     def __call__(self, index: int) -> tuple[str, bytes, dict[str, str]]:
         plan, number, now = self.plan, index % PRS + 1, datetime.now(UTC)
+        if self.kind == "flip":
+            # Round r's comments are dated start + r s. GitHub dates comments to the second, and two
+            # commands of one user in the same second tie toward held (design §4 invariant 9); a
+            # request built early by the load generator (up to 16/RATE s) could otherwise share its
+            # second with the previous round's and rightly not flip the verdict.
+            now = self.start + timedelta(seconds=index // PRS)
         if self.kind == "open":
             payload = samples.pull_request_event(plan.repo, number, at=now, installation_id=plan.installation)
             delivery = samples.delivery("pull_request", payload)
