@@ -6,8 +6,10 @@ mint). 50 pull requests are opened first (warm-up, not measured); then, at 50 de
 10 s, each delivery is a `/hold` or `/unhold` comment that flips one PR's verdict (each PR gets one a
 second). Measured:
 
-- delivery -> status latency: from sending the delivery to the emulator recording the matching status;
-  p50 <= 100 ms, p99 <= 1 s (a status that never comes counts as infinitely late);
+- delivery -> status latency: from sending the delivery to the emulator recording a status that
+  reflects it or a newer flip of the same PR (a flip overtaken before its status was written is
+  rightly coalesced into the next write); p50 <= 100 ms, p99 <= 1 s (a status that never comes counts
+  as infinitely late);
 - GitHub writes per verdict change (<= 1) — every delivery of the measured phase is one change;
 - GitHub writes on no-op events (0): comments without a command and re-sent (duplicate) deliveries;
 - installation token mints for the whole run (<= 1 per installation).
@@ -19,6 +21,7 @@ redis-server. ``BENCH_SECONDS`` sets the measured phase's length (default 10).
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -27,7 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -129,11 +132,15 @@ def _wait_workers(url: str, queue: str, timeout: float = 30.0) -> None:
     client.close()
 
 
-def _statuses(emulator: GitHubEmulator, repo: str) -> list[tuple[float, str, str]]:
-    """(created_at, sha, state) of every `merge-hold` status the App posted on ``repo``."""
+def _statuses(emulator: GitHubEmulator, repo: str) -> list[tuple[float, str, str, str]]:
+    """(created_at, sha, state, description) of every `merge-hold` status the App posted on ``repo``."""
     with emulator.lock:
-        return [(s.created_at, s.sha, s.state) for s in emulator.all_statuses
+        return [(s.created_at, s.sha, s.state, s.description or "") for s in emulator.all_statuses
                 if s.via_api and s.repo.lower() == repo.lower() and s.context == "merge-hold"]
+
+
+def _heads_posted(emulator: GitHubEmulator, repo: str) -> int:
+    return len({sha for _, sha, _, _ in _statuses(emulator, repo)})
 
 
 def _wait(condition: Callable[[], bool], timeout: float) -> bool:
@@ -177,14 +184,22 @@ class Deliveries:
     def __init__(self, plan: Plan, kind: str, offset: int = 0) -> None:
         self.plan, self.kind, self.offset = plan, kind, offset
         self.sent: list[samples.Delivery] = []
+        self.start = datetime.now(UTC).replace(microsecond=0)
 
     def __call__(self, index: int) -> tuple[str, bytes, dict[str, str]]:
         plan, number, now = self.plan, index % PRS + 1, datetime.now(UTC)
+        if self.kind == "flip":
+            # Round r's comments are dated start + r s. GitHub dates comments to the second, and two
+            # commands of one user in the same second tie toward held (design §4 invariant 9); a
+            # request built early by the load generator (up to 16/RATE s) could otherwise share its
+            # second with the previous round's and rightly not flip the verdict.
+            now = self.start + timedelta(seconds=index // PRS)
         if self.kind == "open":
             payload = samples.pull_request_event(plan.repo, number, at=now, installation_id=plan.installation)
             delivery = samples.delivery("pull_request", payload)
         else:
-            body = ("/hold bench round" if (index // PRS) % 2 == 0 else "/unhold") if self.kind == "flip" \
+            body = (f"/hold bench round {index // PRS}" if (index // PRS) % 2 == 0 else "/unhold") \
+                if self.kind == "flip" \
                 else "Looks good to me, thanks!"
             payload = samples.issue_comment_event(
                 plan.repo, number, body=body, commenter=HOLDER, at=now,
@@ -212,14 +227,14 @@ def run() -> list[Row]:
             with _service(url, emulator, plan, Path(tmp)) as port:
                 # Warm-up: every PR opened and published once (and the token minted), not measured.
                 _check_accepted(paced(port, Deliveries(plan, "open"), rate=RATE, count=PRS), "warm-up")
-                if not _wait(lambda: len({sha for _, sha, _ in _statuses(emulator, plan.repo)}) >= PRS, DRAIN_TIMEOUT):
+                if not _wait(lambda: _heads_posted(emulator, plan.repo) >= PRS, DRAIN_TIMEOUT):
                     raise RuntimeError("warm-up: not every PR got its first status; see the worker logs")
                 before = len(_statuses(emulator, plan.repo))
                 flips = Deliveries(plan, "flip")
                 with MemoryPeak(url) as memory:
                     results = paced(port, flips, rate=RATE, count=count)
                     _check_accepted(results, "measured phase")
-                    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)
+                    _wait(lambda: _queue_idle(url, plan), DRAIN_TIMEOUT)
                 time.sleep(0.5)  # a late duplicate post would land now
                 latencies = _match(results, _statuses(emulator, plan.repo), plan)
                 flip_writes = len(_statuses(emulator, plan.repo)) - before
@@ -247,25 +262,55 @@ def run() -> list[Row]:
     ]
 
 
-def _match(results: list[Sent], statuses: list[tuple[float, str, str]], plan: Plan) -> list[float]:
-    """Latency (ms) of each flip: from its send to the first status after it, on its PR's head, in the
-    state it asked for; inf when none came (the queue was drained, or the drain timed out, before)."""
-    by_sha: dict[str, list[tuple[float, str]]] = {}
-    for at, sha, state in statuses:
-        by_sha.setdefault(sha, []).append((at, state))
+ROUND = re.compile(r"bench round (\d+)")
+"""The round a held status answers, from its description (`Held by @alice: bench round 4`)."""
+
+
+def _match(results: list[Sent], statuses: list[tuple[float, str, str, str]], plan: Plan) -> list[float]:
+    """Latency (ms) of each flip: from its send to the first status on its PR's head that reflects it
+    *or a newer flip of that PR*; inf when none came (the queue was drained, or the drain timed out).
+
+    Round r of the measured phase flips every PR once: even rounds `/hold bench round r` (the held
+    status names its round), odd rounds `/unhold`. When flip r+1 arrives before r's status is written,
+    the engine rightly writes only the latest verdict (design §4 invariant 3: bursts coalesce, <= 1
+    write per change), and that write answers flip r too. A held status answers its own round and every
+    earlier one. A `success` status cannot name its round: it is credited, conservatively, to the first
+    unhold after the last held status posted before it (it reflects that round or a later one), so a
+    late write is never taken for an answer to a newer flip.
+    """
+    rounds: dict[int, dict[int, float]] = {}  # PR -> round -> sent
+    for r in results:
+        rounds.setdefault(r.index % PRS, {})[r.index // PRS] = r.sent
+    by_pr: dict[int, list[tuple[float, int]]] = {}  # PR -> (posted at, round it answers)
+    heads = {samples.head_sha(plan.repo, n + 1): n for n in range(PRS)}
+    last_held: dict[int, int] = {}
+    for at, sha, state, description in sorted(statuses):
+        pr = heads.get(sha)
+        if pr is None:
+            continue
+        held = ROUND.search(description)
+        if state == "failure" and held:
+            answered = last_held[pr] = int(held.group(1))
+        elif state == "success":
+            answered = last_held.get(pr, -1) + 1
+            answered += 1 - answered % 2  # unholds are the odd rounds
+        else:
+            continue
+        sent = rounds.get(pr, {}).get(answered)
+        if sent is not None and sent <= at:
+            by_pr.setdefault(pr, []).append((at, answered))
     latencies = []
     for r in results:
-        wanted = "failure" if (r.index // PRS) % 2 == 0 else "success"
-        times = [at for at, state in by_sha.get(samples.head_sha(plan.repo, r.index % PRS + 1), [])
-                 if state == wanted and at >= r.sent]
-        latencies.append((min(times) - r.sent) * 1000 if times else float("inf"))
+        pr, own = r.index % PRS, r.index // PRS
+        ends = [at for at, answered in by_pr.get(pr, []) if answered >= own and at >= r.sent]
+        latencies.append((min(ends) - r.sent) * 1000 if ends else float("inf"))
     return latencies
 
 
 def _noop_phase(port: int, plan: Plan, earlier: list[samples.Delivery], emulator: GitHubEmulator,
                 url: str) -> int:
     """Comments without a command, then exact re-sends of earlier deliveries: both must post nothing."""
-    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)  # nothing of the last phase still to post
+    _wait(lambda: _queue_idle(url, plan), DRAIN_TIMEOUT)  # nothing of the last phase still to post
     before = len(_statuses(emulator, plan.repo))
     chatter = Deliveries(plan, "noop", offset=PRS * 1000)
     _check_accepted(paced(port, chatter, rate=RATE, count=NOOP_DELIVERIES), "no-op")
@@ -276,20 +321,23 @@ def _noop_phase(port: int, plan: Plan, earlier: list[samples.Delivery], emulator
         return "/webhooks/github", delivery.body, delivery.headers(SECRET)
 
     _check_accepted(paced(port, replay, rate=RATE, count=len(replays)), "duplicates")
-    _wait(lambda: _queue_idle(url, plan.queue), DRAIN_TIMEOUT)
+    _wait(lambda: _queue_idle(url, plan), DRAIN_TIMEOUT)
     time.sleep(0.5)
     return len(_statuses(emulator, plan.repo)) - before
 
 
-def _queue_idle(url: str, queue: str) -> bool:
+def _queue_idle(url: str, plan: Plan) -> bool:
+    """Nothing left to do: no delivery in the intake, no job queued or running, no status owed on an
+    outbox (a write the pacer put off is done by a drain)."""
     from redis import Redis
     from rq import Queue
 
     from core import keys
 
     with Redis.from_url(url) as client:
-        q = Queue(queue, connection=client)
-        return client.llen(keys.intake(queue)) == 0 and q.count == 0 and q.started_job_registry.count == 0
+        q = Queue(plan.queue, connection=client)
+        return client.llen(keys.intake(plan.queue)) == 0 and q.count == 0 and q.started_job_registry.count == 0 \
+            and client.zcard(keys.outbox(f"inst-{plan.installation}")) == 0
 
 
 def _cleanup(url: str, plan: Plan) -> None:
@@ -297,10 +345,15 @@ def _cleanup(url: str, plan: Plan) -> None:
     from redis import Redis
     from rq import Queue
 
+    from core import keys
+
     with Redis.from_url(url) as client:
         Queue(plan.queue, connection=client).delete(delete_jobs=True)
-        patterns = [f"mh:{{{plan.repo.lower()}}}*", f"mh:inst:{plan.installation}:*", f"mh:intake:{plan.queue}*"]
+        bucket = f"inst-{plan.installation}"
+        patterns = [f"mh:{{{plan.repo.lower()}}}*", f"mh:inst:{plan.installation}:*", f"mh:intake:{plan.queue}*",
+                    f"{keys.outbox(bucket)}*", keys.pacer(bucket)]
         for pattern in patterns:
             for key in client.scan_iter(match=pattern, count=500):
                 client.delete(key)
         client.srem("mh:repos", plan.repo.lower())
+        client.srem(keys.OUTBOXES, bucket)

@@ -106,6 +106,7 @@ class Settings:
     queue_name: str = "merge-hold"
     max_body_bytes: int = 25 * 1024 * 1024
     write_rate_per_minute: float = 60.0
+    write_burst: int = 10
     secret_key: str | None = field(default=None, repr=False)
     app_slug: str | None = None
     chat_allowed_users: tuple[str, ...] = ()
@@ -150,7 +151,8 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_DRY_RUN": ("dry_run", _bool, "record statuses instead of posting them"),
     "MERGE_HOLD_QUEUE": ("queue_name", _str, "rq queue name"),
     "MERGE_HOLD_MAX_BODY_BYTES": ("max_body_bytes", _int, "webhook size cap (GitHub's own cap is 25 MB)"),
-    "MERGE_HOLD_WRITE_RATE": ("write_rate_per_minute", _float, "status writes a minute in fan-outs"),
+    "MERGE_HOLD_WRITE_RATE": ("write_rate_per_minute", _float, "status writes a minute, per installation"),
+    "MERGE_HOLD_WRITE_BURST": ("write_burst", _int, "status writes at once after a quiet spell (0 or 1: none)"),
     "MERGE_HOLD_SECRET_KEY": ("secret_key", _str, "signs dashboard sessions (random if unset)"),
     "MERGE_HOLD_APP_SLUG": ("app_slug", _str, "the App's slug: its `slug[bot]` events are ignored"),
     "MERGE_HOLD_CHAT_ALLOWED_USERS": ("chat_allowed_users", _csv, "chat user/channel ids allowed PR holds"),

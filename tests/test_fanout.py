@@ -103,7 +103,7 @@ def test_requests_coalesce_into_one_pass(github_emulator: GitHubEmulator, redis_
 
 def test_a_long_fanout_goes_on_in_slices_under_one_run(github_emulator: GitHubEmulator, redis_client: Redis,
                                                         redis_url: str) -> None:
-    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600.0)  # 0.1 s apart
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600.0, write_burst=1)  # 0.1 s apart
     seed_repo(github_emulator, redis_client, REPO, 12)
     hold(redis_client)
     request_repo_fanout(svc.rt, REPO, slice_seconds=0.0)  # one PR recorded per slice
@@ -182,7 +182,8 @@ def test_a_pause_holds_every_worker_back(redis_client: Redis) -> None:
 
 def test_a_fanout_is_paced_at_the_configured_rate(github_emulator: GitHubEmulator, redis_client: Redis,
                                                   redis_url: str) -> None:
-    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=300.0)  # one write per 0.2 s
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=300.0,
+                           write_burst=1)  # one write per 0.2 s
     seed_repo(github_emulator, redis_client, REPO, 6)
     hold(redis_client)
     request_fanout(svc.rt, REPO)
@@ -249,7 +250,8 @@ def _wait_for(predicate: Any, timeout: float, what: str) -> None:
 
 def _worker(svc: Service) -> subprocess.Popen[bytes]:
     # --fork: these tests kill the work-horse that runs the job, apart from the worker that supervises it.
-    env = {**service_env(svc.settings), "MERGE_HOLD_WRITE_RATE": str(svc.settings.write_rate_per_minute)}
+    env = {**service_env(svc.settings), "MERGE_HOLD_WRITE_RATE": str(svc.settings.write_rate_per_minute),
+           "MERGE_HOLD_WRITE_BURST": str(svc.settings.write_burst)}
     # Its log goes to a file: an unread pipe fills up and stalls the worker mid-job.
     log = tempfile.TemporaryFile()  # noqa: SIM115 — the child holds it; closed with the test process
     return subprocess.Popen([sys.executable, "-m", "merge_hold.cli", "worker", "--burst", "--no-scheduler", "--fork"],
@@ -276,7 +278,7 @@ def _kill_between_writes(github_emulator: GitHubEmulator, worker: subprocess.Pop
 
 def test_a_killed_work_horse_is_retried_and_resumes_without_reposting(
         github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> None:
-    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=300.0)  # 0.2 s apart
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=300.0, write_burst=1)  # 0.2 s apart
     seed_repo(github_emulator, redis_client, REPO, 14)
     hold(redis_client)
     request_fanout(svc.rt, REPO)
@@ -296,7 +298,7 @@ def test_a_killed_work_horse_is_retried_and_resumes_without_reposting(
 
 def test_a_dead_worker_is_resumed_by_rqs_abandoned_job_cleanup(
         github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> None:
-    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=300.0)
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=300.0, write_burst=1)
     seed_repo(github_emulator, redis_client, REPO, 12)
     hold(redis_client)
     request_fanout(svc.rt, REPO)
@@ -318,7 +320,7 @@ def test_a_dead_worker_is_resumed_by_rqs_abandoned_job_cleanup(
 
 def test_a_lift_during_the_fanout_leaves_every_pr_free(github_emulator: GitHubEmulator, redis_client: Redis,
                                                        redis_url: str) -> None:
-    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=2000.0)  # 30 ms apart
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=2000.0, write_burst=1)  # 30 ms apart
     seed_repo(github_emulator, redis_client, REPO, 60)
     hold(redis_client)
     request_fanout(svc.rt, REPO)

@@ -71,7 +71,7 @@ def test_a_full_environment(tmp_path: Path) -> None:
 def test_every_merge_hold_variable_is_known() -> None:
     for name in FIELDS:
         if name.startswith("MERGE_HOLD_"):
-            numeric = any(w in name for w in ("RATE", "BYTES", "SECONDS", "REPLICAS"))
+            numeric = any(w in name for w in ("RATE", "BURST", "BYTES", "SECONDS", "REPLICAS"))
             from_env({name: "1" if numeric else "true"} if "URL" not in name else {name: "https://x"})
 
 

@@ -55,20 +55,22 @@ def main(argv: list[str]) -> int:
     from merge_hold.logs import configure
 
     configure(settings.log_level)  # basicConfig, and no URL-bearing urllib3 lines at DEBUG
-    from rq import SimpleWorker, Worker
+    from rq import Worker
 
     # Import the job modules before forking work-horses, so each job starts warm.
     import workers.events
     import workers.publish  # noqa: F401
     from workers.redeliver import schedule
+    from workers.rqworker import QuietSimpleWorker
     from workers.watchdog import Watchdog, beat
 
     log = logging.getLogger(__name__)
-    # SimpleWorker runs jobs in this process, so the GitHub connection pool, the installation tokens and
-    # the parsed App key live across jobs: a forked work-horse per job started each recompute cold
-    # (measured: p50 seconds instead of ~15 ms from delivery to status at 50 deliveries/s). Job
-    # timeouts still apply (SIGALRM); a dead worker's jobs are rescued by the others' watchdogs.
-    worker_class = Worker if args.fork else SimpleWorker
+    # Jobs run in this process (rq's SimpleWorker, with fewer heartbeat round trips: workers/rqworker.py),
+    # so the GitHub connection pool, the installation tokens and the parsed App key live across jobs: a
+    # forked work-horse per job started each recompute cold (measured: p50 seconds from delivery to
+    # status at 50 deliveries/s). Job timeouts still apply (SIGALRM); a dead worker's jobs are rescued
+    # by the others' watchdogs.
+    worker_class = Worker if args.fork else QuietSimpleWorker
     base = args.name or f"{socket.gethostname()}.{os.getpid()}"
     # The intake pump turns acknowledged webhook deliveries into jobs (workers/intake.py); one per
     # process, under the worker's first name, riding out Redis restarts on its own thread.
@@ -104,7 +106,9 @@ def main(argv: list[str]) -> int:
                 worker = worker_class([rt.queue], connection=rt.redis, name=name, worker_ttl=WORKER_TTL,
                                       maintenance_interval=MAINTENANCE_SECONDS)
                 log.info("worker %s on queue %s (%s)", name, rt.queue.name, mode)
-                worker.work(burst=args.burst, with_scheduler=False)
+                # rq logs four INFO lines per job by itself; MERGE_HOLD_LOG_LEVEL governs them too. Its own
+                # scheduler is off: workers.scheduler runs ours (a short lock, taken over in seconds).
+                worker.work(burst=args.burst, with_scheduler=False, logging_level=settings.log_level.upper())
                 # Asked to stop (SIGTERM/SIGINT): rq sets one or the other, busy or idle.
                 if worker._stop_requested or worker._shutdown_requested_date is not None:
                     return 0

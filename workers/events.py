@@ -21,7 +21,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import feedback, groups, holdfor, moves, own_status, store, treecloser
+from workers import expedite, feedback, groups, holdfor, moves, own_status, store, treecloser
 from workers.funnel import RecomputeRequest
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
@@ -58,7 +58,10 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
         return "ignored"
     if delivery_id and rt.redis.exists(keys.delivery_seen(delivery_id)):
         return "duplicate"
-    outcome = handler(rt, payload)
+    with expedite.collecting() as collected:
+        outcome = handler(rt, payload)
+    # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop).
+    expedite.run(rt, collected)
     if delivery_id:
         rt.redis.set(keys.delivery_seen(delivery_id), "1", ex=DELIVERY_SEEN_TTL)
     return outcome
@@ -123,6 +126,7 @@ def _apply(rt: Runtime, repo: str, number: int, change: Callable[[PullState], Pu
         verdict = store.load_verdict(rt.redis, repo, number)
         if verdict is None or int(verdict.get("state_version") or 0) < store.state_version(rt.redis, repo, number):
             request_recompute(rt, repo, number)
+            expedite.touch(rt.queue, repo, number)  # and at once, even if that request was coalesced
     return changed
 
 
@@ -154,7 +158,10 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
     outcomes += holdfor.on_comment(rt, repo, number, comment, permission=permission, config=config,
                                    is_author=actor == (issue.get("user") or {}).get("login"))
     _record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
-    feedback.answer_comment(rt, repo, number, comment, outcomes, before[0] if before else None, config)
+    # The reaction may wait until the status is written (it is best effort, the status is the gate).
+    answered = list(outcomes)
+    expedite.after(lambda: feedback.answer_comment(rt, repo, number, comment, answered,
+                                                   before[0] if before else None, config))
     if not outcomes:
         return "no-command"
     return "applied" if changed else "unchanged"

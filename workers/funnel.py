@@ -33,7 +33,7 @@ from rq import Queue, Retry
 
 from core import keys
 from core.status import CONTEXT
-from workers import store
+from workers import expedite, store
 from workers.pacing import Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime, current
 
@@ -100,7 +100,13 @@ class RecomputeRequest:
             RECOMPUTE_JOB, args=(self.repo, self.number), retry=RETRY, timeout=JOB_TIMEOUT,
             # Finished recomputes keep nothing (design §7 footprint); failed ones a day, for inspection.
             result_ttl=0, failure_ttl=FAILURE_TTL, description=f"recompute {self.repo}#{self.number}")
-        self.queue.enqueue_job(job, pipeline=pipe)
+        backstop = expedite.backstop_at(self.repo, self.number)
+        if backstop is None:
+            self.queue.enqueue_job(job, pipeline=pipe)
+        else:
+            # The delivery job asking runs it at once (workers/expedite.py); this job is its backstop.
+            self.queue.schedule_job(job, backstop, pipeline=pipe)
+            expedite.note(self.queue, self.repo, self.number, job.id)
         return True
 
 
@@ -128,7 +134,11 @@ def request_recompute(rt: Runtime, repo: str, number: int) -> bool:
 def bucket_of(redis: Redis, repo: str) -> str:
     """The pacer bucket (and outbox) of a repo: its GitHub installation's."""
     meta = store.load_repo(redis, repo)
-    return f"inst-{meta.installation_id}" if meta is not None else "global"
+    return bucket_for(meta) if meta is not None else "global"
+
+
+def bucket_for(meta: store.RepoMeta) -> str:
+    return f"inst-{meta.installation_id}"
 
 
 def wanted_status(record: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
@@ -221,6 +231,28 @@ def write_locked(rt: Runtime, repo: str, number: int, lock: Lock | None, *, buck
     return "posted"
 
 
+def write_now(rt: Runtime, repo: str, number: int, lock: Lock, *, bucket: str | None = None) -> str | None:
+    """Under the PR's lock, right after its verdict was recorded: write it at once when the pacer has a
+    slot free *now* (an isolated change, or a burst within the pacer's allowance); None, with nothing
+    taken, when it has none — the PR then waits on the outbox for the drain, most-mergeable first.
+    Writing at once skips the outbox's lease, so the workers write in parallel while slots are free;
+    once the pacer binds, every write goes through the one drain again."""
+    bucket = bucket or bucket_of(rt.redis, repo)
+    pacer = Pacer.of(rt.redis, rt.settings, bucket)
+    if pacer.reserve(0) is None:
+        return None
+    try:
+        return write_locked(rt, repo, number, lock, bucket=bucket)
+    except Fenced:
+        return None  # still on the outbox: the drain writes the latest verdict
+    except Exception as exc:
+        wait = rate_limit_wait(exc)
+        if wait is None:
+            raise  # GitHub's trouble: the caller's job fails and retries; the PR stays on the outbox
+        log.warning("rate limited writing %s#%s: writes paused %.0fs", repo, number, pacer.pause(wait))
+        return None
+
+
 def _needs_write(redis: Redis, repo: str, number: int) -> bool:
     wanted = wanted_status(store.load_verdict(redis, repo, number))
     return wanted is not None and redis.get(keys.posted(repo, number)) != posted_form(*wanted)
@@ -236,7 +268,7 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
     per outbox at a time (a lease); a slice used up hands on to a fresh `drain_job`, and a pause (rate
     limit) keeps the lease for a drain scheduled at the next free slot, under the same token."""
     redis = rt.redis
-    pacer = Pacer(redis, rt.settings.write_rate_per_minute, bucket)
+    pacer = Pacer.of(redis, rt.settings, bucket)
     token = token or uuid.uuid4().hex
     end = None if slice_seconds is None else time.monotonic() + slice_seconds
     counts = {"posted": 0, "checked": 0}

@@ -1,15 +1,18 @@
 """A write pacer shared by every worker: GitHub's secondary limit counts content-creating requests per
-installation (about 80 a minute), whichever worker process sends them.
+installation (no more than 80 a minute and 500 an hour), whichever worker process sends them.
 
-The pacer is a token bucket of depth one kept in Redis (GCRA: one "theoretical arrival time"), so each
-write gets its own slot at least ``60 / rate`` seconds after the previous one, across all workers and
-machines. Slots are handed out by a Lua script that reads the clock with Redis ``TIME``: workers on
-hosts with skewed clocks still agree. A worker *reserves* a slot and sleeps until it; reserved slots of
-a worker that dies are simply lost (the pace errs on the slow side, never the fast one).
+The pacer is a token bucket kept in Redis (GCRA: one "theoretical arrival time"): ``rate_per_minute``
+writes a minute sustained, with up to ``burst`` writes at once after a quiet spell, across all workers
+and machines. So an isolated change — or a handful at once — is written at once, while a sustained
+stream (a fan-out, a storm of events) is paced at the rate; in any minute at most ``burst + rate``
+writes go out (defaults 10 + 60 < 80). Slots are handed out by a Lua script that reads the clock with
+Redis ``TIME``: workers on hosts with skewed clocks still agree. A worker *reserves* a slot and sleeps
+until it; reserved slots of a worker that dies are simply lost (the pace errs on the slow side).
 
 When GitHub answers a write with a rate limit anyway (403/429; PyGithub's retry has already waited
 ``retry-after`` a few times by then), `PacedGateway` pauses the pacer for the whole installation, so
-the other workers stop writing too instead of each running into the limit on its own.
+the other workers stop writing too instead of each running into the limit on its own. The bucket
+starts empty at the end of a pause: no burst right after GitHub said stop.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from requests.exceptions import RetryError
 
 from core import keys
 from core.permissions import Permission
+from merge_hold.settings import Settings
 from workers.github import GitHubGateway
 
 DEFAULT_PAUSE = 60.0
@@ -37,18 +41,22 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
 local max_wait = tonumber(ARGV[2])
-local tat = tonumber(redis.call('HGET', KEYS[1], 'tat') or '0')
+local tau = tonumber(ARGV[3])
 local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
-local slot = math.max(tat, now, paused)
+local tat = math.max(tonumber(redis.call('HGET', KEYS[1], 'tat') or '0'), now, paused + tau)
+local slot = math.max(now, tat - tau)
 local wait = slot - now
 if max_wait >= 0 and wait > max_wait then
   return {0, wait}
 end
-redis.call('HSET', KEYS[1], 'tat', slot + interval)
+redis.call('HSET', KEYS[1], 'tat', tat + interval)
 redis.call('HINCRBY', KEYS[1], 'granted', 1)
-redis.call('PEXPIRE', KEYS[1], slot + interval - now + 3600000)
+redis.call('PEXPIRE', KEYS[1], tat + interval - now + 3600000)
 return {1, wait}
 """
+"""GCRA: ``tat`` runs ahead of the clock by one interval per write; a write may go once ``tat`` is at
+most ``tau`` (ARGV[3] = (burst - 1) x interval) ahead. After a pause ``tat`` starts at its end plus
+``tau``: an empty bucket."""
 
 _PAUSE = """
 local t = redis.call('TIME')
@@ -91,12 +99,15 @@ class Pacer:
     """At most ``rate_per_minute`` writes a minute for one bucket (a GitHub installation), shared
     through Redis by every process that builds a `Pacer` with the same bucket."""
 
-    def __init__(self, redis: Redis, rate_per_minute: float, bucket: str = "global", *,
+    def __init__(self, redis: Redis, rate_per_minute: float, bucket: str = "global", *, burst: int = 1,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         if rate_per_minute <= 0:
             raise ValueError("rate_per_minute must be positive")
+        if burst < 1:
+            raise ValueError("burst must be at least 1")
         self.redis = redis
         self.rate_per_minute = rate_per_minute
+        self.burst = burst
         self.key = keys.pacer(bucket)
         self.sleep = sleep
         self._reserve = redis.register_script(_RESERVE)
@@ -104,6 +115,11 @@ class Pacer:
         self._paused_for = redis.register_script(_PAUSED_FOR)
         self.waited = 0.0
         """Seconds this instance spent sleeping for slots (for reports and the benchmark)."""
+
+    @classmethod
+    def of(cls, redis: Redis, settings: Settings, bucket: str) -> Pacer:
+        """The pacer of ``bucket`` at the configured rate and burst (MERGE_HOLD_WRITE_RATE, _BURST)."""
+        return cls(redis, settings.write_rate_per_minute, bucket, burst=max(settings.write_burst, 1))
 
     @property
     def interval(self) -> float:
@@ -114,7 +130,8 @@ class Pacer:
         """Take the next slot; the seconds until it (0: now). ``None``, and nothing taken, when the
         slot lies further than ``max_wait`` seconds away."""
         limit = -1 if max_wait is None else max(int(max_wait * 1000), 0)
-        granted, wait_ms = self._reserve([self.key], [max(int(self.interval * 1000), 1), limit])
+        interval_ms = max(int(self.interval * 1000), 1)
+        granted, wait_ms = self._reserve([self.key], [interval_ms, limit, (self.burst - 1) * interval_ms])
         return int(wait_ms) / 1000 if int(granted) else None
 
     def acquire(self, max_wait: float | None = None) -> float:
@@ -135,10 +152,12 @@ class Pacer:
 
     def next_slot_in(self) -> float:
         """Seconds until a slot would be free (without taking it)."""
-        raw = self.redis.hmget(self.key, ["tat", "paused_until"])
+        tat, paused = self.redis.hmget(self.key, ["tat", "paused_until"])
         now_s, now_us = self.redis.time()
         now_ms = int(now_s) * 1000 + int(now_us) // 1000
-        return max([0, *(int(float(v)) - now_ms for v in raw if v is not None)]) / 1000
+        tau_ms = (self.burst - 1) * max(int(self.interval * 1000), 1)
+        due = [int(float(tat)) - tau_ms if tat is not None else 0, int(float(paused)) if paused is not None else 0]
+        return max(0, *(d - now_ms for d in due)) / 1000
 
     def pause(self, seconds: float) -> float:
         """No slot is handed out for ``seconds`` from now (or longer, if already paused longer)."""

@@ -16,11 +16,12 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
+from redis.exceptions import LockError
 from redis.lock import Lock
 
 from core import keys, records
 from core.freeze import next_transition
-from core.holds import to_iso
+from core.holds import Exemption, to_iso
 from core.prstate import PullState
 from core.repo_config import ConfigError, RepoConfig
 from core.status import build_status
@@ -34,12 +35,14 @@ from workers.funnel import (
     RETRY,
     Fenced,
     add_to_outbox,
+    bucket_for,
     bucket_of,
     drain,
     posted_form,
     pr_lock,
     request_recompute,
     write_locked,
+    write_now,
 )
 from workers.runtime import Runtime, current
 from workers.sync import sync_pull
@@ -53,10 +56,26 @@ RECORD_ONLY = ("computed_at", "version", "state_version")
 
 def recompute_job(repo: str, number: int) -> str:
     """The rq job: record the verdict under the PR's lock, then write what the outbox holds."""
-    rt = current()
-    with pr_lock(rt.redis, repo, number):
+    outcome = recompute(current(), repo, number)
+    if outcome is None:
+        raise LockError(f"{repo}#{number}: the PR's lock stayed taken for {LOCK_TIMEOUT}s")
+    return outcome
+
+
+def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TIMEOUT) -> str | None:
+    """`recompute_job`'s work (also run in-process by `workers.expedite`); None, with nothing done, when
+    the PR's lock is not free within ``lock_wait`` seconds."""
+    lock = pr_lock(rt.redis, repo, number)
+    if not lock.acquire(blocking_timeout=lock_wait):
+        return None
+    try:
         rt.redis.delete(keys.recompute_queued(repo, number))
         outcome = record(rt, repo, number, datetime.now(UTC))
+        if outcome == "pending":
+            # A free write slot now: post at once, without waiting for the outbox's one drain.
+            outcome = write_now(rt, repo, number, lock) or outcome
+    finally:
+        lock.release()
     if outcome == "pending":
         counts = drain(rt, bucket_of(rt.redis, repo))
         return f"{outcome}; drain {counts}"
@@ -97,21 +116,24 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     if not state.facts.open:
         _forget(rt, repo, number, state)
         return "closed"
+    exemption = store.exemption(rt.redis, repo, number)
     verdict = compute_verdict(
         state, config=config, config_error=config_error, now=now,
-        scoped_holds=store.scoped_holds(rt.redis, repo), exemption=store.exemption(rt.redis, repo, number),
+        scoped_holds=store.scoped_holds(rt.redis, repo), exemption=exemption,
     )
     held_state = config.held_state if config else "failure"
     status = build_status(verdict, held_state=held_state, target_url=target_url(rt, repo, number))
     _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None)
     groups.follow(rt, repo, number)  # merge groups checking this PR carry its verdict too
     if config is not None:
-        _schedule_wakeup(rt, repo, number, verdict, config, now)
+        _schedule_wakeup(rt, repo, number, verdict, config, now, exemption)
     if not verdict.head_sha:
         return "no-head"
     if rt.redis.get(keys.posted(repo, number)) == posted_form(verdict.head_sha, status):
         return "unchanged"
-    add_to_outbox(rt.redis, bucket_of(rt.redis, repo), repo, number, mergeability(state))
+    # The repo's meta read above names its installation: no second read for the bucket.
+    bucket = bucket_for(meta) if meta is not None else bucket_of(rt.redis, repo)
+    add_to_outbox(rt.redis, bucket, repo, number, mergeability(state))
     return "pending"
 
 
@@ -196,11 +218,10 @@ def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
 
 
 def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, config: RepoConfig,
-                     now: datetime) -> None:
+                     now: datetime, exemption: Exemption | None) -> None:
     """Timed holds, exemptions and freeze windows end on time: a recompute is scheduled for the
     next moment the verdict could change by the clock alone (rq's scheduler runs it)."""
     moments = [h.expires_at for h in verdict.holds if h.expires_at is not None and h.expires_at > now]
-    exemption = store.exemption(rt.redis, repo, number)
     if exemption is not None and exemption.expires_at is not None and exemption.expires_at > now:
         moments.append(exemption.expires_at)
     turn = next_transition(config, now)
