@@ -108,7 +108,7 @@ def test_the_verdict_is_read_from_the_primary_the_sentinel_names(topology: dict[
     held_pr(topology["primary"].port)
     port = topology["sentinel"].port
     reply = lookup(f"redis+sentinel://127.0.0.1:{port}/{SERVICE}")
-    assert isinstance(reply[0], list) and reply[0][1] == b"1" and b'"h":true' in reply[0][0]  # the packed record (core.records)
+    assert isinstance(reply[0], list) and reply[0][1] == b"1" and b'"h":true' in reply[0][0]
 
 
 def test_a_dead_sentinel_is_skipped_and_an_unknown_service_is_an_error(topology: dict[str, Any]) -> None:

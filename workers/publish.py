@@ -9,7 +9,6 @@ for while one is queued adds nothing, and one asked for while one runs leads to 
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from datetime import UTC, datetime
