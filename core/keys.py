@@ -111,6 +111,12 @@ def history(repo: str) -> str:
     return f"{_repo(repo)}:history"
 
 
+def repo_dropped(repo: str) -> str:
+    """Set when the App leaves the repo (for GitHub's 3-day redelivery window): late deliveries and
+    in-flight recomputes of it write and post nothing. Deleted when the App is added to it again."""
+    return f"{_repo(repo)}:dropped"
+
+
 def installation_repos(installation_id: int) -> str:
     """Set of repos an installation covers."""
     return f"{PREFIX}:inst:{installation_id}:repos"
