@@ -83,7 +83,13 @@ def recompute_queued(repo: str, number: int) -> str:
 
 
 def recompute_lock(repo: str, number: int) -> str:
+    """The PR's lock; its value names the worker holding it (`workers.locks`)."""
     return f"{_repo(repo)}:pr:{number}:lock"
+
+
+def recompute_lock_pattern() -> str:
+    """SCAN pattern for every PR lock (the watchdog breaks a dead worker's)."""
+    return f"{PREFIX}:{{*}}:pr:*:lock"
 
 
 def head_index(repo: str, branch: str) -> str:

@@ -37,7 +37,8 @@ from tests.test_model_convergence import History, Rig
 STATUSES = r"^/repos/[^/]+/[^/]+/statuses/"
 WRITERS = ("wanda", "walt")
 """The two users whose comment holds and reviews cross on every PR (both have write access)."""
-FAULTS = ((502, {}), (500, {}), (403, {"retry-after": "1"}), (429, {"retry-after": "1"}))
+FAULTS: tuple[tuple[int, dict[str, str]], ...] = (
+    (502, {}), (500, {}), (403, {"retry-after": "1"}), (429, {"retry-after": "1"}))
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,8 @@ def test_a_dropped_repo_keeps_no_keys_and_posts_nothing(github_emulator: GitHubE
     assert svc.deliver(event, payload).status_code == 202
     svc.drain()
     assert repo_keys(svc.redis) == {keys.history(REPO), keys.repo_dropped(REPO)}
-    assert 0 < svc.redis.ttl(keys.history(REPO)) and 0 < svc.redis.ttl(keys.repo_dropped(REPO))
-    assert REPO not in {m.decode() for m in svc.redis.smembers(keys.MANAGED_REPOS)}
+    assert svc.redis.ttl(keys.history(REPO)) > 0 and svc.redis.ttl(keys.repo_dropped(REPO)) > 0
+    assert not svc.redis.sismember(keys.MANAGED_REPOS, REPO)
     if action == "deleted":
         assert not svc.redis.exists(keys.installation_repos(3), keys.installation_token(3), keys.outbox("inst-3"))
     posts = len(github_emulator.status_posts())

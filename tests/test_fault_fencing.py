@@ -106,3 +106,27 @@ def test_a_stale_post_that_lands_last_is_written_over(svc: Service, github_emula
     assert (latest["state"], latest["description"]) == (verdict["state"], verdict["description"])
     assert verdict["description"] == "Held by @fay: fenced (+1 more)"
     assert _outbox(svc) == []
+
+
+def test_the_watchdog_breaks_only_dead_workers_locks(redis_client: Redis) -> None:
+    """A PR lock's token names its worker; a dead worker's locks go at once, a live one's and the CLI's
+    stay — and the broken holder's `owned()` turns False, so fencing stops it should it be alive."""
+    from rq import Queue
+
+    from workers.locks import WorkerLock, break_locks_of
+    from workers.watchdog import beat, rescue_orphans
+
+    def lock(number: int, token: str) -> WorkerLock:
+        held = WorkerLock(redis_client, keys.recompute_lock(REPO, number), timeout=60)
+        assert held.acquire(blocking=False, token=token)
+        return held
+
+    dead, live, cli = lock(1, "w0-dead/abc"), lock(2, "w1-live/def"), lock(3, "-/ghi")
+    similar = lock(4, "w0-dead2/jkl")  # a name that merely starts like the dead one's
+    beat(redis_client, "w0-dead")
+    beat(redis_client, "w1-live")
+    redis_client.delete(keys.worker_alive("w0-dead"))  # its heartbeats stopped
+    assert break_locks_of(redis_client, []) == 0
+    rescue_orphans(Queue("fencing-locks", connection=redis_client))
+    assert not dead.owned() and live.owned() and cli.owned() and similar.owned()
+    assert not redis_client.sismember(keys.WATCHED_WORKERS, "w0-dead")

@@ -40,9 +40,10 @@ from core.scopes import scope_repo
 from core.status import build_status
 from core.verdict import compute_verdict
 from workers import store
+from workers.funnel import pr_lock
 from workers.github import DryRunGateway, NotFound
 from workers.pacing import MAX_WAIT_IN_LOCK, PacedGateway, Pacer, RateLimited, SlotTooFar
-from workers.publish import LOCK_TIMEOUT, mergeability, publish, repo_config, target_url
+from workers.publish import mergeability, publish, repo_config, target_url
 from workers.pulls import facts_from_pull
 from workers.runtime import Runtime, current
 
@@ -304,8 +305,7 @@ class FanOut:
         if needs_write(self.rt, self.repo, number, datetime.now(UTC)):
             self.pacer.acquire()
             self.gateway.prepaid = 1
-        lock = redis.lock(keys.recompute_lock(self.repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
-                          blocking_timeout=LOCK_TIMEOUT)
+        lock = pr_lock(redis, self.repo, number)
         try:
             with lock:
                 return publish(self.rt, self.repo, number, datetime.now(UTC), lock)

@@ -118,7 +118,8 @@ def main(argv: list[str]) -> int:
         print(f"merge-hold reconcile: {exc}", file=sys.stderr)
         return 78
     managed = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
-    unknown = [repo for repo in args.repo or [] if repo.lower() not in managed or store.load_repo(rt.redis, repo) is None]
+    unknown = [repo for repo in args.repo or []
+               if repo.lower() not in managed or store.load_repo(rt.redis, repo) is None]
     if unknown:
         # Reconciling a repo no installation covers would post nothing and look like success.
         print(f"merge-hold reconcile: not managed (no installation of the App covers it, or it was never "

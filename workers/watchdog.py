@@ -7,7 +7,8 @@ and the scheduled reconcile.
 - **Rescue.** One worker at a time (``keys.WATCHDOG_LOCK``) looks at the started-job registry: a job
   whose worker (a `merge-hold worker`, ``keys.WATCHED_WORKERS``) is no longer alive is put back on the
   queue in one transaction (at most `MAX_RESCUES` times: a job that kills its worker every time ends
-  in the failed registry). A plain rq worker's jobs are left to rq's own abandoned-job handling.
+  in the failed registry). A plain rq worker's jobs are left to rq's own abandoned-job handling. The
+  PR locks a dead worker held are broken (`workers.locks`), so its rescued job runs at once.
 - **Outboxes.** Writes waiting with nobody draining them (the drain's worker died) get a drain job.
 - **Reconcile.** Every ``MERGE_HOLD_RECONCILE_SECONDS`` (0: off) one worker enqueues `reconcile_job`:
   the first to set the period's ``keys.reconcile_slot`` wins.
@@ -29,6 +30,7 @@ from rq.queue import Queue
 
 from core import keys
 from workers.funnel import LEASE_SECONDS, enqueue_drain, stranded_outboxes
+from workers.locks import break_locks_of
 from workers.reconcile import enqueue_reconcile
 from workers.runtime import Runtime
 
@@ -68,9 +70,16 @@ def rescue_orphans(queue: Queue) -> list[str]:
             continue
         if _requeue(queue, job, f"{job_id}:{execution_id}"):
             rescued.append(job_id)
+    dead = []
     for raw in redis.smembers(keys.WATCHED_WORKERS):
         name = raw.decode() if isinstance(raw, bytes) else str(raw)
-        if name not in busy and not redis.exists(keys.worker_alive(name)):
+        if not redis.exists(keys.worker_alive(name)):
+            dead.append(name)
+    # Its rescued jobs (and every other recompute of its PRs) need not wait out its locks' timeout.
+    if dead and (broken := break_locks_of(redis, dead)):
+        log.warning("broke %d PR lock(s) of dead workers: %s", broken, ", ".join(sorted(dead)))
+    for name in dead:
+        if name not in busy:
             redis.srem(keys.WATCHED_WORKERS, name)  # gone, and nothing of its left to rescue
     if rescued:
         log.warning("rescued %d job(s) of dead workers: %s", len(rescued), ", ".join(rescued))
