@@ -26,6 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from redis import Redis
+
 from merge_hold.redis_server import free_port
 from merge_hold.settings import Settings
 from tests import reference_model as model
@@ -209,6 +211,7 @@ class StormReport:
     storm_seconds: float = 0.0
     settle_seconds: float = 0.0
     fault_tail_seconds: float = 0.0
+    failed_jobs: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
 
 
@@ -230,13 +233,15 @@ def github_burst(emu: GitHubEmulator, rng: random.Random, *, writes: int = 20, r
 
 def storm(scenario: Scenario, receiver: Receiver, emu: GitHubEmulator, fleet: Fleet, redis: DurableRedis,
           rng: random.Random, *, redis_kills: int = 3, runs: bool = True) -> float:
-    """Stream every delivery while workers die every few hundred ms, Redis dies ``redis_kills`` times and
-    GitHub fails a burst of writes; returns the seconds it took. Ends after the last fault."""
+    """Stream every delivery while the workers die by turns a few hundred milliseconds after each got
+    going, Redis dies ``redis_kills`` times and GitHub fails a burst of writes; returns the seconds it
+    took. Ends with the last fault it causes (the GitHub burst may outlast it: writes use it up)."""
     start = time.monotonic()
     total = len(scenario.pending)
     kill_at = [total * (i + 1) // (redis_kills + 1) for i in range(redis_kills)]
-    burst_at = rng.randrange(max(1, total // 2))
-    sent = 0
+    burst_at: int | None = rng.randrange(max(1, total // 2))
+    client = Redis(port=redis.port, socket_timeout=1)
+    sent, turn = 0, 0
     while scenario.pending or kill_at:
         if kill_at and (sent >= kill_at[0] or not scenario.pending):
             kill_at.pop(0)
@@ -247,11 +252,14 @@ def storm(scenario: Scenario, receiver: Receiver, emu: GitHubEmulator, fleet: Fl
             redis.start()
         if burst_at is not None and sent >= burst_at:
             github_burst(emu, rng, runs=runs)
-            burst_at = None  # type: ignore[assignment]
-        fleet.restart(rng.randrange(len(fleet.procs)))
+            burst_at = None
+        index, turn = turn % len(fleet.procs), turn + 1
+        deadline = time.monotonic() + 8
+        while not fleet.up(index, client) and time.monotonic() < deadline:
+            sent += scenario.deliver(receiver, budget=1)  # type: ignore[arg-type]
+            time.sleep(0.1)
+        time.sleep(rng.uniform(0.1, 0.5))  # it runs jobs for a few hundred milliseconds...
         sent += scenario.deliver(receiver, budget=rng.randint(1, 4))  # type: ignore[arg-type]
-        time.sleep(rng.uniform(0.15, 0.45))
-    for _ in range(4):
-        fleet.restart(rng.randrange(len(fleet.procs)))
-        time.sleep(rng.uniform(0.15, 0.45))
+        fleet.restart(index)  # ...and dies, in whatever it was doing
+    client.close()
     return time.monotonic() - start

@@ -82,10 +82,13 @@ def run_storm(emu: GitHubEmulator, tmp: Path, seed: int, *, repos: int, steps: i
         elif not report.wrong:
             time.sleep(RECONCILE_SECONDS + 2)
             report.wrong = [f"after settling: {w}" for w in scenario.wrong(svc, emu)]
+        report.failed_jobs = failed_jobs(svc)
+        # An acknowledged delivery whose job failed for good is lost, whatever the statuses say.
+        report.wrong += [f"failed job: {j}" for j in report.failed_jobs if "handle_delivery" in j]
         print(f"storm seed={seed} deliveries={report.deliveries} worker_kills={report.worker_kills} "
               f"redis_kills={report.redis_kills} storm={report.storm_seconds:.1f}s "
               f"faults_used_up={report.fault_tail_seconds:.1f}s_later settled={report.settle_seconds:.1f}s "
-              f"wrong={len(report.wrong)} {report.wrong[:4]}")
+              f"failed_jobs={len(report.failed_jobs)} wrong={len(report.wrong)} {report.wrong[:4]}")
         if report.wrong:
             (tmp / "wrong.txt").write_text("\n".join(report.wrong) + "\n" + fleet.logs())
         return report
@@ -93,6 +96,15 @@ def run_storm(emu: GitHubEmulator, tmp: Path, seed: int, *, repos: int, steps: i
         fleet.stop()
         receiver.stop()
         durable.stop()
+
+
+def failed_jobs(svc: Service) -> list[str]:
+    queue = svc.rt.queue
+    found = []
+    for job_id in queue.failed_job_registry.get_job_ids():
+        job = queue.fetch_job(job_id)
+        found.append(f"{job_id} {job.func_name if job else '?'}: {(job.exc_info or '').strip()[-160:] if job else ''}")
+    return found
 
 
 def test_a_short_storm_ends_with_every_pr_as_the_model_says(github_emulator: GitHubEmulator, tmp_path: Path) -> None:
