@@ -211,6 +211,7 @@ class StormReport:
     storm_seconds: float = 0.0
     settle_seconds: float = 0.0
     fault_tail_seconds: float = 0.0
+    faults_left: int = 0
     failed_jobs: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
 
@@ -256,10 +257,9 @@ def storm(scenario: Scenario, receiver: Receiver, emu: GitHubEmulator, fleet: Fl
         index, turn = turn % len(fleet.procs), turn + 1
         deadline = time.monotonic() + 8
         while not fleet.up(index, client) and time.monotonic() < deadline:
-            sent += scenario.deliver(receiver, budget=1)  # type: ignore[arg-type]
             time.sleep(0.1)
         time.sleep(rng.uniform(0.1, 0.5))  # it runs jobs for a few hundred milliseconds...
-        sent += scenario.deliver(receiver, budget=rng.randint(1, 4))  # type: ignore[arg-type]
+        sent += scenario.deliver(receiver, budget=rng.randint(1, 3))  # type: ignore[arg-type]
         fleet.restart(index)  # ...and dies, in whatever it was doing
     client.close()
     return time.monotonic() - start
