@@ -116,5 +116,5 @@ def test_a_short_storm_ends_with_every_pr_as_the_model_says(github_emulator: Git
 @pytest.mark.skipif(not _seeds(), reason="on demand: MERGE_HOLD_STORM_RUNS=N or MERGE_HOLD_STORM_SEEDS=a,b")
 @pytest.mark.parametrize("seed", _seeds() or [0])
 def test_seeded_storm(github_emulator: GitHubEmulator, tmp_path: Path, seed: int) -> None:
-    report = run_storm(github_emulator, tmp_path, seed, repos=4, steps=12, runs=True)
+    report = run_storm(github_emulator, tmp_path, seed, repos=3, steps=10, runs=True)
     assert not report.wrong, f"{report.wrong}\n(logs in {tmp_path})"
