@@ -130,3 +130,35 @@ def test_the_watchdog_breaks_only_dead_workers_locks(redis_client: Redis) -> Non
     rescue_orphans(Queue("fencing-locks", connection=redis_client))
     assert not dead.owned() and live.owned() and cli.owned() and similar.owned()
     assert not redis_client.sismember(keys.WATCHED_WORKERS, "w0-dead")
+
+
+def test_a_job_whose_worker_keeps_dying_is_put_back_later_not_dropped(redis_client: Redis) -> None:
+    """A crash loop kills workers whatever they run: past `MAX_RESCUES` a rescued job is scheduled later
+    and later (an acknowledged delivery is not dropped); only past every delayed rescue does it fail."""
+    from rq import Queue
+    from rq.executions import Execution
+    from rq.job import JobStatus
+
+    from workers.watchdog import DELAYED_RESCUES, MAX_RESCUES, beat, rescue_delay, rescue_orphans
+
+    queue = Queue("fencing-rescues", connection=redis_client)
+    job = queue.enqueue("workers.events.handle_delivery", "ping", "d-1", "{}")
+    outcomes = []
+    for _ in range(MAX_RESCUES + DELAYED_RESCUES + 1):
+        job.refresh()  # type: ignore[no-untyped-call]
+        queue.remove(job)
+        queue.scheduled_job_registry.remove(job)
+        job.worker_name = "w9-dead"
+        job.set_status(JobStatus.STARTED)
+        job.save()
+        with redis_client.pipeline() as pipe:
+            queue.started_job_registry.add_execution(Execution.create(job, 60, pipe, "w9-dead"), pipe, ttl=60)
+            pipe.execute()
+        beat(redis_client, "w9-dead")
+        redis_client.delete(keys.worker_alive("w9-dead"))
+        assert rescue_orphans(queue) in ([job.id], [])
+        job.refresh()  # type: ignore[no-untyped-call]
+        outcomes.append(job.get_status())
+    assert outcomes == ([JobStatus.QUEUED] * MAX_RESCUES + [JobStatus.SCHEDULED] * DELAYED_RESCUES
+                        + [JobStatus.FAILED])
+    assert [rescue_delay(n) for n in range(1, MAX_RESCUES + DELAYED_RESCUES + 1)] == [0, 0, 0, 20, 40, 80, 160, 320]

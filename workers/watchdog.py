@@ -41,6 +41,15 @@ ALIVE_TTL = 5
 """A worker silent this long is dead: its jobs are rescued (a live one refreshes every second)."""
 SWEEP_SECONDS = 3.0
 MAX_RESCUES = 3
+"""Rescues put back at once. A crash loop kills workers whatever they run, so a job rescued more often
+is not dropped but put back later and later (`rescue_delay`); only one whose worker died
+`MAX_RESCUES + DELAYED_RESCUES` times (a job that kills its worker, over about ten minutes) fails."""
+DELAYED_RESCUES = 5
+
+
+def rescue_delay(rescues: int) -> int:
+    """Seconds before the ``rescues``-th rescue runs again: 0, then 20, 40, 80, 160, 320."""
+    return 0 if rescues <= MAX_RESCUES else 10 * 2 ** (rescues - MAX_RESCUES)
 
 
 def beat(redis: Redis, name: str) -> None:
@@ -87,7 +96,10 @@ def rescue_orphans(queue: Queue) -> list[str]:
 
 
 def _requeue(queue: Queue, job: Job, entry: str) -> bool:
-    """Off the started registry and back on the queue (or, past `MAX_RESCUES`, failed) in one EXEC."""
+    """Off the started registry and back on the queue — at once, later (`rescue_delay`) or, past every
+    rescue, failed — in one EXEC. Returns whether it will run again."""
+    from datetime import UTC, datetime, timedelta
+
     from rq.registry import FailedJobRegistry
 
     registry = queue.started_job_registry
@@ -101,15 +113,18 @@ def _requeue(queue: Queue, job: Job, entry: str) -> bool:
             job.meta["rescued"] = rescues
             pipe.multi()
             pipe.zrem(registry.key, entry)
-            if rescues > MAX_RESCUES:
+            if rescues > MAX_RESCUES + DELAYED_RESCUES:
                 job.set_status(JobStatus.FAILED, pipeline=pipe)
                 FailedJobRegistry(queue.name, connection=queue.connection).add(
                     job, exc_string=f"its worker died {rescues} times running it", pipeline=pipe)
+            elif rescues > MAX_RESCUES:
+                job.started_at = None
+                queue.schedule_job(job, datetime.now(UTC) + timedelta(seconds=rescue_delay(rescues)), pipeline=pipe)
             else:
                 job.started_at = None
                 queue.enqueue_job(job, pipeline=pipe, at_front=True)
             pipe.execute()
-            return rescues <= MAX_RESCUES
+            return rescues <= MAX_RESCUES + DELAYED_RESCUES
         except WatchError:
             return False
 
