@@ -251,6 +251,11 @@ def worker_alive(name: str) -> str:
     return f"{PREFIX}:worker:{name}:alive"
 
 
+def dequeued_seen(queue: str, job_id: str) -> str:
+    """When the watchdog first saw a job dequeued and not started (rq's intermediate list)."""
+    return f"{PREFIX}:dequeued:{queue}:{job_id}"
+
+
 WATCHED_WORKERS = f"{PREFIX}:workers"
 """Set of `merge-hold worker` names that keep an alive key: only their jobs are rescued (a plain rq
 worker's are left to rq's own abandoned-job handling)."""

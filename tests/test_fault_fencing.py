@@ -162,3 +162,29 @@ def test_a_job_whose_worker_keeps_dying_is_put_back_later_not_dropped(redis_clie
     assert outcomes == ([JobStatus.QUEUED] * MAX_RESCUES + [JobStatus.SCHEDULED] * DELAYED_RESCUES
                         + [JobStatus.FAILED])
     assert [rescue_delay(n) for n in range(1, MAX_RESCUES + DELAYED_RESCUES + 1)] == [0, 0, 0, 20, 40, 80, 160, 320]
+
+
+def test_a_job_dequeued_by_a_worker_that_died_before_starting_it_is_put_back(redis_client: Redis) -> None:
+    """Found by the crash-loop storm: rq moves a dequeued job to its intermediate list and off it only
+    once the work horse starts it; a worker SIGKILLed in between left a `/hold`, a review dismissal and a
+    recompute invisible for ten minutes or more (rq's clean-up then *fails* them). The watchdog puts such
+    a job back at the front after `STUCK_SECONDS`."""
+    from rq import Queue
+
+    from workers.watchdog import STUCK_SECONDS, rescue_dequeued
+
+    queue = Queue("fencing-dequeued", connection=redis_client)
+    stuck = queue.enqueue("workers.events.handle_delivery", "ping", "d-stuck", "{}")
+    finished = queue.enqueue("workers.events.handle_delivery", "ping", "d-done", "{}")
+    later = queue.enqueue("workers.events.handle_delivery", "ping", "d-later", "{}")
+    for _ in range(2):  # what rq's worker does when it takes a job (then it was SIGKILLed)
+        assert Queue.dequeue_any([queue], timeout=None, connection=redis_client) is not None
+    finished.delete()  # result_ttl=0: a finished job is gone, its id may linger in the list
+    assert queue.get_job_ids() == [later.id]
+    now = time.time()
+    assert rescue_dequeued(queue, now=now) == []  # first seen: a live worker may be starting it
+    assert rescue_dequeued(queue, now=now + STUCK_SECONDS / 2) == []
+    assert rescue_dequeued(queue, now=now + STUCK_SECONDS + 1) == [stuck.id]
+    assert queue.get_job_ids() == [stuck.id, later.id]  # back at the front
+    assert redis_client.lrange(queue.intermediate_queue_key, 0, -1) == []
+    assert rescue_dequeued(queue, now=now + 2 * STUCK_SECONDS) == []  # once
