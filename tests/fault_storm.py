@@ -233,7 +233,7 @@ def github_burst(emu: GitHubEmulator, rng: random.Random, *, writes: int = 20, r
 
 
 def storm(scenario: Scenario, receiver: Receiver, emu: GitHubEmulator, fleet: Fleet, redis: DurableRedis,
-          rng: random.Random, *, redis_kills: int = 3, runs: bool = True) -> float:
+          rng: random.Random, *, redis_kills: int = 3, runs: bool = True, writes: int = 20) -> float:
     """Stream every delivery while the workers die by turns a few hundred milliseconds after each got
     going, Redis dies ``redis_kills`` times and GitHub fails a burst of writes; returns the seconds it
     took. Ends with the last fault it causes (the GitHub burst may outlast it: writes use it up)."""
@@ -252,7 +252,7 @@ def storm(scenario: Scenario, receiver: Receiver, emu: GitHubEmulator, fleet: Fl
             time.sleep(rng.uniform(0.3, 1.0))
             redis.start()
         if burst_at is not None and sent >= burst_at:
-            github_burst(emu, rng, runs=runs)
+            github_burst(emu, rng, runs=runs, writes=writes)
             burst_at = None
         index, turn = turn % len(fleet.procs), turn + 1
         deadline = time.monotonic() + 8
