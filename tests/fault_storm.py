@@ -219,9 +219,8 @@ class StormReport:
 def github_burst(emu: GitHubEmulator, rng: random.Random, *, writes: int = 20, runs: bool = True) -> None:
     """``writes`` status writes in a row fail. ``runs``: in runs of one kind each, in a seeded order — a
     write attempt (PyGithub's first try and its three retries) that ends on a 403/429 pauses every writer
-    for GitHub's default minute (`workers.pacing.DEFAULT_PAUSE`). Without ``runs`` every attempt ends on
-    a 5xx (the rate limits are absorbed by the retries' ``retry-after``), so nothing pauses: a storm short
-    enough for `make test`."""
+    for GitHub's ``retry-after`` (`workers.pacing.rate_limit_wait`). Without ``runs`` the kinds alternate
+    and every attempt ends on a 5xx, so nothing pauses: a storm short enough for `make test`."""
     if runs:
         kinds = list(FAULTS)
         rng.shuffle(kinds)
