@@ -88,7 +88,13 @@ def recompute_queued(repo: str, number: int) -> str:
 
 
 def recompute_lock(repo: str, number: int) -> str:
+    """The PR's lock; its value names the worker holding it (`workers.locks`)."""
     return f"{_repo(repo)}:pr:{number}:lock"
+
+
+def recompute_lock_pattern() -> str:
+    """SCAN pattern for every PR lock (the watchdog breaks a dead worker's)."""
+    return f"{PREFIX}:{{*}}:pr:*:lock"
 
 
 def head_index(repo: str, branch: str) -> str:
@@ -114,6 +120,12 @@ def exemptions(repo: str) -> str:
 def history(repo: str) -> str:
     """Stream of audit events for the repo (hold placed/lifted, status posted, forged status...)."""
     return f"{_repo(repo)}:history"
+
+
+def repo_dropped(repo: str) -> str:
+    """Set when the App leaves the repo (for GitHub's 3-day redelivery window): late deliveries and
+    in-flight recomputes of it write and post nothing. Deleted when the App is added to it again."""
+    return f"{_repo(repo)}:dropped"
 
 
 def installation_repos(installation_id: int) -> str:
@@ -248,6 +260,11 @@ OUTBOXES = f"{PREFIX}:outboxes"
 def worker_alive(name: str) -> str:
     """Refreshed every second by a live `merge-hold worker`; its absence means the worker is gone."""
     return f"{PREFIX}:worker:{name}:alive"
+
+
+def dequeued_seen(queue: str, job_id: str) -> str:
+    """When the watchdog first saw a job dequeued and not started (rq's intermediate list)."""
+    return f"{PREFIX}:dequeued:{queue}:{job_id}"
 
 
 WATCHED_WORKERS = f"{PREFIX}:workers"

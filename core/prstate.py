@@ -1,13 +1,16 @@
 """What the server knows of one pull request, as registers that converge under any delivery order.
 
 Every input is recorded as a last-writer-wins register keyed by its *own* timestamp (the comment's
-``created_at``, the review's ``submitted_at``, the PR's ``updated_at``), never by arrival. Ties fail
-closed (design §3, invariant 9): on equal timestamps the value that holds wins — a hold over a lift, a
-snapshot carrying a label over one without it (the label is *contested*, and a contested hold label
-holds while a contested exempt label exempts nothing) — and only then a stable reference (comment or
-review id) breaks the tie, so two workers applying the same events in different orders end with equal
-states. Applying an event twice is a no-op. These functions are pure: they return a new state and
-never read a clock.
+``created_at``, the review's ``submitted_at``, the PR's ``updated_at``), never by arrival. GitHub stamps
+to the second, but comment ids (and, among one PR's reviews, review ids) increase monotonically: two
+comments of one second are ordered by id, so a `/hold` then `/unhold` in one second ends free. Where
+nothing orders two events of one second (label events, snapshots, a review's body against a comment, a
+dashboard command) the tie fails closed (design §3, invariant 9): the value that holds wins — a hold
+over a lift, a snapshot carrying a label over one without it (the label is *contested*, and a contested
+hold label holds while a contested exempt label exempts nothing) — and only then a stable reference
+breaks the tie, so two workers applying the same events in different orders end with equal states.
+Applying an event twice is a no-op. These functions are pure: they return a new state and never read
+a clock.
 """
 
 from __future__ import annotations
@@ -24,15 +27,22 @@ MAX_PUSH_EDGES = 16
 ``synchronize`` event, which carries the authoritative head, arrives; small enough for the 2 KB budget."""
 
 
-def _order(at: datetime, ref: str) -> tuple[datetime, int, str]:
-    # Numeric ids compare as numbers (comment 10 after comment 9), others as text.
-    return (at, int(ref) if ref.isdigit() else -1, ref)
+REVIEW_REF = "review:"
+"""The ``ref`` prefix of a command in a review's body: review ids and comment ids are separate sequences,
+so such a command has no order against a comment of the same second."""
+UNORDERED = 1 << 62
+"""Above any GitHub id: an unordered hold beats every ordered command of its second."""
 
 
 def _held_order(at: datetime, held: bool, ref: str) -> tuple[datetime, bool, int, str]:
-    """A register's place in time: in the same second a hold beats a lift (ties fail closed), and only
-    between two holds or two lifts does the id decide (GitHub's timestamps have one-second precision)."""
-    return (at, held, *_order(at, ref)[1:])
+    """A register's place in time, a total order. A numeric ref is an id of GitHub's own sequence
+    (comment ids in the comment registers, review ids in the review registers): within one second the
+    id decides, whatever the command. Any other ref (a review body's command, the dashboard, a label
+    event) has no order against an id: in its second it beats every lift and every ordered command when
+    it holds, and loses to them when it lifts — ties fail closed."""
+    if ref.isdigit():
+        return (at, True, int(ref), ref)
+    return (at, held, UNORDERED if held else -1, ref)
 
 
 @dataclass(frozen=True)
@@ -245,8 +255,9 @@ def record_push(state: PullState, before: str, after: str) -> PullState:
 
 
 def record_label(state: PullState, name: str, at: datetime, added: bool) -> PullState:
-    """A `labeled`/`unlabeled` event at the PR's ``updated_at``; in the same second, added wins (held)."""
-    register = Register(at=at, held=added, ref="1" if added else "0")
+    """A `labeled`/`unlabeled` event at the PR's ``updated_at``; in the same second, added wins (held):
+    label events carry no id that orders them."""
+    register = Register(at=at, held=added, ref="label+" if added else "label-")
     if not register.newer_than(state.labels.get(name)):
         return state
     return replace(state, labels={**state.labels, name: register})
@@ -264,8 +275,8 @@ def record_comment(state: PullState, holder: str, register: Register) -> PullSta
 
 def record_lift_all(state: PullState, at: datetime, ref: str) -> PullState:
     """`/unhold all` (or any lift under shared semantics): every comment hold placed before it ends."""
-    mark = _order(at, ref)
-    if state.lifted_all_at is not None and mark <= _order(*state.lifted_all_at):
+    if state.lifted_all_at is not None and not Register(at, False, ref).newer_than(
+            Register(state.lifted_all_at[0], False, state.lifted_all_at[1])):
         return state
     return replace(state, lifted_all_at=(at, ref))
 
@@ -346,8 +357,11 @@ def keep_dashboard(rebuilt: PullState, live: PullState) -> PullState:
 
 
 def comment_hold_active(state: PullState, register: Register, now: datetime) -> bool:
-    """A comment hold counts until it expires or a lift of every hold is made after it; a lift in the
-    same second as the hold does not end it (ties fail closed)."""
+    """A comment hold counts until it expires or a lift of every hold is made after it; in the hold's
+    second only a later comment id ends it (otherwise ties fail closed)."""
     if not register.held or not active_until(register.expires_at, now):
         return False
-    return state.lifted_all_at is None or register.at >= state.lifted_all_at[0]
+    if state.lifted_all_at is None:
+        return True
+    lifted_at, lifted_ref = state.lifted_all_at
+    return register.newer_than(Register(at=lifted_at, held=False, ref=lifted_ref))

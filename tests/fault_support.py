@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core import keys
 from merge_hold.redis_server import free_port, redis_server_binary
 from merge_hold.settings import Settings
 from tests import reference_model as model
@@ -77,14 +78,16 @@ class Fleet:
         self.env = service_env(settings) | {"MERGE_HOLD_WRITE_RATE": "60000", **env}
         self.log_dir = log_dir
         self.procs: list[subprocess.Popen[bytes] | None] = [None] * count
+        self.names = [""] * count
         self.kills = 0
         for index in range(count):
             self.start(index)
 
     def start(self, index: int) -> None:
         log = (self.log_dir / f"worker-{index}.log").open("ab")
+        self.names[index] = f"w{index}-{uuid.uuid4().hex[:6]}"
         self.procs[index] = subprocess.Popen(
-            [sys.executable, "-m", "merge_hold.cli", "worker", "--name", f"w{index}-{uuid.uuid4().hex[:6]}"],
+            [sys.executable, "-m", "merge_hold.cli", "worker", "--name", self.names[index]],
             env=self.env, cwd=ROOT, stdout=log, stderr=log, start_new_session=True)
 
     def kill(self, index: int) -> None:
@@ -98,6 +101,13 @@ class Fleet:
     def restart(self, index: int) -> None:
         self.kill(index)
         self.start(index)
+
+    def up(self, index: int, redis: Any) -> bool:
+        """The worker got going: its watchdog beats (a worker killed while importing never ran a job)."""
+        try:
+            return bool(redis.exists(keys.worker_alive(self.names[index])))
+        except Exception:
+            return False  # Redis is down: nobody is known to be up
 
     def all_running(self) -> bool:
         return all(p is not None and p.poll() is None for p in self.procs)

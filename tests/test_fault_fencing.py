@@ -106,3 +106,85 @@ def test_a_stale_post_that_lands_last_is_written_over(svc: Service, github_emula
     assert (latest["state"], latest["description"]) == (verdict["state"], verdict["description"])
     assert verdict["description"] == "Held by @fay: fenced (+1 more)"
     assert _outbox(svc) == []
+
+
+def test_the_watchdog_breaks_only_dead_workers_locks(redis_client: Redis) -> None:
+    """A PR lock's token names its worker; a dead worker's locks go at once, a live one's and the CLI's
+    stay — and the broken holder's `owned()` turns False, so fencing stops it should it be alive."""
+    from rq import Queue
+
+    from workers.locks import WorkerLock, break_locks_of
+    from workers.watchdog import beat, rescue_orphans
+
+    def lock(number: int, token: str) -> WorkerLock:
+        held = WorkerLock(redis_client, keys.recompute_lock(REPO, number), timeout=60)
+        assert held.acquire(blocking=False, token=token)
+        return held
+
+    dead, live, cli = lock(1, "w0-dead/abc"), lock(2, "w1-live/def"), lock(3, "-/ghi")
+    similar = lock(4, "w0-dead2/jkl")  # a name that merely starts like the dead one's
+    beat(redis_client, "w0-dead")
+    beat(redis_client, "w1-live")
+    redis_client.delete(keys.worker_alive("w0-dead"))  # its heartbeats stopped
+    assert break_locks_of(redis_client, []) == 0
+    rescue_orphans(Queue("fencing-locks", connection=redis_client))
+    assert not dead.owned() and live.owned() and cli.owned() and similar.owned()
+    assert not redis_client.sismember(keys.WATCHED_WORKERS, "w0-dead")
+
+
+def test_a_job_whose_worker_keeps_dying_is_put_back_later_not_dropped(redis_client: Redis) -> None:
+    """A crash loop kills workers whatever they run: past `MAX_RESCUES` a rescued job is scheduled later
+    and later (an acknowledged delivery is not dropped); only past every delayed rescue does it fail."""
+    from rq import Queue
+    from rq.executions import Execution
+    from rq.job import JobStatus
+
+    from workers.watchdog import DELAYED_RESCUES, MAX_RESCUES, beat, rescue_delay, rescue_orphans
+
+    queue = Queue("fencing-rescues", connection=redis_client)
+    job = queue.enqueue("workers.events.handle_delivery", "ping", "d-1", "{}")
+    outcomes = []
+    for _ in range(MAX_RESCUES + DELAYED_RESCUES + 1):
+        job.refresh()  # type: ignore[no-untyped-call]
+        queue.remove(job)
+        queue.scheduled_job_registry.remove(job)
+        job.worker_name = "w9-dead"
+        job.set_status(JobStatus.STARTED)
+        job.save()
+        with redis_client.pipeline() as pipe:
+            queue.started_job_registry.add_execution(Execution.create(job, 60, pipe, "w9-dead"), pipe, ttl=60)
+            pipe.execute()
+        beat(redis_client, "w9-dead")
+        redis_client.delete(keys.worker_alive("w9-dead"))
+        assert rescue_orphans(queue) in ([job.id], [])
+        job.refresh()  # type: ignore[no-untyped-call]
+        outcomes.append(job.get_status())
+    assert outcomes == ([JobStatus.QUEUED] * MAX_RESCUES + [JobStatus.SCHEDULED] * DELAYED_RESCUES
+                        + [JobStatus.FAILED])
+    assert [rescue_delay(n) for n in range(1, MAX_RESCUES + DELAYED_RESCUES + 1)] == [0, 0, 0, 20, 40, 80, 160, 320]
+
+
+def test_a_job_dequeued_by_a_worker_that_died_before_starting_it_is_put_back(redis_client: Redis) -> None:
+    """Found by the crash-loop storm: rq moves a dequeued job to its intermediate list and off it only
+    once the work horse starts it; a worker SIGKILLed in between left a `/hold`, a review dismissal and a
+    recompute invisible for ten minutes or more (rq's clean-up then *fails* them). The watchdog puts such
+    a job back at the front after `STUCK_SECONDS`."""
+    from rq import Queue
+
+    from workers.watchdog import STUCK_SECONDS, rescue_dequeued
+
+    queue = Queue("fencing-dequeued", connection=redis_client)
+    stuck = queue.enqueue("workers.events.handle_delivery", "ping", "d-stuck", "{}")
+    finished = queue.enqueue("workers.events.handle_delivery", "ping", "d-done", "{}")
+    later = queue.enqueue("workers.events.handle_delivery", "ping", "d-later", "{}")
+    for _ in range(2):  # what rq's worker does when it takes a job (then it was SIGKILLed)
+        assert Queue.dequeue_any([queue], timeout=None, connection=redis_client) is not None
+    finished.delete()  # result_ttl=0: a finished job is gone, its id may linger in the list
+    assert queue.get_job_ids() == [later.id]
+    now = time.time()
+    assert rescue_dequeued(queue, now=now) == []  # first seen: a live worker may be starting it
+    assert rescue_dequeued(queue, now=now + STUCK_SECONDS / 2) == []
+    assert rescue_dequeued(queue, now=now + STUCK_SECONDS + 1) == [stuck.id]
+    assert queue.get_job_ids() == [stuck.id, later.id]  # back at the front
+    assert redis_client.lrange(queue.intermediate_queue_key, 0, -1) == []
+    assert rescue_dequeued(queue, now=now + 2 * STUCK_SECONDS) == []  # once

@@ -22,6 +22,7 @@ from tests.reference_model import Command
 from tests.test_model_convergence import OWNER, Rig
 from workers.funnel import LOCK_TIMEOUT, RECOMPUTE_JOB
 from workers.queueing import HANDLE_DELIVERY
+from workers.watchdog import ALIVE_TTL, SWEEP_SECONDS
 
 STATUSES = r"^/repos/[^/]+/[^/]+/statuses/"
 
@@ -74,11 +75,13 @@ def test_a_worker_killed_between_record_and_publish_is_recovered_in_seconds(rig:
     converge(scenario, svc, emu, fleet, within=60)
     assert time.monotonic() - killed_at < 60
     assert not svc.redis.exists(keys.recompute_queued(history.repo, 1)), "a flag outlived its worker"
-    # The rescued job may have to wait out the dead worker's PR lock (`LOCK_TIMEOUT` from when it was
-    # taken) before it finds nothing left to write; fencing makes that wait safe, not shorter.
-    deadline = killed_at + LOCK_TIMEOUT + 30
-    while svc.redis.zcard(keys.outbox("inst-1")) or svc.rt.queue.started_job_registry.count:
-        assert time.monotonic() < deadline, "a write or a job was left behind"
+    # The dead worker's PR lock is broken by the watchdog (`workers.locks`): its rescued job does not
+    # wait out `LOCK_TIMEOUT`, and nothing is left behind well before that.
+    deadline = killed_at + ALIVE_TTL + SWEEP_SECONDS + 12
+    assert deadline - killed_at < LOCK_TIMEOUT
+    while (svc.redis.zcard(keys.outbox("inst-1")) or svc.rt.queue.started_job_registry.count
+           or svc.redis.exists(keys.recompute_lock(history.repo, 1))):
+        assert time.monotonic() < deadline, "a lock, a write or a job was left behind"
         time.sleep(0.1)
 
 

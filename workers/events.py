@@ -18,10 +18,10 @@ from core.comment_rules import apply_comment, apply_review
 from core.holds import from_iso
 from core.merge_groups import group_number
 from core.permissions import Permission, permission_from_association
-from core.prstate import EPOCH, PullState, record_facts, record_label, record_push
+from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import expedite, feedback, groups, holdfor, moves, own_status, store, treecloser
+from workers import departures, expedite, feedback, groups, holdfor, moves, own_status, store, treecloser
 from workers.funnel import RecomputeRequest
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
@@ -56,8 +56,15 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
     handler = HANDLERS.get(event)
     if handler is None:
         return "ignored"
-    if delivery_id and rt.redis.exists(keys.delivery_seen(delivery_id)):
+    repo = repo_name(payload) if event not in ("installation", "installation_repositories") else None
+    with rt.redis.pipeline(transaction=False) as pipe:  # one round trip for both checks
+        pipe.exists(keys.delivery_seen(delivery_id or "-"))
+        pipe.exists(keys.repo_dropped(repo or "-/-"))
+        seen, dropped = pipe.execute()
+    if delivery_id and seen:
         return "duplicate"
+    if repo is not None and dropped:
+        return "dropped repo"  # a late or redelivered event of a repo the App has left
     with expedite.collecting() as collected:
         outcome = handler(rt, payload)
     # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop).
@@ -191,7 +198,8 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
         if action == "submitted" and review.get("body"):
             state, more = apply_comment(
                 state, review["body"], actor=reviewer, permission=permission,
-                is_author=reviewer == (pull.get("user") or {}).get("login"), at=at, ref=str(review["id"]),
+                is_author=reviewer == (pull.get("user") or {}).get("login"), at=at,
+                ref=f"{REVIEW_REF}{review['id']}",
                 origin=review.get("html_url", ""), config=config)
             found = [*found, *more]
         outcomes[:] = found
@@ -295,11 +303,13 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
         repos = payload.get("repositories") or rt.github.installation_repos(inst)
         return f"bootstrapped {_bootstrap_all(rt, repos, inst)}"
     if action in ("deleted", "suspend"):
-        names = payload.get("repositories") or [{"full_name": _text(r)}
-                                                for r in rt.redis.smembers(keys.installation_repos(inst))]
-        for item in names:
-            store.drop_repo(rt.redis, item["full_name"], inst)
-            store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
+        names = {item["full_name"] for item in payload.get("repositories") or []}
+        names |= {_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
+        for name in sorted(names):
+            departures.forget_repo(rt.redis, name, inst)
+            store.audit(rt.redis, name, "repo.dropped", installation_id=inst, action=action)
+        if action == "deleted":
+            departures.forget_installation(rt.redis, inst, [])
         return f"dropped {len(names)}"
     return "ignored"
 
@@ -310,13 +320,14 @@ def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
         return "ignored"
     added = _bootstrap_all(rt, payload.get("repositories_added") or [], inst)
     for item in payload.get("repositories_removed") or []:
-        store.drop_repo(rt.redis, item["full_name"], inst)
+        departures.forget_repo(rt.redis, item["full_name"], inst)
         store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
     return f"added {added}, removed {len(payload.get('repositories_removed') or [])}"
 
 
 def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
     for item in repos:
+        departures.readopt(rt.redis, item["full_name"])
         bootstrap(rt, item["full_name"], inst, default_branch=item.get("default_branch"),
                   private=bool(item.get("private")))
     return len(repos)

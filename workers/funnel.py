@@ -34,6 +34,7 @@ from rq import Queue, Retry
 from core import keys
 from core.status import CONTEXT
 from workers import expedite, store
+from workers.locks import WorkerLock
 from workers.pacing import Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime, current
 
@@ -191,7 +192,7 @@ class Fenced(Exception):
 
 def pr_lock(redis: Redis, repo: str, number: int) -> Lock:
     lock: Lock = redis.lock(keys.recompute_lock(repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
-                            blocking_timeout=LOCK_TIMEOUT)
+                            blocking_timeout=LOCK_TIMEOUT, lock_class=WorkerLock)  # a dead worker's is broken
     return lock
 
 

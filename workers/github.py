@@ -19,6 +19,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from github import Auth, Github, GithubException, GithubIntegration, GithubRetry
 from redis import Redis
+from urllib3.exceptions import MaxRetryError
 
 from core import keys
 from core.permissions import Permission
@@ -58,8 +59,23 @@ class GitHubGateway(Protocol):
     def get_issue(self, repo: str, number: int) -> dict[str, Any]: ...
 
 
+class _Retry(GithubRetry):
+    """PyGithub's retry, except that when its attempts run out on a rate limit the error keeps GitHub's
+    last ``Retry-After`` (``MaxRetryError.retry_after``): requests' ``RetryError`` drops the response,
+    and without it the writers would pause a whole default minute where GitHub asked for a second."""
+
+    def increment(self, method: Any = None, url: Any = None, response: Any = None, error: Any = None,
+                  _pool: Any = None, _stacktrace: Any = None) -> Any:
+        try:
+            return super().increment(method, url, response, error, _pool, _stacktrace)
+        except MaxRetryError as exc:
+            if response is not None and response.status in (403, 429):
+                exc.retry_after = response.headers.get("Retry-After")  # type: ignore[attr-defined]
+            raise
+
+
 def _retry() -> GithubRetry:
-    return GithubRetry(
+    return _Retry(
         total=3,
         backoff_factor=0.5,
         status_forcelist=list(RETRIED_STATUSES),  # GithubRetry appends 403 with `+ [403]`

@@ -183,7 +183,11 @@ def rate_limit_wait(exc: BaseException, *, now: float | None = None,
     """
     if isinstance(exc, RetryError):
         text = str(exc)
-        return default if "403" in text or "429" in text else None
+        if "403" not in text and "429" not in text:
+            return None
+        # GitHub's last `Retry-After`, kept by `workers.github._Retry` (its own attempts waited the rest).
+        advised = str(getattr(exc.args[0] if exc.args else None, "retry_after", None) or "").strip()
+        return float(advised) if advised.isdigit() and int(advised) > 0 else default
     if not isinstance(exc, GithubException) or exc.status not in (403, 429):
         return None
     headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}

@@ -103,7 +103,9 @@ def target_url(rt: Runtime, repo: str, number: int) -> str:
 
 def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     """Recompute one PR and write its verdict record (call under the PR's lock). Returns "pending" when
-    its status is now on the outbox, else why not ("unchanged", "closed", "unknown-pr", "no-head")."""
+    its status is now on the outbox, else why not ("unchanged", "closed", "unknown-pr", "no-head", "dropped")."""
+    if rt.redis.exists(keys.repo_dropped(repo)):
+        return "dropped"  # the App left the repo while this recompute waited: write and post nothing
     state, state_version = store.load_pull_versioned(rt.redis, repo, number)
     meta = store.load_repo(rt.redis, repo)
     config, config_error = repo_config(meta)

@@ -85,7 +85,10 @@ def reconcile_job() -> str:
         pending += record_all(rt, repo)
         buckets.add(bucket_of(rt.redis, repo))
     for bucket in sorted(buckets):
-        drain(rt, bucket)
+        try:
+            drain(rt, bucket)
+        except Exception as exc:  # GitHub refusing writes: they stay on the outbox for the next drain
+            log.warning("reconcile: writes to %s wait on its outbox (%s)", bucket, exc)
     if pending:
         log.info("reconcile: %d statuses differed from their verdicts", pending)
     return f"{len(repos)} repos, {pending} statuses queued"
@@ -117,9 +120,16 @@ def main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"merge-hold reconcile: {exc}", file=sys.stderr)
         return 78
-    managed = rt.redis.smembers(keys.MANAGED_REPOS)
-    repos = args.repo or sorted(r.decode() if isinstance(r, bytes) else r for r in managed)
-    for repo in repos:
+    managed = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
+    unknown = [repo for repo in args.repo or []
+               if repo.lower() not in managed or store.load_repo(rt.redis, repo) is None]
+    if unknown:
+        # Reconciling a repo no installation covers would post nothing and look like success.
+        print(f"merge-hold reconcile: not managed (no installation of the App covers it, or it was never "
+              f"delivered to this Redis): {', '.join(unknown)}; managed repos: {', '.join(managed) or 'none'}",
+              file=sys.stderr)
+        return 1
+    for repo in args.repo or managed:
         counts = reconcile_repo(rt, repo, rebuild=args.rebuild)
         print(f"{repo}: {counts['prs']} open PRs, {counts['posted']} statuses posted")
     return 0

@@ -15,7 +15,7 @@ from typing import Any
 from core.comment_rules import apply_comment, apply_review
 from core.holds import from_iso
 from core.permissions import Permission, permission_from_association
-from core.prstate import EPOCH, PullState, merge_states, record_facts
+from core.prstate import EPOCH, REVIEW_REF, PullState, merge_states, record_facts
 from core.repo_config import DEFAULT_CONFIG, RepoConfig
 from workers import store
 from workers.github import NotFound
@@ -53,7 +53,9 @@ def history_state(rt: Runtime, repo: str, pull: dict[str, Any], config: RepoConf
         body = item.get("body") or ""
         if body:
             state, _ = apply_comment(state, body, actor=login, permission=permissions[login],
-                                     is_author=login == author, at=at, ref=str(ref),
+                                     is_author=login == author, at=at,
+                                     # Review ids do not order against comment ids (core.prstate).
+                                     ref=f"{REVIEW_REF}{ref}" if kind == "review" else str(ref),
                                      origin=item.get("html_url", ""), config=config)
     return replace(state, synced=True)
 
