@@ -20,6 +20,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from types import ModuleType
     from typing import Any
 
@@ -176,12 +177,25 @@ def run(agent: ModuleType, path: str, stdin: Any) -> str | None:
     return judge(spec, call)
 
 
+def _environ() -> Mapping[str, str]:
+    """The process environment as ``os.environ`` gives it, without importing ``os`` (1-3 ms under ``-S``,
+    see hook/shell/paths.py): `posix.environ` decoded the same way. When ``os`` is loaded (the console
+    script, tests) its mapping is used, since it alone sees changes made through it since start-up."""
+    os = sys.modules.get("os")
+    if os is not None:
+        return os.environ  # type: ignore[no-any-return]
+    import posix
+
+    encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
+    return {key.decode(encoding, errors): value.decode(encoding, errors) for key, value in posix.environ.items()}
+
+
 def judge(spec: Spec, call: ToolCall) -> str | None:
-    import os
+    import posix
 
     from hook.detect.toolcall import detect
 
-    detection = detect(call.tool_name, call.tool_input, cwd=call.cwd or os.getcwd(), env=os.environ)
+    detection = detect(call.tool_name, call.tool_input, cwd=call.cwd or posix.getcwd(), env=_environ())
     merges = list(detection.gated)
     if not merges:
         return None
