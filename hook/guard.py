@@ -93,7 +93,21 @@ def agent_name(argv: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    # The cycle collector is paused while the guard runs: loading the shell reader allocates enough
+    # objects for several collections that find nothing to free (its objects live until the process
+    # ends), 0.2-0.4 ms of a one-shot process (design §7). Restored for callers that run it in-process.
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _guard(sys.argv[1:] if argv is None else argv)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _guard(args: list[str]) -> int:
     agent: ModuleType | None = None
     try:
         from hook import agents
