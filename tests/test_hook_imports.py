@@ -67,6 +67,24 @@ def test_non_merge_paths_stay_light(spec: Path, data: dict[str, Any]) -> None:
     assert names & NOT_FOR_NON_MERGES == set()
 
 
+READER_NEVER = NOT_FOR_NON_MERGES | {"os", "_collections_abc", "typing", "re", "enum", "dataclasses",
+                                     "hook.shell.treesitter", "hook.detect.gitrepo", "hook.detect.gh"}
+"""A non-merge the prefilter cannot settle is read in full, and pays only for the reader: the guard
+runs with ``-S``, so ``os`` (and its ``_collections_abc``, 1-3 ms) would be its own cost here."""
+
+
+@pytest.mark.parametrize("command", [
+    'git commit -m "gh pr merge 5 once CI is green"',  # says merge: read in full, no merge
+    'for f in src/*.py; do wc -l "$f"; done',  # a glob and "$f" could spell one: read in full
+    'cd sub && x=$(pwd); echo "$x"',  # cd: the reader's path arithmetic
+])
+def test_the_full_reader_stays_light(spec: Path, tmp_path: Path, command: str) -> None:
+    cwd = git_checkout(tmp_path / "co")
+    code, names = imported(fast(spec), payload(command, cwd=str(cwd)))
+    assert code == 0 and "hook.shell.interpreter" in names  # the reader really ran
+    assert names & READER_NEVER == set()
+
+
 def test_a_merge_with_a_redis_verdict_stays_light(spec: Path, tmp_path: Path) -> None:
     cwd = git_checkout(tmp_path / "co")
     code, names = imported(fast(spec), payload("gh pr merge 5 --squash -R acme/widgets", cwd=str(cwd)))

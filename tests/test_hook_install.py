@@ -58,6 +58,9 @@ def test_commands_carry_only_the_spec_path() -> None:
         ("/v/bin/merge-hold hook-guard --config /s.json", True),
         ("merge-hold hook fold --config '/a b.json'", True),
         (fast_guard_command() + " --config /s.json", True),
+        # the launcher older installs wrote (before `launch`): still replaced and removed
+        ("/v/bin/python -I -S -c 'import sys;sys.path.extend([\"/r\"]);from hook.guard import main;"
+         "sys.exit(main(sys.argv[1:]))' --config /s.json", True),
         ("merge-hold hook explain", False),
         ("./my-guard.sh", False),
         ("echo hook-guard", False),

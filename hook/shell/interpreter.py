@@ -7,8 +7,7 @@ command prints or reads on stdin when the text shows it. Each command's words ar
 
 from __future__ import annotations
 
-import os
-
+from hook.shell import paths
 from hook.shell.expansion import Arg, Expansion, one_word
 from hook.shell.parser import parse
 from hook.shell.syntax import (
@@ -39,7 +38,7 @@ class Shell(Expansion):
 
     def __init__(self, cwd: str | None, env: Mapping[str, str], powershell: bool) -> None:
         self.env = env
-        self.cwd = os.path.abspath(cwd) if cwd else None
+        self.cwd = paths.abspath(cwd) if cwd else None
         self.ps = powershell
         self.vars: dict[str, str | None] = {}
         self.exported: set[str] = set()
@@ -266,24 +265,24 @@ class Shell(Expansion):
             self.cwd = None
         elif target.startswith("~"):
             home = self.env.get("HOME")
-            self.cwd = os.path.normpath(home + target[1:]) if home and target[1:2] in ("", "/") else None
-        elif os.path.isabs(target):
-            self.cwd = os.path.normpath(target)
+            self.cwd = paths.normpath(home + target[1:]) if home and target[1:2] in ("", "/") else None
+        elif paths.isabs(target):
+            self.cwd = paths.normpath(target)
         else:
-            self.cwd = os.path.normpath(os.path.join(self.cwd, target)) if self.cwd else None
+            self.cwd = paths.normpath(paths.join(self.cwd, target)) if self.cwd else None
 
     def path(self, name: str, cwd: str | None = None) -> str:
         base = cwd or self.cwd
-        if DYN in name or os.path.isabs(name) or not base:
+        if DYN in name or paths.isabs(name) or not base:
             return name
-        return os.path.normpath(os.path.join(base, name))
+        return paths.normpath(paths.join(base, name))
 
     def read_file(self, name: str) -> str | None:
         """A file's text: one written earlier in this command, else the disk (relative to cwd)."""
         key = self.path(name)
         if key in self.files:
             return self.files[key]
-        if DYN in key or not os.path.isabs(key):
+        if DYN in key or not paths.isabs(key):
             return None
         try:
             with open(key, encoding="utf-8", errors="replace") as handle:

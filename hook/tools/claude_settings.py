@@ -78,7 +78,7 @@ def fast_guard_command(python: str | None = None, root: str | None = None) -> st
     # standard library. A JSON list is a Python literal too, and its double quotes keep the
     # shell-quoted command readable.
     code = (f"import sys;sys.path.extend({json.dumps(launcher_path(root))});"
-            "from hook.guard import main;sys.exit(main(sys.argv[1:]))")
+            "from hook.guard import launch;launch()")
     return shlex.join([python or sys.executable, "-I", "-S", "-c", code])
 
 
@@ -108,7 +108,7 @@ def is_ours(hook_command: object) -> bool:
     """Whether a settings hook command is one of ours (what uninstall removes, install replaces)."""
     if not isinstance(hook_command, str):
         return False
-    return ("from hook.guard import main" in hook_command
+    return ("from hook.guard import " in hook_command  # `launch` now, `main` in older installs
             or " hook-guard --config" in hook_command
             or " hook-guard --agent " in hook_command
             or " hook fold --config" in hook_command)
