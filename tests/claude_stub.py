@@ -15,9 +15,10 @@ The SSE shapes follow the Messages API's streaming contract: ``message_start``, 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.stub_http import LoopbackStub
 
 MODEL = "claude-stub-1"
 TOOL_USE_ID = "toolu_01MergeHoldStubBash000001"
@@ -83,37 +84,16 @@ def result_text(result: dict[str, Any]) -> str:
     return ""
 
 
-class MessagesStub:
+class MessagesStub(LoopbackStub):
     """``POST /v1/messages`` on 127.0.0.1: one ``Bash`` call of ``command``, then a final text.
 
     Use as a context manager; `base_url` goes into ``ANTHROPIC_BASE_URL``.
     """
 
     def __init__(self, command: str, *, description: str = "Run the command") -> None:
-        self.command = command
         self.description = description
-        self.requests: list[dict[str, Any]] = []
-        """Every JSON body posted to ``/v1/messages``, in arrival order."""
-        self.paths: list[str] = []
-        """Every ``METHOD path`` the CLI asked for (to see what else it reaches for)."""
         self.tool_results: list[dict[str, Any]] = []
-        self._issued = False
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> MessagesStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(command)
 
     @property
     def tool_result(self) -> dict[str, Any] | None:

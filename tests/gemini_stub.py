@@ -15,11 +15,10 @@ answers ``{"totalTokens": N}``.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.stub_http import QuietHandler
+from tests.stub_http import LoopbackStub, QuietHandler
 
 SHELL_TOOL = "run_shell_command"
 FINAL_TEXT = "Understood."
@@ -59,31 +58,12 @@ def response_text(response: dict[str, Any]) -> str:
     return "\n".join(str(value) for value in inner.values())
 
 
-class GeminiStub:
+class GeminiStub(LoopbackStub):
     """The Gemini API on 127.0.0.1: one ``run_shell_command`` call of ``command``, then a final text."""
 
     def __init__(self, command: str) -> None:
-        self.command = command
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
         self.function_responses: list[dict[str, Any]] = []
-        self._issued = False
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> GeminiStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(command)
 
     @property
     def shell_response(self) -> dict[str, Any] | None:

@@ -13,11 +13,10 @@ Shape: ``POST /v1/responses`` with ``stream: true`` answers SSE events ``respons
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.stub_http import QuietHandler
+from tests.stub_http import LoopbackStub, QuietHandler
 
 CALL_ID = "call_mergehold_0001"
 FINAL_TEXT = "Understood."
@@ -31,29 +30,12 @@ def _outputs(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "function_call_output"]
 
 
-class ResponsesStub:
+class ResponsesStub(LoopbackStub):
+    url_suffix = "/v1"
+
     def __init__(self, command: str, *, tool_name: str = "exec_command") -> None:
-        self.command = command
         self.tool_name = tool_name
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self._issued = False
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> ResponsesStub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(command)
 
     @property
     def tool_output(self) -> str | None:
