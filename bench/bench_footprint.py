@@ -45,7 +45,7 @@ def _kind(key: str) -> str:
         return "pr:head"  # the head-branch index: one key per open PR
     if key.startswith("rq:"):
         return "rq"
-    if key.startswith("mh:delivery:") or ":audited:" in key:
+    if key.startswith("mh:delivery:") or ":audited:" in key or ":answered:" in key:  # expiring markers
         return "markers"
     return key.rsplit(":", 1)[1] if key.startswith("mh:{") else key
 
