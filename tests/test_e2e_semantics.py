@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
-from tests.test_e2e_webhooks import PR, REPO, SHA, comment, status
+from tests.test_e2e_webhooks import PR, REPO, SHA, comment, seed_hello_world, status
 
 CONFIG = ".github/merge-hold.yml"
 
@@ -22,12 +22,7 @@ CONFIG = ".github/merge-hold.yml"
 @pytest.fixture()
 def svc(github_emulator: GitHubEmulator, redis_client: Any, redis_url: str) -> Iterator[Service]:
     emu = github_emulator
-    emu.add_installation(1, "Codertocat")
-    emu.add_repo(REPO, installation_id=1, default_branch="master")
-    emu.add_pull(REPO, PR, head_sha=SHA, head_ref="changes", base="master", user="Codertocat",
-                 updated_at="2019-05-15T15:20:33Z")
-    for login, role in [("alice", "write"), ("bob", "write"), ("rita", "read"), ("mallory", "none")]:
-        emu.set_permission(REPO, login, role)
+    seed_hello_world(emu, alice="write", bob="write", rita="read", mallory="none")
     yield Service.start(service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug))
 
 

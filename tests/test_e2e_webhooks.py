@@ -21,15 +21,21 @@ SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 PR = 2
 
 
-@pytest.fixture()
-def svc(github_emulator: GitHubEmulator, redis_client: Any, redis_url: str) -> Iterator[Service]:
-    emu = github_emulator
+def seed_hello_world(emu: GitHubEmulator, **permissions: str) -> None:
+    """GitHub's example world of the webhook fixtures: installation 1 of Codertocat, Hello-World with
+    PR #2 (head ``changes`` at SHA onto master), and each login's permission on it."""
     emu.add_installation(1, "Codertocat")
     emu.add_repo(REPO, installation_id=1, default_branch="master")
     emu.add_pull(REPO, PR, head_sha=SHA, head_ref="changes", base="master", user="Codertocat",
                  updated_at="2019-05-15T15:20:33Z")
-    emu.set_permission(REPO, "alice", "write")
-    emu.set_permission(REPO, "bob", "write")
+    for login, role in permissions.items():
+        emu.set_permission(REPO, login, role)
+
+
+@pytest.fixture()
+def svc(github_emulator: GitHubEmulator, redis_client: Any, redis_url: str) -> Iterator[Service]:
+    emu = github_emulator
+    seed_hello_world(emu, alice="write", bob="write")
     emu.set_permission(REPO, "mallory", "none")
     emu.set_permission(REPO, "maria", "maintain")
     settings = service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug)

@@ -15,7 +15,7 @@ from core import keys
 from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
-from tests.test_e2e_webhooks import PR, REPO, SHA, comment, status
+from tests.test_e2e_webhooks import PR, REPO, SHA, comment, seed_hello_world, status
 from workers import groups
 from workers.funnel import Fenced, bucket_of, drain, pr_lock
 from workers.pacing import Pacer
@@ -93,11 +93,7 @@ def test_a_group_commit_github_refuses_is_skipped_and_the_prs_go_on(
 @pytest.fixture()
 def svc(github_emulator: GitHubEmulator, redis_client: Any, redis_url: str) -> Iterator[Service]:
     emu = github_emulator
-    emu.add_installation(1, "Codertocat")
-    emu.add_repo(REPO, installation_id=1, default_branch="master")
-    emu.add_pull(REPO, PR, head_sha=SHA, head_ref="changes", base="master", user="Codertocat",
-                 updated_at="2019-05-15T15:20:33Z")
-    emu.set_permission(REPO, "alice", "write")
+    seed_hello_world(emu, alice="write")
     emu.add_commit(REPO, GROUP_SHA)
     service = Service.start(service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug))
     service.deliver("issue_comment", comment("/hold in the queue"))

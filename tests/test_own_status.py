@@ -14,17 +14,13 @@ import pytest
 
 from tests.e2e_support import ROOT, Service, fixture, service_env, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
-from tests.test_e2e_webhooks import PR, REPO, SHA, comment
+from tests.test_e2e_webhooks import REPO, SHA, comment, seed_hello_world
 
 WRONG_SLUG = "merge-hold"  # what the Kubernetes sample used to ship: somebody else's App
 
 
 def _service(emu: GitHubEmulator, redis_url: str, slug: str | None) -> Service:
-    emu.add_installation(1, "Codertocat")
-    emu.add_repo(REPO, installation_id=1, default_branch="master")
-    emu.add_pull(REPO, PR, head_sha=SHA, head_ref="changes", base="master", user="Codertocat",
-                 updated_at="2019-05-15T15:20:33Z")
-    emu.set_permission(REPO, "alice", "write")
+    seed_hello_world(emu, alice="write")
     return Service.start(service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, slug))  # type: ignore[arg-type]
 
 
