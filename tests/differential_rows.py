@@ -93,4 +93,20 @@ ROWS: list[tuple[str, str]] = [
     ("x=g; ${x}h p${y}r mer\"\"ge 5", "undetermined"),
     ("python3 -c 'import subprocess; subprocess.run([\"gh\",\"pr\",\"merge\",\"5\"] if False else [\"true\"])'",
      "undetermined"),
+    # a shell reading a script from a process substitution or stdin (redteam probe)
+    ("bash <(echo gh pr merge 5)", "determined"),
+    ("sh <(echo 'gh pr merge $1 -R acme/other') 7", "determined"),
+    ('bash /dev/stdin <<< "gh pr merge 5"', "determined"),
+    ("echo gh pr merge 5 | bash /dev/stdin", "determined"),
+    ("bash <(emit gh pr merge 5)", "undetermined"),
+    # trap actions run later, or not at all: undetermined
+    ("trap 'gh pr merge 5' EXIT", "undetermined"),
+    ("trap -- 'gh pr merge 5' ERR; false", "undetermined"),
+    ("f() { trap 'gh pr merge 5' EXIT; }; f", "undetermined"),
+    ("trap f EXIT; f() { gh pr merge 5; }", "undetermined"),
+    ("trap 'echo bye' EXIT; gh pr merge 5 -R acme/other", "determined"),
+    ("trap -p; trap - EXIT; gh pr view 5", "determined"),
+    # `builtin gh` fails; `hash -p FILE gh` makes gh run FILE
+    ("builtin gh pr merge 5; builtin eval 'gh pr merge 7'", "determined"),
+    ("hash -p /bin/echo gh; gh pr merge 5", "undetermined"),
 ]
