@@ -64,16 +64,11 @@ _DETECTORS = {
     **dict.fromkeys(("codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"),
                     "script:agent"),
     **dict.fromkeys(("start-process", "saps", "start"), "script:start_process"),
+    "trap": "shellrun:trap", "hash": "shellrun:hash_p", "source": "shellrun:source", ".": "shellrun:source",
     "alias": "shellenv:alias", "unalias": "shellenv:unalias", "sed": "textprog:sed", "gsed": "textprog:sed",
     "parallel": "textprog:parallel", **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "textprog:awk"),
 }
 _MAX_UNWRAP = 16
-# bash's builtins (`builtin NAME` runs nothing else)
-_BUILTINS = frozenset((
-    ". : [ alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs "
-    "disown echo enable eval exec exit export false fc fg getopts hash help history jobs kill let local "
-    "logout mapfile popd printf pushd pwd read readarray readonly return set shift shopt source suspend "
-    "test times trap true type typeset ulimit umask unalias unset wait").split())
 
 
 def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -136,8 +131,11 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
     if name in _WRAPPERS:
         shorts, longs, operands = _WRAPPERS[name]
         i = _skip_options(args, 1, shorts, longs)
-        if name == "builtin" and i < len(args) and DYN not in args[i][0] and args[i][0] not in _BUILTINS:
-            return None  # `builtin gh …` fails: gh is no shell builtin
+        if name == "builtin" and i < len(args) and DYN not in args[i][0]:
+            from hook.detect.shellrun import BUILTINS
+
+            if args[i][0] not in BUILTINS:
+                return None  # `builtin gh …` fails: gh is no shell builtin
         if name == "command" and any(a[0] in ("-v", "-V") for a in args[1:i]):
             return None  # `command -v gh` only looks the name up
         if name == "sudo":
@@ -273,7 +271,9 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
                 _run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :])
             return
         if not a.startswith(("-", "+")):  # `bash FILE`, `bash <(…)`, `bash /dev/stdin <<< …`
-            _script(ctx, args[i], cmd, positional=args[i:])
+            from hook.detect.shellrun import script
+
+            script(ctx, args[i], cmd, positional=args[i:])
             return
         i += 1
     if i < len(args) and args[i - 1][0] != "-s":
@@ -323,66 +323,6 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
                                for m in ctx.merges[before:]]
 
 
-def _source(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    """``source FILE`` / ``. <(…)``: run in this shell."""
-    if len(args) >= 2:
-        _script(ctx, args[1], cmd, same_shell=True)
-
-
-def _script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
-            positional: list[Arg] | None = None) -> None:
-    """A script file a shell reads (``source FILE``, ``bash FILE``): a substitution's known output
-    (``<(…)``), stdin (``/dev/stdin``), a file written earlier here; any other file is a script on
-    disk, opaque like any program."""
-    text, word = arg
-    inner = next((p.inner for p in (word.parts if word else []) if p.inner is not None), None)
-    if inner is not None:  # `source <(…)`, `bash <(…)`: that program's output
-        shown = ctx.substitution_output(inner)
-        if shown is None and not ctx.decoder_seen:
-            from hook.detect.shellenv import produced
-
-            produced(ctx, [arg], same_shell)
-            return
-    elif text in _STDIN_FILES:  # `… | . /dev/stdin`, `bash /dev/stdin <<< …`
-        shown = ctx.stdin_text(cmd)
-        if shown is None and not ctx.decoder_seen:
-            ctx.runtime("a script read on stdin, produced at run time")
-            return
-    else:
-        shown = ctx.files.get(ctx.path(text))
-    if shown is None and (DYN in text or inner is not None or text in _STDIN_FILES) and ctx.decoder_seen:
-        shown = DYN
-    if shown is not None:
-        _run_string(ctx, [(shown, None)], same_shell=same_shell, positional=positional)
-
-
-def _trap(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    """``trap ACTION SIGNAL…``: ACTION runs later (at exit, on an error, a signal, a return), in the
-    state of that moment, or not at all. Read now and again at the end of the command (a function it
-    calls may be defined later); whatever it merges is undetermined."""
-    words = [a[0] for a in args[1:]]
-    if words[:1] == ["--"]:
-        words = words[1:]
-    if len(words) < 2 or words[0] == "-" or (words[0].startswith("-") and words[0] != "-"):
-        return  # `trap -p`, `trap -l`, `trap - EXIT`, `trap SIGNAL`: print or reset
-    ctx.traps.append(words[0])
-    run_trap(ctx, words[0])
-
-
-def run_trap(ctx: Ctx, action: str) -> None:
-    mark = ctx.mark()
-    _run_string(ctx, [(action, None)])
-    ctx.uncertain(mark, "a trap action: when it runs, and whether, is not modelled")
-
-
-def _hash(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    """``hash -p PATH NAME``: NAME then runs PATH. Read like an alias: both readings, undetermined."""
-    words = [a[0] for a in args[1:]]
-    k = words.index("-p") if "-p" in words else len(words)
-    for name in words[k + 2 :]:
-        ctx.aliases[name] = words[k + 1]
-
-
 def _cd(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     rest = [a[0] for a in args[1:] if not (a[0].startswith("-") and a[0] != "-")]
     ctx.chdir(rest[0] if rest else "~")
@@ -426,6 +366,5 @@ def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 
 _HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {
     "cd": _cd, "pushd": _cd, "chdir": _cd, "set-location": _cd, "sl": _cd, "popd": _popd,
-    "unset": _unset, "source": _source, "trap": _trap, "hash": _hash, ".": _source, **{name: _export for name in _EXPORTERS},
+    "unset": _unset, **{name: _export for name in _EXPORTERS},
 }
-_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})

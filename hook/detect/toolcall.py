@@ -36,7 +36,7 @@ def detect(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | None, en
     try:
         ctx.run_text(command)
         if ctx.traps:  # an exit trap runs after the last command, with every function defined by then
-            from hook.detect.dispatch import run_trap
+            from hook.detect.shellrun import run_trap
 
             for action in list(ctx.traps):
                 run_trap(ctx, action)
