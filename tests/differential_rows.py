@@ -109,4 +109,18 @@ ROWS: list[tuple[str, str]] = [
     # `builtin gh` fails; `hash -p FILE gh` makes gh run FILE
     ("builtin gh pr merge 5; builtin eval 'gh pr merge 7'", "determined"),
     ("hash -p /bin/echo gh; gh pr merge 5", "undetermined"),
+    # prefix assignments reach what runs here or in a child: a function, eval, bash -c, a script
+    ("GH_REPO=acme/other bash -c 'gh pr merge 5'", "determined"),
+    ("GH_REPO=acme/other eval 'gh pr merge 5'; gh pr merge 6", "determined"),
+    ("f() { gh pr merge 5; }; GH_REPO=acme/other f; gh pr merge 6", "determined"),
+    ("x=0; f() { x=2; }; x=1 f; gh pr merge $x", "determined"),
+    ("GH_REPO=acme/other bash <<< 'gh pr merge 5'", "determined"),
+    ("GH_REPO=acme/other flock /tmp -c 'gh pr merge 5'", "determined"),
+    ("export GH_REPO=acme/x; env -u GH_REPO bash -c 'gh pr merge 5'", "determined"),
+    # set -a exports every later assignment
+    ("set -a; GH_REPO=acme/other; gh pr merge 5", "determined"),
+    ("set -o allexport; GH_REPO=acme/other; gh pr merge 5; set +a; GH_REPO=acme/x; gh pr merge 6", "determined"),
+    ("(set -a); GH_REPO=acme/other; gh pr merge 5", "determined"),
+    ('case "$1" in a) set -a;; esac; GH_REPO=acme/other; gh pr merge 5', "undetermined"),
+    ("while false; do set -a; done; GH_REPO=acme/other; gh pr merge 5", "undetermined"),
 ]

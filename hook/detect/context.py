@@ -65,11 +65,11 @@ class Ctx(Shell):
             self._expanding.discard(name)
         self.uncertain(mark, f"alias {name}: expanded or not, as the shell's options decide")
 
-    def call(self, name: str, args: list[Arg]) -> None:
+    def call(self, name: str, args: list[Arg], overlay: Mapping[str, str | None] | None = None) -> None:
         if name in self.tool_functions:  # `pyenv shell 3.12`: the tool's own function sets variables
             self.poison()
             return
-        super().call(name, args)
+        super().call(name, args, overlay)
 
     def unparsed(self, text: str, why: str) -> None:
         if might_merge(text):

@@ -94,7 +94,7 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
     elif name in _DECODERS:
         ctx.decoder_seen = True
     elif name in _SHELLS or name in _PWSH or name == "cmd":
-        _shell(ctx, name, args, cmd)
+        _shell(ctx, name, args, cmd, overlay)
     elif (spec := _route(name)) is not None:
         _detector(spec)(ctx, args, cmd, overlay)
 
@@ -142,7 +142,7 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
             i = _assignments(args, i, overlay)
         i += operands
         if name == "flock" and i < len(args) and args[i][0] in ("-c", "--command"):
-            _run_string(ctx, args[i + 1 :])
+            _run_string(ctx, args[i + 1 :], env=overlay)
             return None
         return args[i:]
     if name == "env":
@@ -161,7 +161,7 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
         _shell_string_wrapper(ctx, name, args)
         return None
     if name in ("eval", "iex", "invoke-expression"):
-        _run_string(ctx, args[1:], same_shell=True)
+        _run_string(ctx, args[1:], same_shell=True, env=overlay)
         return None
     if name in _RUNNERS and (not _RUNNERS[name] or (len(args) > 1 and args[1][0] == _RUNNERS[name])):
         start = 2 if _RUNNERS[name] else 1
@@ -246,7 +246,7 @@ def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
                 break
 
 
-def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
+def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     if name in _PWSH:
         from hook.detect.script import powershell
 
@@ -268,12 +268,12 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
             continue
         if a.startswith(("-", "+")) and not a.startswith("--") and "c" in a[1:] and DYN not in a:
             if i + 1 < len(args):
-                _run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :])
+                _run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :], env=overlay)
             return
         if not a.startswith(("-", "+")):  # `bash FILE`, `bash <(…)`, `bash /dev/stdin <<< …`
             from hook.detect.shellrun import script
 
-            script(ctx, args[i], cmd, positional=args[i:])
+            script(ctx, args[i], cmd, positional=args[i:], env=overlay)
             return
         i += 1
     if i < len(args) and args[i - 1][0] != "-s":
@@ -285,12 +285,13 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
             return
         text = DYN  # `... | base64 -d | sh`: the script is hidden on purpose
     if text is not None:
-        _run_string(ctx, [(text, None)])
+        _run_string(ctx, [(text, None)], env=overlay)
 
 
-def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = None,
-                same_shell: bool = False, powershell: bool | None = None) -> None:
-    """Run text a program hands to a shell. Hidden text after a decoder ran is a merge we cannot see."""
+def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = None, same_shell: bool = False,
+                powershell: bool | None = None, env: dict[str, str | None] | None = None) -> None:
+    """Run text a program hands to a shell, with ``env`` (the prefix assignments of the command that
+    hands it: ``GH_REPO=x bash -c …``) exported. Hidden text after a decoder ran is a merge we cannot see."""
     text = " ".join(a[0] for a in args)
     if not text.strip():
         return
@@ -314,7 +315,9 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
         ctx.set_positional([arg[0] for arg in (positional or [])[1:]])  # bash -c TEXT $0 $1 ...
         if positional:
             ctx.vars["0"] = positional[0][0]
+    saved = ctx.push_env(env or {})
     ctx.run_text(text, powershell=powershell)
+    ctx.pop_env(saved)
     if not same_shell:
         ctx.run([")"])
     if any(decoded.strip() and decoded.strip() in text for decoded in ctx.decoded):

@@ -56,11 +56,11 @@ STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 def source(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """``source FILE`` / ``. <(…)``: run in this shell."""
     if len(args) >= 2:
-        script(ctx, args[1], cmd, same_shell=True)
+        script(ctx, args[1], cmd, same_shell=True, env=overlay)
 
 
 def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
-            positional: list[Arg] | None = None) -> None:
+           positional: list[Arg] | None = None, env: dict[str, str | None] | None = None) -> None:
     """A script file a shell reads (``source FILE``, ``bash FILE``): a substitution's known output
     (``<(…)``), stdin (``/dev/stdin``), a file written earlier here; any other file is a script on
     disk, opaque like any program."""
@@ -83,4 +83,4 @@ def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
     if shown is None and (DYN in text or inner is not None or text in STDIN_FILES) and ctx.decoder_seen:
         shown = DYN
     if shown is not None:
-        _run_string(ctx, [(shown, None)], same_shell=same_shell, positional=positional)
+        _run_string(ctx, [(shown, None)], same_shell=same_shell, positional=positional, env=env)

@@ -12,7 +12,7 @@ Imported on first use (start-up budget, design §7).
 
 from __future__ import annotations
 
-from hook.shell.syntax import DYN, Part, Word
+from hook.shell.syntax import ALLEXPORT, DYN, Part, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         cwd: str | None
         positional: list[str] | None
         unset: set[str]
+        env_unknown: bool
 
         def run(self, events: list[Event]) -> None: ...
         def expand_one(self, word: Word) -> str: ...
@@ -72,6 +73,10 @@ def run_maybe(sh: Shell, body: list[Event], why: str) -> None:
         exported_differs = (name in sh.exported) != (name in saved_exported)
         if exported_differs or sh.vars.get(name, _MISSING) != saved_vars.get(name, _MISSING):
             sh.vars[name] = DYN
+    if (ALLEXPORT in sh.exported) != (ALLEXPORT in saved_exported):  # `set -a` on one path only
+        saved_exported.discard(ALLEXPORT)
+        sh.exported.discard(ALLEXPORT)
+        sh.env_unknown = True  # a plain assignment after it may be exported or not
     sh.exported |= saved_exported
     for name in set(sh.arrays) | set(saved_arrays):
         if sh.arrays.get(name, _MISSING) != saved_arrays.get(name, _MISSING):

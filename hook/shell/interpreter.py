@@ -11,6 +11,7 @@ from hook.shell import paths
 from hook.shell.expansion import Arg, Expansion, one_word
 from hook.shell.parser import parse
 from hook.shell.syntax import (
+    ALLEXPORT,
     ASSIGNING,
     DYN,
     LOOP_END,
@@ -149,12 +150,20 @@ class Shell(Expansion):
 
                 run_case(self, event)
 
-    def call(self, name: str, args: list[Arg]) -> None:
-        """A shell function: its body runs now, with the arguments as positional parameters; what it
-        declares ``local`` is restored when it returns."""
+    def call(self, name: str, args: list[Arg], overlay: Mapping[str, str | None] | None = None) -> None:
+        """A shell function: its body runs now, with the arguments as positional parameters and the
+        prefix assignments (``GH_REPO=x f``) exported; what it declares ``local`` is restored when it
+        returns, and so are the prefix assignments."""
         if self.depth >= MAX_DEPTH:
             self.unparsed(name, "function calls nested too deep")
             return
+        env = self.push_env(overlay or {})
+        try:
+            self._call(name, args)
+        finally:
+            self.pop_env(env)
+
+    def _call(self, name: str, args: list[Arg]) -> None:
         saved = self.positional
         self.set_positional([a[0] for a in args] if all(one_word(a) for a in args) else None)
         self.frames.append({})
@@ -173,6 +182,7 @@ class Shell(Expansion):
     def poison(self) -> None:
         """Any variable may have changed (a sourced file, a nameref, an assignment not followed)."""
         self.unset.clear()
+        self.exported.discard(ALLEXPORT)  # maybe on: a plain assignment is then read as unknown (env_unknown)
         self.vars = dict.fromkeys(self.vars, DYN)
         self.arrays = dict.fromkeys(self.arrays)
         self.env_unknown = True
@@ -215,7 +225,7 @@ class Shell(Expansion):
             return
         args = self.expand(cmd.words)
         if args and args[0][0] in self.functions:
-            self.call(args[0][0], args[1:])
+            self.call(args[0][0], args[1:], overlay)
         elif args:
             self.builtin_assigns(args)
             self.simple_command(args, cmd, overlay)
@@ -249,6 +259,30 @@ class Shell(Expansion):
             return
         self.unset.discard(name)
         self.vars[name] = DYN if name in self.computed else value
+        if ALLEXPORT in self.exported:
+            self.exported.add(name)
+
+    def push_env(self, overlay: Mapping[str, str | None]) -> list[tuple[str, bool, str | None, bool, bool]]:
+        """``NAME=value CMD`` where CMD runs here (a function, ``eval``): NAME is set and exported while
+        it runs, then restored (`pop_env`)."""
+        saved = [(n, n in self.vars, self.vars.get(n), n in self.exported, n in self.unset) for n in overlay]
+        for name, value in overlay.items():
+            if value is None:  # `env -u NAME`
+                self.vars.pop(name, None)
+                self.unset.add(name)
+            else:
+                self.setvar(name, value)
+            self.exported.add(name)
+        return saved
+
+    def pop_env(self, saved: list[tuple[str, bool, str | None, bool, bool]]) -> None:
+        for name, had, value, exported, unset in saved:
+            if had:
+                self.vars[name] = value
+            else:
+                self.vars.pop(name, None)
+            (self.exported.add if exported else self.exported.discard)(name)
+            (self.unset.add if unset else self.unset.discard)(name)
 
     def getenv(self, name: str, overlay: Mapping[str, str | None]) -> str | None:
         """An environment variable as the command would see it (prefix assignment, export, inherited)."""

@@ -5,6 +5,9 @@ event list a reader returns. Shared by the lexer, both parsers and the interpret
 from __future__ import annotations
 
 DYN = "\x00"  # stands for text only the running shell knows; a shell string cannot contain NUL
+# `set -a` is on: kept among the exported names (no variable is called "-a"), so it ends with the
+# subshell that turned it on
+ALLEXPORT = "-a"
 MAX_DEPTH = 6  # bash -c "eval '...'" nesting; deeper text is judged unparsed
 # builtins that assign variables from what the run produces, or change where the shell is
 ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
