@@ -123,4 +123,10 @@ ROWS: list[tuple[str, str]] = [
     ("(set -a); GH_REPO=acme/other; gh pr merge 5", "determined"),
     ('case "$1" in a) set -a;; esac; GH_REPO=acme/other; gh pr merge 5', "undetermined"),
     ("while false; do set -a; done; GH_REPO=acme/other; gh pr merge 5", "undetermined"),
+    # a Makefile or body on stdin is the command's stdin, never the hook's own (/dev/stdin in the hook)
+    ("make -f /dev/stdin <<< $'all:\\n\\tgh pr merge 5'", "determined"),
+    ("printf 'all:\\n\\tgh pr merge 5 -R acme/other\\n' | make -f -", "determined"),
+    ("make -f <(printf 'all:\\n\\tgh pr merge 5\\n')", "undetermined"),
+    ("echo '{\"query\":\"mutation{mergePullRequest(input:{pullRequestId:1}){clientMutationId}}\"}' "
+     "| gh api graphql --input /dev/stdin", "undetermined"),
 ]

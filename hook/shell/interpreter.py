@@ -318,6 +318,8 @@ class Shell(Expansion):
             return self.files[key]
         if DYN in key or not paths.isabs(key):
             return None
+        if key.startswith(("/dev/", "/proc/")):  # the hook's own descriptors, not the command's
+            return "" if key == "/dev/null" else None
         try:
             with open(key, encoding="utf-8", errors="replace") as handle:
                 return handle.read(_MAX_FILE_BYTES)
