@@ -129,4 +129,7 @@ ROWS: list[tuple[str, str]] = [
     ("make -f <(printf 'all:\\n\\tgh pr merge 5\\n')", "undetermined"),
     ("echo '{\"query\":\"mutation{mergePullRequest(input:{pullRequestId:1}){clientMutationId}}\"}' "
      "| gh api graphql --input /dev/stdin", "undetermined"),
+    # git push: push.default from -c, another git directory
+    ("git -c push.default=nothing push", "determined"),
+    ("GIT_DIR=.git git push origin HEAD:main", "undetermined"),
 ]

@@ -40,6 +40,8 @@ class Ctx(Shell):
         self.created_pr = False  # `gh pr create` ran: a later selector-less merge targets a new PR
         self.aliases: dict[str, str] = {}  # `alias NAME=VALUE` run earlier in this command
         self._expanding: set[str] = set()  # aliases being expanded (bash does not expand one in itself)
+        self.push_config_changed = False  # a `git config` / `branch -u` / `push -u` ran: a bare push is unknown
+        self.upstream_changed = False  # a branch was created here: its upstream is unknown
         self.traps: list[str] = []  # `trap ACTION …` actions, read again when the command ends
         self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
         self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str]]] = []
