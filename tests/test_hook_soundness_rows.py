@@ -52,6 +52,11 @@ ROWS: list[tuple[str, list[tuple[str | None, int | None]], bool]] = [
     # another repository than the directory's
     ("GIT_DIR=../other/.git git push origin HEAD:main", [(None, None)], True),
     ("git --git-dir=../other/.git push origin HEAD:main", [(None, None)], True),
+    # configuration from the environment of the command; curl options from a file
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.m GIT_CONFIG_VALUE_0='!gh pr merge 5' git m",
+     [("acme/widgets", None)], True),
+    ("curl -K <(echo 'url = \"https://api.github.com/repos/acme/widgets/pulls/5/merge\"') -X PUT",
+     [(None, None)], True),
 ]
 
 

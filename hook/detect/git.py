@@ -34,7 +34,7 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     if any(ctx.getenv(name, overlay) is not None for name in ("GIT_DIR", "GIT_WORK_TREE")):
         cwd = None  # another repository than the directory's: not followed
     if any(ctx.getenv(name, overlay) is not None for name in _CONFIG_ENV):
-        settings[""] = DYN  # configuration from the environment: not read
+        settings[""] = aliases[""] = DYN  # configuration from the environment (GIT_CONFIG_COUNT…): not read
     i = 1
     while i < len(args) and args[i][0].startswith("-"):
         a = args[i][0]
