@@ -132,4 +132,16 @@ ROWS: list[tuple[str, str]] = [
     # git push: push.default from -c, another git directory
     ("git -c push.default=nothing push", "determined"),
     ("GIT_DIR=.git git push origin HEAD:main", "undetermined"),
+    # a function in a pipeline or in the background runs in a subshell
+    ("x=5; f() { x=7; }; f & wait; gh pr merge $x", "determined"),
+    ("x=5; f() { x=7; }; f | cat; gh pr merge $x", "determined"),
+    # `[[ … ]];` ends at `]]` with a separator right after it
+    ("x=5; [[ 1 ]]; gh pr merge $x", "determined"),
+    ("[[ x ]]&&gh pr merge 5", "determined"),
+    ("x=5; [[ $((x=7)) ]]; gh pr merge $x", "undetermined"),
+    # a function named echo/printf/cat prints what it prints
+    ("echo() { printf 7; }; gh pr merge $(echo 5)", "undetermined"),
+    # a file appended to, or written by a program whose output is unknown
+    ("echo 5 >> f.txt; echo 5 >> f.txt; gh pr merge $(cat f.txt)", "undetermined"),
+    ("echo 5 > f.txt; python3 -c 'print(7)' > f.txt; gh pr merge $(cat f.txt)", "undetermined"),
 ]

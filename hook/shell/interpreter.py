@@ -224,6 +224,11 @@ class Shell(Expansion):
             self.setvar(first[0].text, " ".join(self.expand_one(w) for w in cmd.words[2:]))
             return
         args = self.expand(cmd.words)
+        for red in cmd.redirects:  # what a program writes to a file is unknown (echo & co. say better)
+            if red.op in (">", ">>", ">|", "&>", "&>>") and red.target is not None:
+                key = self.path(self.expand_one(red.target))
+                if not key.startswith("/dev/"):
+                    self.files[key] = DYN
         if args and args[0][0] in self.functions:
             self.call(args[0][0], args[1:], overlay)
         elif args:
@@ -347,6 +352,8 @@ class Shell(Expansion):
         if not args:
             return None
         name = args[0].rsplit("/", 1)[-1]
+        if name in self.functions:  # `echo() { …; }`: a function of that name runs instead
+            return None
         if name == "echo":
             words, newline, escapes = args[1:], "\n", False
             while words and len(words[0]) > 1 and words[0][0] == "-" and set(words[0][1:]) <= set("neE"):

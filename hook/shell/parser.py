@@ -247,6 +247,9 @@ class _Parser(WordLexer):
             if test and self.s[self.i] == "\n":
                 self.i += 1
                 continue
+            if test and self.s.startswith("]]", self.i) and self.s[self.i + 2 : self.i + 3] in ("", *" \t\n;&|)"):
+                self.i += 2  # `[[ … ]];` ends at `]]` even with a separator right after it
+                return
             if self.s[self.i] in meta:
                 self.i += 1
                 continue

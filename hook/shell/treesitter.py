@@ -77,12 +77,9 @@ def _statement(node: Node, out: list[Event]) -> None:
         previous: Command | None = None
         for child in node.named_children:
             before = len(out)
-            compound = child.type not in ("command", "redirected_statement")
-            if compound:  # `{ x=5; } | cat`: each part of a pipeline runs in a subshell
-                out.append("(")
+            out.append("(")  # `f | cat`, `{ x=5; } | cat`: each part of a pipeline runs in a subshell
             _statement(child, out)
-            if compound:
-                out.append(")")
+            out.append(")")
             added = [e for e in out[before:] if isinstance(e, Command)]
             if previous is not None and added:
                 added[-1].piped, added[-1].pipe_src = True, previous
@@ -139,8 +136,14 @@ def _statement(node: Node, out: list[Event]) -> None:
             _statement(body, events)
         out.append(FunctionDef(_text(named) if named is not None else "", events))
     elif kind != "comment":
-        for child in node.named_children:
-            _statement(child, out)
+        start = None
+        for child in node.children:
+            if child.type == "&" and start is not None:  # `f &`: a background job runs in a subshell
+                out.insert(start, "(")
+                out.append(")")
+            elif child.is_named:
+                start = len(out)
+                _statement(child, out)
 
 
 def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
