@@ -141,6 +141,9 @@ ROWS: list[tuple[str, str]] = [
     ("x=5; [[ $((x=7)) ]]; gh pr merge $x", "undetermined"),
     # a function named echo/printf/cat prints what it prints
     ("echo() { printf 7; }; gh pr merge $(echo 5)", "undetermined"),
+    # readonly in a function sets the global variable (declare/local make a local)
+    ("x=5; f() { readonly x=7; }; f; gh pr merge $x", "determined"),
+    ("x=5; f() { declare x=7; }; f; gh pr merge $x", "determined"),
     # a file appended to, or written by a program whose output is unknown
     ("echo 5 >> f.txt; echo 5 >> f.txt; gh pr merge $(cat f.txt)", "undetermined"),
     ("echo 5 > f.txt; python3 -c 'print(7)' > f.txt; gh pr merge $(cat f.txt)", "undetermined"),

@@ -67,7 +67,9 @@ def assigns(sh: Shell, args: list[Arg]) -> None:
     elif name in ("set", "shift"):
         _set_or_shift(sh, name, args)
     elif name in ("declare", "typeset", "local", "export", "readonly"):
-        if sh.frames and name != "export" and not any("g" in w[1:] for w in words if w.startswith("-")):
+        # in a function, declare/typeset/local make a local; export and readonly do not
+        if sh.frames and name not in ("export", "readonly") and not any(
+                "g" in w[1:] for w in words if w.startswith("-")):
             frame = sh.frames[-1]
             for word in words:
                 target = word.split("=", 1)[0]
