@@ -141,6 +141,12 @@ ROWS: list[tuple[str, str]] = [
     ("x=5; [[ $((x=7)) ]]; gh pr merge $x", "undetermined"),
     # a function named echo/printf/cat prints what it prints
     ("echo() { printf 7; }; gh pr merge $(echo 5)", "undetermined"),
+    # start-up files a shell reads before its script; a script found on PATH
+    ("echo 'gh pr merge 5' > e.sh; BASH_ENV=e.sh bash -c true", "determined"),
+    ("echo 'export GH_REPO=acme/other' > e.sh; BASH_ENV=e.sh bash -c 'gh pr merge 5'", "determined"),
+    ("echo 'gh pr merge 5' > e.sh; bash --rcfile e.sh -i -c true </dev/null", "determined"),
+    ("echo 'gh pr merge 5' > e.sh; ENV=e.sh sh -i -c true </dev/null", "determined"),
+    ("echo 'gh pr merge 5' > e.sh; chmod +x e.sh; PATH=.:$PATH e.sh", "determined"),
     # readonly in a function sets the global variable (declare/local make a local)
     ("x=5; f() { readonly x=7; }; f; gh pr merge $x", "determined"),
     ("x=5; f() { declare x=7; }; f; gh pr merge $x", "determined"),

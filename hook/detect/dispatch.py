@@ -87,6 +87,10 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
         args = unwrapped
     handler = _HANDLERS.get(name)
     written = ctx.files.get(ctx.path(args[0][0])) if "/" in args[0][0] else None
+    if written is None and ctx.files and "/" not in args[0][0]:
+        from hook.detect.shellrun import on_path
+
+        written = on_path(ctx, args[0][0], overlay)
     if written is not None:  # `echo 'gh pr merge 5' > x.sh && chmod +x x.sh && ./x.sh`
         ctx.run_text(written, powershell=False)
     elif handler is not None:
@@ -257,6 +261,22 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str
         if flags:
             _run_string(ctx, args[flags[0] + 1 :], powershell=False)
         return
+    from hook.detect.shellrun import startup_texts  # BASH_ENV, ENV, --rcfile: read before the script
+
+    texts = startup_texts(ctx, name, args, overlay)
+    if not texts:
+        _posix_shell(ctx, args, cmd, overlay)
+        return
+    ctx.run(["("])  # the start-up files and the script share one shell
+    saved = ctx.push_env(overlay)
+    for text in texts:
+        _run_string(ctx, [(text, None)], same_shell=True)
+    _posix_shell(ctx, args, cmd, overlay)
+    ctx.pop_env(saved)
+    ctx.run([")"])
+
+
+def _posix_shell(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     i = 1
     while i < len(args):
         a = args[i][0]

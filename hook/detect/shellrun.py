@@ -84,3 +84,38 @@ def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
         shown = DYN
     if shown is not None:
         _run_string(ctx, [(shown, None)], same_shell=same_shell, positional=positional, env=env)
+
+
+def startup_texts(ctx: Ctx, name: str, args: list[Arg], overlay: dict[str, str | None]) -> list[str]:
+    """The start-up files a shell runs before its script, as far as this command wrote them:
+    ``BASH_ENV`` (bash, not interactive), ``--rcfile``/``--init-file`` (bash -i), ``ENV`` (sh -i).
+    A name only the run knows is undetermined; any other file on disk is opaque, like ``bash FILE``."""
+    words = [a[0] for a in args[1:]]
+    interactive = any(w[:1] == "-" and w[1:2] != "-" and "i" in w[1:] for w in words) or "--interactive" in words
+    names: list[str] = []
+    if name == "bash" and not interactive:
+        names.append(ctx.getenv("BASH_ENV", overlay) or "")
+    if interactive:
+        names += [words[k + 1] for k, w in enumerate(words[:-1]) if w in ("--rcfile", "--init-file")]
+        if name != "bash":
+            names.append(ctx.getenv("ENV", overlay) or "")
+    texts = []
+    for file in names:
+        if DYN in file:
+            ctx.runtime("a shell start-up file named at run time")
+        elif file:
+            text = ctx.files.get(ctx.path(file))
+            if text is not None:
+                texts.append(text)
+    return texts
+
+
+def on_path(ctx: Ctx, name: str, overlay: dict[str, str | None]) -> str | None:
+    """A script this command wrote, found on ``PATH`` (``PATH=.:$PATH x.sh``); builtins come first."""
+    if name in BUILTINS:
+        return None
+    for directory in (ctx.getenv("PATH", overlay) or "").split(":"):
+        key = ctx.path(f"{directory or '.'}/{name}")
+        if DYN not in key and key in ctx.files:
+            return ctx.files[key]
+    return None
