@@ -41,7 +41,10 @@ ROWS: list[tuple[str, str]] = [
     ("for n in 5 7; do gh pr merge $n; break; done", "undetermined"),
     ("for n in; do gh pr merge 5; done", "determined"),
     ('v=xrepos/acme/widgets/pulls/5/merge; gh api "${v#x}" --method PUT -f merge_method=squash', "determined"),
-    ('v=5.y; gh pr merge "${v%.y}" && v=; gh pr merge "${v:-7}"', "determined"),
+    # `v=` runs only if the first merge succeeds: the second PR is unknown (was "determined" before `&&`
+    # regions were joined; it assumed the first command succeeds)
+    ('v=5.y; gh pr merge "${v%.y}" && v=; gh pr merge "${v:-7}"', "undetermined"),
+    ('v=5.y; gh pr merge "${v%.y}"; v=; gh pr merge "${v:-7}"', "determined"),
     ('gh api "$EP" -X PUT', "undetermined"),
     ("x=5; while false; do x=7; done; gh pr merge $x", "undetermined"),  # zero runs or more
     ("x=5; case a in a) ((x++));; esac; gh pr merge $x", "undetermined"),
@@ -147,6 +150,14 @@ ROWS: list[tuple[str, str]] = [
     ("echo 'gh pr merge 5' > e.sh; bash --rcfile e.sh -i -c true </dev/null", "determined"),
     ("echo 'gh pr merge 5' > e.sh; ENV=e.sh sh -i -c true </dev/null", "determined"),
     ("echo 'gh pr merge 5' > e.sh; chmod +x e.sh; PATH=.:$PATH e.sh", "determined"),
+    # a branch that may not run (`&& …`, `|| …`, an `if` arm): what it assigns is unknown after it
+    ("x=5; if [ -e /nonexistent ]; then x=7; fi; gh pr merge $x", "undetermined"),
+    ("x=5; [ -e /nope ] && x=7; gh pr merge $x", "undetermined"),
+    ("x=5; false || { x=7; }; gh pr merge $x", "undetermined"),
+    ("f() { :; }; x=5; if false; then x=7; fi; gh pr merge $x", "undetermined"),
+    ("x=5; true && x=7 && gh pr merge $x", "determined"),
+    ("x=5; if true; then x=7; gh pr merge $x; else x=6; fi", "determined"),
+    ("cd sub && gh pr merge 5 -R acme/other; gh pr merge 6 -R acme/other", "determined"),
     # readonly in a function sets the global variable (declare/local make a local)
     ("x=5; f() { readonly x=7; }; f; gh pr merge $x", "determined"),
     ("x=5; f() { declare x=7; }; f; gh pr merge $x", "determined"),

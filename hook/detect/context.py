@@ -109,6 +109,12 @@ class Ctx(Shell):
         if isinstance(saved, dict):
             self.branches = saved
 
+    def join_scope(self, saved: object) -> None:
+        if isinstance(saved, dict):
+            for key in set(saved) | set(self.branches):
+                if saved.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
+                    self.branches[key] = DYN
+
     # --- what detectors ask --------------------------------------------------------------------
     def repo(self, cwd: str | None = None) -> tuple[str | None, str] | None:
         """``(host, owner/name)`` of the git remote of ``cwd`` (default: the current directory)."""

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
     from hook.shell.syntax import Case, Event
 
+    Saved = tuple[dict[str, str | None], dict[str, list[str] | None], set[str], str | None, list[str] | None,
+                  set[str], object]
+
     class Shell(Protocol):
         """What a case reads and changes of hook/shell/interpreter.py's Shell (which imports this lazily)."""
 
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
         env_unknown: bool
 
         def run(self, events: list[Event]) -> None: ...
+        def save_scope(self) -> object: ...
+        def join_scope(self, saved: object) -> None: ...
         def expand_one(self, word: Word) -> str: ...
         def ifs(self) -> str | None: ...
         def mark(self) -> int: ...
@@ -59,6 +64,37 @@ def run_case(sh: Shell, case: Case) -> None:
         falling = term == ";&"
         if term == ";;" and decision is True:
             return  # this arm ran if it was reached: nothing after it runs
+
+
+def snapshot(sh: Shell) -> object:
+    """The state before a region that may not run (`join` merges it with the state after)."""
+    return (dict(sh.vars), dict(sh.arrays), set(sh.exported), sh.cwd, sh.positional, set(sh.unset), sh.save_scope())
+
+
+def join(sh: Shell, saved: object) -> None:
+    """After a region that ran or did not (``&& x=7``, an ``if`` branch): what differs is unknown. The
+    merges inside stay as read — a command there runs only on the path where the region ran."""
+    state: Saved = saved  # type: ignore[assignment]
+    vars_, arrays, exported, cwd, positional, unset, extra = state
+    for name in set(sh.vars) | set(vars_):
+        if (name in sh.exported) != (name in exported) or sh.vars.get(name, _MISSING) != vars_.get(name, _MISSING):
+            sh.vars[name] = DYN
+    if (ALLEXPORT in sh.exported) != (ALLEXPORT in exported):
+        exported.discard(ALLEXPORT)
+        sh.exported.discard(ALLEXPORT)
+        sh.env_unknown = True
+    sh.exported |= exported
+    for name in set(sh.arrays) | set(arrays):
+        if sh.arrays.get(name, _MISSING) != arrays.get(name, _MISSING):
+            sh.arrays[name] = None
+    for name in sh.unset ^ unset:
+        sh.vars[name] = DYN
+        sh.unset.discard(name)
+    if sh.cwd != cwd:
+        sh.cwd = None
+    if sh.positional != positional:
+        sh.positional = None
+    sh.join_scope(extra)
 
 
 def run_maybe(sh: Shell, body: list[Event], why: str) -> None:

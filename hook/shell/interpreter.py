@@ -17,6 +17,8 @@ from hook.shell.syntax import (
     LOOP_END,
     LOOP_START,
     MAX_DEPTH,
+    MAYBE_END,
+    MAYBE_START,
     Case,
     Command,
     Event,
@@ -77,6 +79,9 @@ class Shell(Expansion):
     def restore_scope(self, saved: object) -> None:
         """Undo what a subshell changed in the extra state `save_scope` returned."""
 
+    def join_scope(self, saved: object) -> None:
+        """After a region that may not have run: extra state that differs from `save_scope`'s is unknown."""
+
     def mark(self) -> int:
         """A point in what subclasses record, for `uncertain`."""
         return 0
@@ -112,6 +117,7 @@ class Shell(Expansion):
     def run(self, events: list[Event]) -> None:
         k = 0
         loops: list[int] = []  # where the bodies of the loops being run start
+        maybes: list[object] = []  # the state before each region that may not run
         while k < len(events):
             event = events[k]
             k += 1
@@ -133,6 +139,14 @@ class Shell(Expansion):
                 from hook.shell.loops import enter_loop
 
                 enter_loop(self, events, loops.pop())
+            elif event == MAYBE_START:
+                from hook.shell.cases import snapshot
+
+                maybes.append(snapshot(self))
+            elif event == MAYBE_END and maybes:  # ran or not: what it changed is unknown after it
+                from hook.shell.cases import join
+
+                join(self, maybes.pop())
             elif event == "(":
                 self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
                                      (dict(self.arrays), set(self.unset), self.save_scope())))

@@ -95,6 +95,8 @@ class Case:
 Event = Command | str | FunctionDef | ForLoop | Case
 LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
 LOOP_END = "L)"
+MAYBE_START = "M("  # events from here to the matching MAYBE_END may not run (`&& …`, an `if` branch)
+MAYBE_END = "M)"
 
 
 def may_glob(text: str) -> bool:
