@@ -41,7 +41,10 @@ ROWS: list[tuple[str, str]] = [
     ("for n in 5 7; do gh pr merge $n; break; done", "undetermined"),
     ("for n in; do gh pr merge 5; done", "determined"),
     ('v=xrepos/acme/widgets/pulls/5/merge; gh api "${v#x}" --method PUT -f merge_method=squash', "determined"),
-    ('v=5.y; gh pr merge "${v%.y}" && v=; gh pr merge "${v:-7}"', "determined"),
+    # `v=` runs only if the first merge succeeds: the second PR is unknown (was "determined" before `&&`
+    # regions were joined; it assumed the first command succeeds)
+    ('v=5.y; gh pr merge "${v%.y}" && v=; gh pr merge "${v:-7}"', "undetermined"),
+    ('v=5.y; gh pr merge "${v%.y}"; v=; gh pr merge "${v:-7}"', "determined"),
     ('gh api "$EP" -X PUT', "undetermined"),
     ("x=5; while false; do x=7; done; gh pr merge $x", "undetermined"),  # zero runs or more
     ("x=5; case a in a) ((x++));; esac; gh pr merge $x", "undetermined"),
@@ -93,4 +96,72 @@ ROWS: list[tuple[str, str]] = [
     ("x=g; ${x}h p${y}r mer\"\"ge 5", "undetermined"),
     ("python3 -c 'import subprocess; subprocess.run([\"gh\",\"pr\",\"merge\",\"5\"] if False else [\"true\"])'",
      "undetermined"),
+    # a shell reading a script from a process substitution or stdin (redteam probe)
+    ("bash <(echo gh pr merge 5)", "determined"),
+    ("sh <(echo 'gh pr merge $1 -R acme/other') 7", "determined"),
+    ('bash /dev/stdin <<< "gh pr merge 5"', "determined"),
+    ("echo gh pr merge 5 | bash /dev/stdin", "determined"),
+    ("bash <(emit gh pr merge 5)", "undetermined"),
+    # trap actions run later, or not at all: undetermined
+    ("trap 'gh pr merge 5' EXIT", "undetermined"),
+    ("trap -- 'gh pr merge 5' ERR; false", "undetermined"),
+    ("f() { trap 'gh pr merge 5' EXIT; }; f", "undetermined"),
+    ("trap f EXIT; f() { gh pr merge 5; }", "undetermined"),
+    ("trap 'echo bye' EXIT; gh pr merge 5 -R acme/other", "determined"),
+    ("trap -p; trap - EXIT; gh pr view 5", "determined"),
+    # `builtin gh` fails; `hash -p FILE gh` makes gh run FILE
+    ("builtin gh pr merge 5; builtin eval 'gh pr merge 7'", "determined"),
+    ("hash -p /bin/echo gh; gh pr merge 5", "undetermined"),
+    # prefix assignments reach what runs here or in a child: a function, eval, bash -c, a script
+    ("GH_REPO=acme/other bash -c 'gh pr merge 5'", "determined"),
+    ("GH_REPO=acme/other eval 'gh pr merge 5'; gh pr merge 6", "determined"),
+    ("f() { gh pr merge 5; }; GH_REPO=acme/other f; gh pr merge 6", "determined"),
+    ("x=0; f() { x=2; }; x=1 f; gh pr merge $x", "determined"),
+    ("GH_REPO=acme/other bash <<< 'gh pr merge 5'", "determined"),
+    ("GH_REPO=acme/other flock /tmp -c 'gh pr merge 5'", "determined"),
+    ("export GH_REPO=acme/x; env -u GH_REPO bash -c 'gh pr merge 5'", "determined"),
+    # set -a exports every later assignment
+    ("set -a; GH_REPO=acme/other; gh pr merge 5", "determined"),
+    ("set -o allexport; GH_REPO=acme/other; gh pr merge 5; set +a; GH_REPO=acme/x; gh pr merge 6", "determined"),
+    ("(set -a); GH_REPO=acme/other; gh pr merge 5", "determined"),
+    ('case "$1" in a) set -a;; esac; GH_REPO=acme/other; gh pr merge 5', "undetermined"),
+    ("while false; do set -a; done; GH_REPO=acme/other; gh pr merge 5", "undetermined"),
+    # a Makefile or body on stdin is the command's stdin, never the hook's own (/dev/stdin in the hook)
+    ("make -f /dev/stdin <<< $'all:\\n\\tgh pr merge 5'", "determined"),
+    ("printf 'all:\\n\\tgh pr merge 5 -R acme/other\\n' | make -f -", "determined"),
+    ("make -f <(printf 'all:\\n\\tgh pr merge 5\\n')", "undetermined"),
+    ("echo '{\"query\":\"mutation{mergePullRequest(input:{pullRequestId:1}){clientMutationId}}\"}' "
+     "| gh api graphql --input /dev/stdin", "undetermined"),
+    # git push: push.default from -c, another git directory
+    ("git -c push.default=nothing push", "determined"),
+    ("GIT_DIR=.git git push origin HEAD:main", "undetermined"),
+    # a function in a pipeline or in the background runs in a subshell
+    ("x=5; f() { x=7; }; f & wait; gh pr merge $x", "determined"),
+    ("x=5; f() { x=7; }; f | cat; gh pr merge $x", "determined"),
+    # `[[ … ]];` ends at `]]` with a separator right after it
+    ("x=5; [[ 1 ]]; gh pr merge $x", "determined"),
+    ("[[ x ]]&&gh pr merge 5", "determined"),
+    ("x=5; [[ $((x=7)) ]]; gh pr merge $x", "undetermined"),
+    # a function named echo/printf/cat prints what it prints
+    ("echo() { printf 7; }; gh pr merge $(echo 5)", "undetermined"),
+    # start-up files a shell reads before its script; a script found on PATH
+    ("echo 'gh pr merge 5' > e.sh; BASH_ENV=e.sh bash -c true", "determined"),
+    ("echo 'export GH_REPO=acme/other' > e.sh; BASH_ENV=e.sh bash -c 'gh pr merge 5'", "determined"),
+    ("echo 'gh pr merge 5' > e.sh; bash --rcfile e.sh -i -c true </dev/null", "determined"),
+    ("echo 'gh pr merge 5' > e.sh; ENV=e.sh sh -i -c true </dev/null", "determined"),
+    ("echo 'gh pr merge 5' > e.sh; chmod +x e.sh; PATH=.:$PATH e.sh", "determined"),
+    # a branch that may not run (`&& …`, `|| …`, an `if` arm): what it assigns is unknown after it
+    ("x=5; if [ -e /nonexistent ]; then x=7; fi; gh pr merge $x", "undetermined"),
+    ("x=5; [ -e /nope ] && x=7; gh pr merge $x", "undetermined"),
+    ("x=5; false || { x=7; }; gh pr merge $x", "undetermined"),
+    ("f() { :; }; x=5; if false; then x=7; fi; gh pr merge $x", "undetermined"),
+    ("x=5; true && x=7 && gh pr merge $x", "determined"),
+    ("x=5; if true; then x=7; gh pr merge $x; else x=6; fi", "determined"),
+    ("cd sub && gh pr merge 5 -R acme/other; gh pr merge 6 -R acme/other", "determined"),
+    # readonly in a function sets the global variable (declare/local make a local)
+    ("x=5; f() { readonly x=7; }; f; gh pr merge $x", "determined"),
+    ("x=5; f() { declare x=7; }; f; gh pr merge $x", "determined"),
+    # a file appended to, or written by a program whose output is unknown
+    ("echo 5 >> f.txt; echo 5 >> f.txt; gh pr merge $(cat f.txt)", "undetermined"),
+    ("echo 5 > f.txt; python3 -c 'print(7)' > f.txt; gh pr merge $(cat f.txt)", "undetermined"),
 ]

@@ -42,6 +42,21 @@ ROWS: list[tuple[str, list[tuple[str | None, int | None]], bool]] = [
     ("git config --file other.cfg alias.m '!gh pr merge 2'; git m", [("acme/widgets", None)], True),
     ('k=alias.m; git config "$k" "!gh pr merge 3"; git m', [("acme/widgets", 3)], False),
     ('read k; git config "$k" "!gh pr merge 3"; git m', [("acme/widgets", None)], True),
+    # a push without a refspec writes what push.default and remote.<name>.push say (redteam probe)
+    ("git config remote.origin.push HEAD:main; git push", [("acme/widgets", None)], True),
+    ("git -c remote.origin.push=HEAD:main push", [("acme/widgets", None)], True),
+    ("git config push.default upstream; git branch -u origin/main; git push", [("acme/widgets", None)], True),
+    ("git push -u origin HEAD:main; git push", [("acme/widgets", None)], True),
+    ("git config user.name x; git push", [], False),
+    ("git -c push.default=nothing push", [], False),
+    # another repository than the directory's
+    ("GIT_DIR=../other/.git git push origin HEAD:main", [(None, None)], True),
+    ("git --git-dir=../other/.git push origin HEAD:main", [(None, None)], True),
+    # configuration from the environment of the command; curl options from a file
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.m GIT_CONFIG_VALUE_0='!gh pr merge 5' git m",
+     [("acme/widgets", None)], True),
+    ("curl -K <(echo 'url = \"https://api.github.com/repos/acme/widgets/pulls/5/merge\"') -X PUT",
+     [(None, None)], True),
 ]
 
 

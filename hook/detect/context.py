@@ -40,6 +40,9 @@ class Ctx(Shell):
         self.created_pr = False  # `gh pr create` ran: a later selector-less merge targets a new PR
         self.aliases: dict[str, str] = {}  # `alias NAME=VALUE` run earlier in this command
         self._expanding: set[str] = set()  # aliases being expanded (bash does not expand one in itself)
+        self.push_config_changed = False  # a `git config` / `branch -u` / `push -u` ran: a bare push is unknown
+        self.upstream_changed = False  # a branch was created here: its upstream is unknown
+        self.traps: list[str] = []  # `trap ACTION …` actions, read again when the command ends
         self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
         self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str]]] = []
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
@@ -64,11 +67,11 @@ class Ctx(Shell):
             self._expanding.discard(name)
         self.uncertain(mark, f"alias {name}: expanded or not, as the shell's options decide")
 
-    def call(self, name: str, args: list[Arg]) -> None:
+    def call(self, name: str, args: list[Arg], overlay: Mapping[str, str | None] | None = None) -> None:
         if name in self.tool_functions:  # `pyenv shell 3.12`: the tool's own function sets variables
             self.poison()
             return
-        super().call(name, args)
+        super().call(name, args, overlay)
 
     def unparsed(self, text: str, why: str) -> None:
         if might_merge(text):
@@ -105,6 +108,12 @@ class Ctx(Shell):
     def restore_scope(self, saved: object) -> None:
         if isinstance(saved, dict):
             self.branches = saved
+
+    def join_scope(self, saved: object) -> None:
+        if isinstance(saved, dict):
+            for key in set(saved) | set(self.branches):
+                if saved.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
+                    self.branches[key] = DYN
 
     # --- what detectors ask --------------------------------------------------------------------
     def repo(self, cwd: str | None = None) -> tuple[str | None, str] | None:

@@ -64,6 +64,7 @@ _DETECTORS = {
     **dict.fromkeys(("codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"),
                     "script:agent"),
     **dict.fromkeys(("start-process", "saps", "start"), "script:start_process"),
+    "trap": "shellrun:trap", "hash": "shellrun:hash_p", "source": "shellrun:source", ".": "shellrun:source",
     "alias": "shellenv:alias", "unalias": "shellenv:unalias", "sed": "textprog:sed", "gsed": "textprog:sed",
     "parallel": "textprog:parallel", **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "textprog:awk"),
 }
@@ -86,6 +87,10 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
         args = unwrapped
     handler = _HANDLERS.get(name)
     written = ctx.files.get(ctx.path(args[0][0])) if "/" in args[0][0] else None
+    if written is None and ctx.files and "/" not in args[0][0]:
+        from hook.detect.shellrun import on_path
+
+        written = on_path(ctx, args[0][0], overlay)
     if written is not None:  # `echo 'gh pr merge 5' > x.sh && chmod +x x.sh && ./x.sh`
         ctx.run_text(written, powershell=False)
     elif handler is not None:
@@ -93,7 +98,7 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
     elif name in _DECODERS:
         ctx.decoder_seen = True
     elif name in _SHELLS or name in _PWSH or name == "cmd":
-        _shell(ctx, name, args, cmd)
+        _shell(ctx, name, args, cmd, overlay)
     elif (spec := _route(name)) is not None:
         _detector(spec)(ctx, args, cmd, overlay)
 
@@ -130,13 +135,18 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
     if name in _WRAPPERS:
         shorts, longs, operands = _WRAPPERS[name]
         i = _skip_options(args, 1, shorts, longs)
+        if name == "builtin" and i < len(args) and DYN not in args[i][0]:
+            from hook.detect.shellrun import BUILTINS
+
+            if args[i][0] not in BUILTINS:
+                return None  # `builtin gh …` fails: gh is no shell builtin
         if name == "command" and any(a[0] in ("-v", "-V") for a in args[1:i]):
             return None  # `command -v gh` only looks the name up
         if name == "sudo":
             i = _assignments(args, i, overlay)
         i += operands
         if name == "flock" and i < len(args) and args[i][0] in ("-c", "--command"):
-            _run_string(ctx, args[i + 1 :])
+            _run_string(ctx, args[i + 1 :], env=overlay)
             return None
         return args[i:]
     if name == "env":
@@ -155,7 +165,7 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
         _shell_string_wrapper(ctx, name, args)
         return None
     if name in ("eval", "iex", "invoke-expression"):
-        _run_string(ctx, args[1:], same_shell=True)
+        _run_string(ctx, args[1:], same_shell=True, env=overlay)
         return None
     if name in _RUNNERS and (not _RUNNERS[name] or (len(args) > 1 and args[1][0] == _RUNNERS[name])):
         start = 2 if _RUNNERS[name] else 1
@@ -240,7 +250,7 @@ def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
                 break
 
 
-def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
+def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     if name in _PWSH:
         from hook.detect.script import powershell
 
@@ -251,6 +261,22 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
         if flags:
             _run_string(ctx, args[flags[0] + 1 :], powershell=False)
         return
+    from hook.detect.shellrun import startup_texts  # BASH_ENV, ENV, --rcfile: read before the script
+
+    texts = startup_texts(ctx, name, args, overlay)
+    if not texts:
+        _posix_shell(ctx, args, cmd, overlay)
+        return
+    ctx.run(["("])  # the start-up files and the script share one shell
+    saved = ctx.push_env(overlay)
+    for text in texts:
+        _run_string(ctx, [(text, None)], same_shell=True)
+    _posix_shell(ctx, args, cmd, overlay)
+    ctx.pop_env(saved)
+    ctx.run([")"])
+
+
+def _posix_shell(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     i = 1
     while i < len(args):
         a = args[i][0]
@@ -262,13 +288,13 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
             continue
         if a.startswith(("-", "+")) and not a.startswith("--") and "c" in a[1:] and DYN not in a:
             if i + 1 < len(args):
-                _run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :])
+                _run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :], env=overlay)
             return
-        if not a.startswith(("-", "+")):
-            written = ctx.files.get(ctx.path(a))  # a script written earlier in this command is read
-            if written is not None:
-                _run_string(ctx, [(written, None)], positional=args[i:])
-            return  # any other script file is opaque, like any program
+        if not a.startswith(("-", "+")):  # `bash FILE`, `bash <(…)`, `bash /dev/stdin <<< …`
+            from hook.detect.shellrun import script
+
+            script(ctx, args[i], cmd, positional=args[i:], env=overlay)
+            return
         i += 1
     if i < len(args) and args[i - 1][0] != "-s":
         return
@@ -279,12 +305,13 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
             return
         text = DYN  # `... | base64 -d | sh`: the script is hidden on purpose
     if text is not None:
-        _run_string(ctx, [(text, None)])
+        _run_string(ctx, [(text, None)], env=overlay)
 
 
-def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = None,
-                same_shell: bool = False, powershell: bool | None = None) -> None:
-    """Run text a program hands to a shell. Hidden text after a decoder ran is a merge we cannot see."""
+def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = None, same_shell: bool = False,
+                powershell: bool | None = None, env: dict[str, str | None] | None = None) -> None:
+    """Run text a program hands to a shell, with ``env`` (the prefix assignments of the command that
+    hands it: ``GH_REPO=x bash -c …``) exported. Hidden text after a decoder ran is a merge we cannot see."""
     text = " ".join(a[0] for a in args)
     if not text.strip():
         return
@@ -308,39 +335,15 @@ def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = Non
         ctx.set_positional([arg[0] for arg in (positional or [])[1:]])  # bash -c TEXT $0 $1 ...
         if positional:
             ctx.vars["0"] = positional[0][0]
+    saved = ctx.push_env(env or {})
     ctx.run_text(text, powershell=powershell)
+    ctx.pop_env(saved)
     if not same_shell:
         ctx.run([")"])
     if any(decoded.strip() and decoded.strip() in text for decoded in ctx.decoded):
         # seen through base64 & co.: kept, but whoever hid it gets the undetermined policy too
         ctx.merges[before:] = [m.replace(undetermined=True, detail=m.detail or "decoded from hidden text")
                                for m in ctx.merges[before:]]
-
-
-def _source(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    """``source FILE`` / ``. <(…)``: a file written earlier here, or a substitution's known output."""
-    if len(args) < 2:
-        return
-    text, word = args[1]
-    inner = next((p.inner for p in (word.parts if word else []) if p.inner is not None), None)
-    if inner is not None:  # `source <(…)`: that program's output
-        shown = ctx.substitution_output(inner)
-        if shown is None and not ctx.decoder_seen:
-            from hook.detect.shellenv import produced
-
-            produced(ctx, args[1:2], True)
-            return
-    elif text in _STDIN_FILES:  # `… | . /dev/stdin`
-        shown = ctx.stdin_text(cmd)
-        if shown is None and not ctx.decoder_seen:
-            ctx.runtime("a script read on stdin, produced at run time")
-            return
-    else:  # a file written earlier in this command; any other file is a script on disk, opaque
-        shown = ctx.files.get(ctx.path(text))
-    if shown is None and (DYN in text or inner is not None or text in _STDIN_FILES) and ctx.decoder_seen:
-        shown = DYN
-    if shown is not None:
-        _run_string(ctx, [(shown, None)], same_shell=True)
 
 
 def _cd(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -386,6 +389,5 @@ def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 
 _HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {
     "cd": _cd, "pushd": _cd, "chdir": _cd, "set-location": _cd, "sl": _cd, "popd": _popd,
-    "unset": _unset, "source": _source, ".": _source, **{name: _export for name in _EXPORTERS},
+    "unset": _unset, **{name: _export for name in _EXPORTERS},
 }
-_STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})

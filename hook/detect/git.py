@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
+_CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG")
+_UPSTREAM_FLAGS = frozenset({"-u", "--set-upstream-to", "--track", "-t", "--set-upstream", "--unset-upstream"})
 _GLOBAL_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
 _MERGE_VALUE = frozenset({"-m", "-F", "-s", "-X", "--message", "--file", "--strategy", "--strategy-option",
                           "--into-name", "--cleanup"})
@@ -28,9 +30,16 @@ _MERGEISH = ("merge", "land", "ship")
 def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     cwd = ctx.cwd
     aliases = dict(ctx.git_aliases)  # `git config alias.…` earlier in this command, then -c (last wins)
+    settings: dict[str, str] = {}  # -c KEY=VALUE: what `git push` reads (push.default, remote.X.push)
+    if any(ctx.getenv(name, overlay) is not None for name in ("GIT_DIR", "GIT_WORK_TREE")):
+        cwd = None  # another repository than the directory's: not followed
+    if any(ctx.getenv(name, overlay) is not None for name in _CONFIG_ENV):
+        settings[""] = aliases[""] = DYN  # configuration from the environment (GIT_CONFIG_COUNT…): not read
     i = 1
     while i < len(args) and args[i][0].startswith("-"):
         a = args[i][0]
+        if a.split("=", 1)[0] in ("--git-dir", "--work-tree"):
+            cwd = None
         if a == "-C" and i + 1 < len(args):
             where = args[i + 1][0]
             known = DYN not in where and (cwd is not None or where.startswith("/"))
@@ -38,6 +47,7 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
             i += 1
         elif a in ("-c", "--config-env") and i + 1 < len(args):
             key, eq, value = args[i + 1][0].partition("=")
+            settings[key.lower() if DYN not in key else ""] = value if eq and a == "-c" else DYN
             if key.lower().startswith("alias."):
                 aliases[key[6:].lower()] = value if eq and a == "-c" else DYN
             elif DYN in key:
@@ -63,6 +73,10 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
             return
     if sub in ("checkout", "switch"):
         _checkout(ctx, cwd, rest)
+        if any(a.split("=", 1)[0] in _UPSTREAM_FLAGS for a in rest):
+            ctx.push_config_changed = True
+        if {"-b", "-B", "-c", "-C"} & set(rest):
+            ctx.upstream_changed = True  # a branch started from origin/main tracks it
     elif sub == "merge":
         _record(ctx, cwd, _positional(rest, _MERGE_VALUE))
     elif sub == "pull":
@@ -76,10 +90,18 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         from hook.detect.gitconfig import config_command
 
         config_command(ctx.git_aliases, rest)
+        keys = [w.lower() for w in rest if not w.startswith("-")][:2]
+        if not keys or any(DYN in w for w in rest) or {"-e", "--edit"} & set(rest) or any(
+                k.startswith(("push.", "remote.", "branch.", "include", "url.")) or k == "edit" for k in keys):
+            ctx.push_config_changed = True  # push.default, remote.X.push, branch.X.merge: a bare push is unknown
     elif sub == "push":
         from hook.detect.push import push
 
-        push(ctx, cwd, rest)
+        push(ctx, cwd, rest, settings)
+        if {"-u", "--set-upstream"} & set(rest):
+            ctx.push_config_changed = True
+    elif sub == "branch" and any(a.split("=", 1)[0] in _UPSTREAM_FLAGS for a in rest):
+        ctx.push_config_changed = True
     elif DYN not in sub and sub not in _BUILTINS:
         _external(ctx, cwd, sub, rest)
 

@@ -27,11 +27,17 @@ def alias(name: str, cwd: str | None, env: Mapping[str, str], command_line: Mapp
         return command_line[key]
     if any(k.startswith("GIT_CONFIG") and k != "GIT_CONFIG_NOSYSTEM" for k in env):
         return UNKNOWN if _any_alias(env) else None  # GIT_CONFIG_COUNT/KEY/VALUE, GIT_CONFIG_PARAMETERS ...
+    return value("alias", key, cwd, env)
+
+
+def value(section: str, key: str, cwd: str | None, env: Mapping[str, str]) -> str | None:
+    """The last ``KEY`` of ``[SECTION]`` (``section`` as written in a header, lower case: ``push``,
+    ``remote "origin"``) in git's files, in git's order; None when unset, `UNKNOWN` when unreadable."""
     found: str | None = None
     for path in _files(cwd, env):
-        value = _lookup(path, key, env, 0)
-        if value is not None:
-            found = value
+        got = _lookup(path, key, env, 0, section)
+        if got is not None:
+            found = got
     return found
 
 
@@ -55,8 +61,8 @@ def _files(cwd: str | None, env: Mapping[str, str]) -> list[str]:
     return files
 
 
-def _lookup(path: str, key: str, env: Mapping[str, str], depth: int) -> str | None:
-    """The last ``alias.KEY`` in ``path`` and what it includes, in order."""
+def _lookup(path: str, key: str, env: Mapping[str, str], depth: int, wanted: str = "alias") -> str | None:
+    """The last ``KEY`` of section ``wanted`` in ``path`` and what it includes, in order."""
     text = _read(path)
     if text is None:
         return None
@@ -78,16 +84,16 @@ def _lookup(path: str, key: str, env: Mapping[str, str], depth: int) -> str | No
         name, eq, value = line.partition("=")
         name = name.strip().lower()
         if value.rstrip().endswith("\\"):
-            if section == "alias" and name == key:
+            if section == wanted and name == key:
                 found = UNKNOWN  # continued over lines
             continue
-        if section == "alias" and name == key:
+        if section == wanted and name == key:
             found = _config_value(value) if eq else "true"
         elif section == "include" and name == "path" and eq:
-            included = _lookup(_resolve(_config_value(value), path, env), key, env, depth + 1)
+            included = _lookup(_resolve(_config_value(value), path, env), key, env, depth + 1, wanted)
             found = included if included is not None else found
         elif section.startswith("includeif") and name == "path" and eq:
-            included = _lookup(_resolve(_config_value(value), path, env), key, env, depth + 1)
+            included = _lookup(_resolve(_config_value(value), path, env), key, env, depth + 1, wanted)
             found = UNKNOWN if included is not None else found  # its condition is not evaluated here
     return found
 

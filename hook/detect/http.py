@@ -47,6 +47,7 @@ def _curl(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
     implied = "GET"
     urls: list[str] = []
     bodies: list[str | None] = []
+    config = False
     i = 1
     while i < len(args):
         a = args[i][0]
@@ -75,12 +76,16 @@ def _curl(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
                     urls.append(value)
                 elif name in ("-K", "--config"):
                     bodies.append(None)  # options from a file: anything may be in there
+                    config = True
         else:
             urls.append(a)
         i += 1
     final = method or implied.rstrip("!")
     body = None if any(b is None for b in bodies) else "&".join(b for b in bodies if b is not None)
+    before = len(ctx.merges)
     _requests(ctx, "curl", final, urls, body, args)
+    if config and len(ctx.merges) == before:  # a URL and a method may be in the file too
+        ctx.add(Merge(via="curl", undetermined=True, detail="curl options read from a file (-K)"))
 
 
 def wget(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:

@@ -47,7 +47,13 @@ def make(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]
         else:
             goals.append(a)
         i += 1
-    text = _read_makefile(ctx, directory, makefile)
+    if makefile is not None and (makefile == "-" or makefile.startswith(("/dev/", "/proc/")) or DYN in makefile):
+        text = ctx.stdin_text(cmd) if makefile in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0") else None
+        if text is None:  # `make -f <(…)`, `… | make -f -`: a Makefile only the run shows
+            ctx.runtime("a Makefile produced at run time")
+            return
+    else:
+        text = _read_makefile(ctx, directory, makefile)
     if text is None:
         _named(ctx, "make", goals)
         return

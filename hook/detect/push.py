@@ -28,7 +28,7 @@ _EVERY_BRANCH = frozenset({"--all", "--branches", "--mirror"})
 HEADS = "refs/heads/"
 
 
-def push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
+def push(ctx: Ctx, cwd: str | None, rest: list[str], settings: dict[str, str] | None = None) -> None:
     flags = {a.split("=", 1)[0] for a in rest if a.startswith("-") and DYN not in a[:1]}
     if flags & {"-n", "--dry-run", "-d", "--delete"}:
         return
@@ -44,8 +44,17 @@ def push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
     elif not refspecs:
         if current is None:
             return  # git refuses: "You are not currently on a branch"
+        mode, why = _bare_push(ctx, cwd, remote, settings or {})
+        if mode == "nothing":
+            return
         upstream = config.get(("branch", current, "merge"), "")
-        mode = config.get(("push", "", "default"), "simple")
+        if mode in ("upstream", "tracking") and ctx.upstream_changed:
+            why = why or "a branch created here may track another branch"
+        if why or DYN in current:
+            host, repo = _remote_repo(config, remote)
+            ctx.add(Merge(via="git_push", repo=repo, host=host, gitdir=cwd, undetermined=True,
+                          detail=why or "pushes a branch not known here"))
+            return
         dest = _short(upstream) if mode in ("upstream", "tracking") and upstream else current
         refspecs = [f"{current}:{dest}"]
     host, repo = _remote_repo(config, remote)
@@ -57,6 +66,21 @@ def push(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
             unknown = merge.undetermined or repo is None or cwd is None
             ctx.add(merge.replace(repo=repo, host=host, gitdir=cwd, undetermined=unknown,
                                   detail=merge.detail or ("" if cwd else "the directory pushed from is unknown")))
+
+
+def _bare_push(ctx: Ctx, cwd: str | None, remote: str, settings: dict[str, str]) -> tuple[str, str]:
+    """``(push.default, why unknown)`` for a push without a refspec, from ``-c`` and git's files."""
+    from hook.detect import gitconfig  # only for a bare `git push` (start-up budget)
+
+    if ctx.push_config_changed or "" in settings:
+        return "", "the push configuration changed earlier in this command"
+    if f"remote.{remote.lower()}.push" in settings or DYN in remote or gitconfig.value(
+            f'remote "{remote.lower()}"', "push", cwd, ctx.env) is not None:
+        return "", "remote.<name>.push names what a bare push writes"
+    mode = settings.get("push.default") or gitconfig.value("push", "default", cwd, ctx.env) or "simple"
+    if DYN in mode or mode.lower() not in ("simple", "current", "upstream", "tracking", "nothing"):
+        return "", f"push.default {mode!r} is not followed"  # matching: every branch of the same name
+    return mode.lower(), ""
 
 
 def _short(ref: str) -> str:

@@ -6,7 +6,7 @@ Commands that only print or search text (``echo``, ``grep``, ``git commit -m``) 
 from __future__ import annotations
 
 from hook.detect.model import Merge
-from hook.shell.syntax import Command
+from hook.shell.syntax import DYN, Command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,15 +53,17 @@ def agent(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None
 def _record_writes(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
     """``cat > q.json <<EOF``, ``echo ... > f``, ``... | tee f``: later commands may read ``f``."""
     text = ctx.stdin_text(cmd) if name == "tee" else ctx.output_of(cmd)
+    appends = {ctx.expand_one(r.target) for r in cmd.redirects if r.op in (">>", "&>>") and r.target is not None}
     targets = [ctx.expand_one(r.target) for r in cmd.redirects if r.op in _WRITES and r.target is not None]
     if name == "tee":
-        targets += [a[0] for a in args[1:] if not a[0].startswith("-")]
+        words = [a[0] for a in args[1:]]
+        targets += [w for w in words if not w.startswith("-")]
+        if any(w in ("-a", "--append") for w in words):
+            appends.update(targets)
     for target in targets:
         key = ctx.path(target)
-        if text is None:
-            ctx.files.pop(key, None)
-        else:
-            ctx.files[key] = text
+        # appended to a file whose text is not known here, or text not known: only the run knows it
+        ctx.files[key] = DYN if text is None or target in appends else text
 
 
 def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:

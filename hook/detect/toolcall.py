@@ -35,6 +35,11 @@ def detect(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | None, en
     ctx = Ctx(cwd, env, powershell=tool_name == "PowerShell", dispatch=dispatch)
     try:
         ctx.run_text(command)
+        if ctx.traps:  # an exit trap runs after the last command, with every function defined by then
+            from hook.detect.shellrun import run_trap
+
+            for action in list(ctx.traps):
+                run_trap(ctx, action)
     except Exception as exc:  # a reader bug must not hide a merge: fail towards "maybe"
         ctx.add(Merge(via="unparsed", undetermined=True, detail=f"detector error: {type(exc).__name__}"))
     return Detection(tuple(ctx.merges), tuple(ctx.notes))

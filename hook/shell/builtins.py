@@ -7,7 +7,7 @@ Imported on first use, so a plain command pays nothing for them (start-up budget
 from __future__ import annotations
 
 from hook.shell.expansion import one_word
-from hook.shell.syntax import DYN
+from hook.shell.syntax import ALLEXPORT, DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         vars: dict[str, str | None]
         computed: set[str]
         positional: list[str] | None
+        exported: set[str]
         frames: list[dict[str, str | None]]
 
         def setvar(self, name: str, value: str | None) -> None: ...
@@ -66,7 +67,9 @@ def assigns(sh: Shell, args: list[Arg]) -> None:
     elif name in ("set", "shift"):
         _set_or_shift(sh, name, args)
     elif name in ("declare", "typeset", "local", "export", "readonly"):
-        if sh.frames and name != "export" and not any("g" in w[1:] for w in words if w.startswith("-")):
+        # in a function, declare/typeset/local make a local; export and readonly do not
+        if sh.frames and name not in ("export", "readonly") and not any(
+                "g" in w[1:] for w in words if w.startswith("-")):
             frame = sh.frames[-1]
             for word in words:
                 target = word.split("=", 1)[0]
@@ -99,6 +102,10 @@ def _set_or_shift(sh: Shell, name: str, args: list[Arg]) -> None:
         k = 0
         while k < len(words):
             word = words[k]
+            allexport = ("a" in word[1:] and word[1:2] != "-") or (
+                word[1:] == "o" and words[k + 1 : k + 2] == ["allexport"])
+            if word[:1] in ("-", "+") and allexport:  # set -a, set -o allexport; +a / +o allexport: off
+                (sh.exported.add if word[0] == "-" else sh.exported.discard)(ALLEXPORT)
             if word in ("--", "-"):
                 sh.set_positional(words[k + 1 :])
                 return

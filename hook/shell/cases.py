@@ -12,13 +12,16 @@ Imported on first use (start-up budget, design §7).
 
 from __future__ import annotations
 
-from hook.shell.syntax import DYN, Part, Word
+from hook.shell.syntax import ALLEXPORT, DYN, Part, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Protocol
 
     from hook.shell.syntax import Case, Event
+
+    Saved = tuple[dict[str, str | None], dict[str, list[str] | None], set[str], str | None, list[str] | None,
+                  set[str], object]
 
     class Shell(Protocol):
         """What a case reads and changes of hook/shell/interpreter.py's Shell (which imports this lazily)."""
@@ -29,8 +32,11 @@ if TYPE_CHECKING:
         cwd: str | None
         positional: list[str] | None
         unset: set[str]
+        env_unknown: bool
 
         def run(self, events: list[Event]) -> None: ...
+        def save_scope(self) -> object: ...
+        def join_scope(self, saved: object) -> None: ...
         def expand_one(self, word: Word) -> str: ...
         def ifs(self) -> str | None: ...
         def mark(self) -> int: ...
@@ -60,6 +66,37 @@ def run_case(sh: Shell, case: Case) -> None:
             return  # this arm ran if it was reached: nothing after it runs
 
 
+def snapshot(sh: Shell) -> object:
+    """The state before a region that may not run (`join` merges it with the state after)."""
+    return (dict(sh.vars), dict(sh.arrays), set(sh.exported), sh.cwd, sh.positional, set(sh.unset), sh.save_scope())
+
+
+def join(sh: Shell, saved: object) -> None:
+    """After a region that ran or did not (``&& x=7``, an ``if`` branch): what differs is unknown. The
+    merges inside stay as read — a command there runs only on the path where the region ran."""
+    state: Saved = saved  # type: ignore[assignment]
+    vars_, arrays, exported, cwd, positional, unset, extra = state
+    for name in set(sh.vars) | set(vars_):
+        if (name in sh.exported) != (name in exported) or sh.vars.get(name, _MISSING) != vars_.get(name, _MISSING):
+            sh.vars[name] = DYN
+    if (ALLEXPORT in sh.exported) != (ALLEXPORT in exported):
+        exported.discard(ALLEXPORT)
+        sh.exported.discard(ALLEXPORT)
+        sh.env_unknown = True
+    sh.exported |= exported
+    for name in set(sh.arrays) | set(arrays):
+        if sh.arrays.get(name, _MISSING) != arrays.get(name, _MISSING):
+            sh.arrays[name] = None
+    for name in sh.unset ^ unset:
+        sh.vars[name] = DYN
+        sh.unset.discard(name)
+    if sh.cwd != cwd:
+        sh.cwd = None
+    if sh.positional != positional:
+        sh.positional = None
+    sh.join_scope(extra)
+
+
 def run_maybe(sh: Shell, body: list[Event], why: str) -> None:
     """Run ``body`` as code that may or may not run: what it finds is uncertain, and whatever it
     changes is unknown afterwards (the join of "ran" and "did not run")."""
@@ -72,6 +109,10 @@ def run_maybe(sh: Shell, body: list[Event], why: str) -> None:
         exported_differs = (name in sh.exported) != (name in saved_exported)
         if exported_differs or sh.vars.get(name, _MISSING) != saved_vars.get(name, _MISSING):
             sh.vars[name] = DYN
+    if (ALLEXPORT in sh.exported) != (ALLEXPORT in saved_exported):  # `set -a` on one path only
+        saved_exported.discard(ALLEXPORT)
+        sh.exported.discard(ALLEXPORT)
+        sh.env_unknown = True  # a plain assignment after it may be exported or not
     sh.exported |= saved_exported
     for name in set(sh.arrays) | set(saved_arrays):
         if sh.arrays.get(name, _MISSING) != saved_arrays.get(name, _MISSING):

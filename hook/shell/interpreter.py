@@ -11,11 +11,14 @@ from hook.shell import paths
 from hook.shell.expansion import Arg, Expansion, one_word
 from hook.shell.parser import parse
 from hook.shell.syntax import (
+    ALLEXPORT,
     ASSIGNING,
     DYN,
     LOOP_END,
     LOOP_START,
     MAX_DEPTH,
+    MAYBE_END,
+    MAYBE_START,
     Case,
     Command,
     Event,
@@ -76,6 +79,9 @@ class Shell(Expansion):
     def restore_scope(self, saved: object) -> None:
         """Undo what a subshell changed in the extra state `save_scope` returned."""
 
+    def join_scope(self, saved: object) -> None:
+        """After a region that may not have run: extra state that differs from `save_scope`'s is unknown."""
+
     def mark(self) -> int:
         """A point in what subclasses record, for `uncertain`."""
         return 0
@@ -111,6 +117,7 @@ class Shell(Expansion):
     def run(self, events: list[Event]) -> None:
         k = 0
         loops: list[int] = []  # where the bodies of the loops being run start
+        maybes: list[object] = []  # the state before each region that may not run
         while k < len(events):
             event = events[k]
             k += 1
@@ -132,6 +139,14 @@ class Shell(Expansion):
                 from hook.shell.loops import enter_loop
 
                 enter_loop(self, events, loops.pop())
+            elif event == MAYBE_START:
+                from hook.shell.cases import snapshot
+
+                maybes.append(snapshot(self))
+            elif event == MAYBE_END and maybes:  # ran or not: what it changed is unknown after it
+                from hook.shell.cases import join
+
+                join(self, maybes.pop())
             elif event == "(":
                 self._scopes.append((dict(self.vars), set(self.exported), self.cwd, self.positional,
                                      (dict(self.arrays), set(self.unset), self.save_scope())))
@@ -149,12 +164,20 @@ class Shell(Expansion):
 
                 run_case(self, event)
 
-    def call(self, name: str, args: list[Arg]) -> None:
-        """A shell function: its body runs now, with the arguments as positional parameters; what it
-        declares ``local`` is restored when it returns."""
+    def call(self, name: str, args: list[Arg], overlay: Mapping[str, str | None] | None = None) -> None:
+        """A shell function: its body runs now, with the arguments as positional parameters and the
+        prefix assignments (``GH_REPO=x f``) exported; what it declares ``local`` is restored when it
+        returns, and so are the prefix assignments."""
         if self.depth >= MAX_DEPTH:
             self.unparsed(name, "function calls nested too deep")
             return
+        env = self.push_env(overlay or {})
+        try:
+            self._call(name, args)
+        finally:
+            self.pop_env(env)
+
+    def _call(self, name: str, args: list[Arg]) -> None:
         saved = self.positional
         self.set_positional([a[0] for a in args] if all(one_word(a) for a in args) else None)
         self.frames.append({})
@@ -173,6 +196,7 @@ class Shell(Expansion):
     def poison(self) -> None:
         """Any variable may have changed (a sourced file, a nameref, an assignment not followed)."""
         self.unset.clear()
+        self.exported.discard(ALLEXPORT)  # maybe on: a plain assignment is then read as unknown (env_unknown)
         self.vars = dict.fromkeys(self.vars, DYN)
         self.arrays = dict.fromkeys(self.arrays)
         self.env_unknown = True
@@ -214,8 +238,13 @@ class Shell(Expansion):
             self.setvar(first[0].text, " ".join(self.expand_one(w) for w in cmd.words[2:]))
             return
         args = self.expand(cmd.words)
+        for red in cmd.redirects:  # what a program writes to a file is unknown (echo & co. say better)
+            if red.op in (">", ">>", ">|", "&>", "&>>") and red.target is not None:
+                key = self.path(self.expand_one(red.target))
+                if not key.startswith("/dev/"):
+                    self.files[key] = DYN
         if args and args[0][0] in self.functions:
-            self.call(args[0][0], args[1:])
+            self.call(args[0][0], args[1:], overlay)
         elif args:
             self.builtin_assigns(args)
             self.simple_command(args, cmd, overlay)
@@ -249,6 +278,30 @@ class Shell(Expansion):
             return
         self.unset.discard(name)
         self.vars[name] = DYN if name in self.computed else value
+        if ALLEXPORT in self.exported:
+            self.exported.add(name)
+
+    def push_env(self, overlay: Mapping[str, str | None]) -> list[tuple[str, bool, str | None, bool, bool]]:
+        """``NAME=value CMD`` where CMD runs here (a function, ``eval``): NAME is set and exported while
+        it runs, then restored (`pop_env`)."""
+        saved = [(n, n in self.vars, self.vars.get(n), n in self.exported, n in self.unset) for n in overlay]
+        for name, value in overlay.items():
+            if value is None:  # `env -u NAME`
+                self.vars.pop(name, None)
+                self.unset.add(name)
+            else:
+                self.setvar(name, value)
+            self.exported.add(name)
+        return saved
+
+    def pop_env(self, saved: list[tuple[str, bool, str | None, bool, bool]]) -> None:
+        for name, had, value, exported, unset in saved:
+            if had:
+                self.vars[name] = value
+            else:
+                self.vars.pop(name, None)
+            (self.exported.add if exported else self.exported.discard)(name)
+            (self.unset.add if unset else self.unset.discard)(name)
 
     def getenv(self, name: str, overlay: Mapping[str, str | None]) -> str | None:
         """An environment variable as the command would see it (prefix assignment, export, inherited)."""
@@ -284,6 +337,8 @@ class Shell(Expansion):
             return self.files[key]
         if DYN in key or not paths.isabs(key):
             return None
+        if key.startswith(("/dev/", "/proc/")):  # the hook's own descriptors, not the command's
+            return "" if key == "/dev/null" else None
         try:
             with open(key, encoding="utf-8", errors="replace") as handle:
                 return handle.read(_MAX_FILE_BYTES)
@@ -311,6 +366,8 @@ class Shell(Expansion):
         if not args:
             return None
         name = args[0].rsplit("/", 1)[-1]
+        if name in self.functions:  # `echo() { …; }`: a function of that name runs instead
+            return None
         if name == "echo":
             words, newline, escapes = args[1:], "\n", False
             while words and len(words[0]) > 1 and words[0][0] == "-" and set(words[0][1:]) <= set("neE"):

@@ -17,7 +17,18 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 from __future__ import annotations
 
 from hook.shell.lexer import NAME_CHARS, NAME_START, WordLexer
-from hook.shell.syntax import LOOP_END, LOOP_START, Command, Event, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import (
+    LOOP_END,
+    LOOP_START,
+    MAYBE_END,
+    MAYBE_START,
+    Command,
+    Event,
+    Part,
+    Redirect,
+    Unsupported,
+    Word,
+)
 
 __all__ = ["parse", "read_word"]
 
@@ -68,11 +79,21 @@ class _Parser(WordLexer):
         # or in the background a compound runs in a subshell: what it assigns does not come back.
         opened: list[tuple[int, bool]] = []
         closed: int | None = None
+        # regions that may not run, as (depth in `opened`, is an `if` branch): after `&&`/`||` up to the
+        # end of the and-or list, an `if` branch up to the next `elif`/`else`/`fi` (hook/shell/cases.join)
+        maybes: list[tuple[int, bool]] = []
+
+        def close(depth: int, branches: bool) -> None:
+            while maybes and maybes[-1][0] >= depth and (branches or not maybes[-1][1]):
+                maybes.pop()
+                out.append(MAYBE_END)
+
         while True:
             self.skip_blank()
             if self.i >= self.n:
                 if closer:
                     raise Unsupported(f"unterminated {closer!r}")
+                close(0, True)
                 return
             c = s[self.i]
             if c == "#" or (self.ps and s.startswith("<#", self.i)):
@@ -80,14 +101,21 @@ class _Parser(WordLexer):
                 continue
             if c == "\n":
                 self.i += 1
+                close(len(opened), False)
                 self.read_heredocs()
                 prev, piped, closed = None, False, None
                 continue
             if c == closer:
                 self.i += 1
+                close(0, True)
                 return
             if c in ";|&" and not s.startswith("&>", self.i):
                 op = self.operator()
+                if op in ("&&", "||"):
+                    out.append(MAYBE_START)
+                    maybes.append((len(opened), False))
+                elif op not in ("|", "|&"):
+                    close(0 if op in _CASE_TERMS else len(opened), op in _CASE_TERMS)
                 if op in _CASE_TERMS:
                     if closer != "esac":
                         raise Unsupported("case clause")
@@ -127,6 +155,11 @@ class _Parser(WordLexer):
                 self.i += len(kw)
                 if kw in _UNSUPPORTED:
                     raise Unsupported(kw)
+                if kw in ("else", "elif", "fi"):
+                    close(len(opened), True)
+                if kw in ("then", "else", "elif"):
+                    out.append(MAYBE_START)
+                    maybes.append((len(opened), True))
                 if kw in _OPENERS:
                     opened.append((len(out), piped))
                 elif kw in _CLOSERS and opened:
@@ -150,6 +183,7 @@ class _Parser(WordLexer):
                     if closer != "esac":
                         raise Unsupported("esac")
                     self.case_term = "esac"
+                    close(0, True)
                     return
                 elif kw in ("while", "until"):
                     out.append(LOOP_START)
@@ -247,6 +281,9 @@ class _Parser(WordLexer):
             if test and self.s[self.i] == "\n":
                 self.i += 1
                 continue
+            if test and self.s.startswith("]]", self.i) and self.s[self.i + 2 : self.i + 3] in ("", *" \t\n;&|)"):
+                self.i += 2  # `[[ … ]];` ends at `]]` even with a separator right after it
+                return
             if self.s[self.i] in meta:
                 self.i += 1
                 continue

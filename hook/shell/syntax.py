@@ -5,6 +5,9 @@ event list a reader returns. Shared by the lexer, both parsers and the interpret
 from __future__ import annotations
 
 DYN = "\x00"  # stands for text only the running shell knows; a shell string cannot contain NUL
+# `set -a` is on: kept among the exported names (no variable is called "-a"), so it ends with the
+# subshell that turned it on
+ALLEXPORT = "-a"
 MAX_DEPTH = 6  # bash -c "eval '...'" nesting; deeper text is judged unparsed
 # builtins that assign variables from what the run produces, or change where the shell is
 ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf", "declare", "typeset",
@@ -92,6 +95,8 @@ class Case:
 Event = Command | str | FunctionDef | ForLoop | Case
 LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
 LOOP_END = "L)"
+MAYBE_START = "M("  # events from here to the matching MAYBE_END may not run (`&& …`, an `if` branch)
+MAYBE_END = "M)"
 
 
 def may_glob(text: str) -> bool:

@@ -15,6 +15,8 @@ from hook.shell.parser import read_word
 from hook.shell.syntax import (
     LOOP_END,
     LOOP_START,
+    MAYBE_END,
+    MAYBE_START,
     Case,
     Command,
     Event,
@@ -77,12 +79,9 @@ def _statement(node: Node, out: list[Event]) -> None:
         previous: Command | None = None
         for child in node.named_children:
             before = len(out)
-            compound = child.type not in ("command", "redirected_statement")
-            if compound:  # `{ x=5; } | cat`: each part of a pipeline runs in a subshell
-                out.append("(")
+            out.append("(")  # `f | cat`, `{ x=5; } | cat`: each part of a pipeline runs in a subshell
             _statement(child, out)
-            if compound:
-                out.append(")")
+            out.append(")")
             added = [e for e in out[before:] if isinstance(e, Command)]
             if previous is not None and added:
                 added[-1].piped, added[-1].pipe_src = True, previous
@@ -138,9 +137,40 @@ def _statement(node: Node, out: list[Event]) -> None:
         if body is not None:
             _statement(body, events)
         out.append(FunctionDef(_text(named) if named is not None else "", events))
+    elif kind == "list":  # `a && b`, `a || b`: b may not run (hook/shell/cases.join after it)
+        maybe = False
+        for child in node.children:
+            if child.type in ("&&", "||"):
+                maybe = True
+            elif child.is_named:
+                out.extend([MAYBE_START] if maybe else [])
+                _statement(child, out)
+                out.extend([MAYBE_END] if maybe else [])
+    elif kind == "if_statement":  # each branch may not run
+        branch = False
+        for child in node.children:
+            if child.type in ("then", "elif_clause", "else_clause", "fi") and branch:
+                out.append(MAYBE_END)
+                branch = False
+            if child.type == "then":
+                out.append(MAYBE_START)
+                branch = True
+            elif child.type in ("elif_clause", "else_clause"):
+                out.append(MAYBE_START)
+                for inner in child.named_children:
+                    _statement(inner, out)
+                out.append(MAYBE_END)
+            elif child.is_named:
+                _statement(child, out)
     elif kind != "comment":
-        for child in node.named_children:
-            _statement(child, out)
+        start = None
+        for child in node.children:
+            if child.type == "&" and start is not None:  # `f &`: a background job runs in a subshell
+                out.insert(start, "(")
+                out.append(")")
+            elif child.is_named:
+                start = len(out)
+                _statement(child, out)
 
 
 def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
