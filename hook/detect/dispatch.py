@@ -5,7 +5,7 @@ and friends to their detectors. Commands that only print text (``echo``, ``grep`
 
 from __future__ import annotations
 
-from hook.detect.model import Merge
+from hook.detect.runstring import run_string
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -146,7 +146,7 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
             i = _assignments(args, i, overlay)
         i += operands
         if name == "flock" and i < len(args) and args[i][0] in ("-c", "--command"):
-            _run_string(ctx, args[i + 1 :], env=overlay)
+            run_string(ctx, args[i + 1 :], env=overlay)
             return None
         return args[i:]
     if name == "env":
@@ -165,7 +165,7 @@ def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
         _shell_string_wrapper(ctx, name, args)
         return None
     if name in ("eval", "iex", "invoke-expression"):
-        _run_string(ctx, args[1:], same_shell=True, env=overlay)
+        run_string(ctx, args[1:], same_shell=True, env=overlay)
         return None
     if name in _RUNNERS and (not _RUNNERS[name] or (len(args) > 1 and args[1][0] == _RUNNERS[name])):
         start = 2 if _RUNNERS[name] else 1
@@ -236,17 +236,17 @@ def _env(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None]) -> list[Arg]
 def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
     if name == "watch":
         i = _skip_options(args, 1, "nqd", ("--interval", "--differences"))
-        _run_string(ctx, args[i:])
+        run_string(ctx, args[i:])
     elif name == "ssh":
         i = _skip_options(args, 1, "BbcDEeFIiJLlmOoPpQRSWw", ())
         saved = ctx.cwd
         ctx.cwd = None  # the remote side's directory and repository are unknown here
-        _run_string(ctx, args[i + 1 :])
+        run_string(ctx, args[i + 1 :])
         ctx.cwd = saved
     else:  # su -c CMD, script -c CMD
         for i, a in enumerate(args):
             if a[0] in ("-c", "--command", "-qc") and i + 1 < len(args):
-                _run_string(ctx, args[i + 1 : i + 2])
+                run_string(ctx, args[i + 1 : i + 2])
                 break
 
 
@@ -259,7 +259,7 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str
     if name == "cmd":
         flags = [i for i, a in enumerate(args) if a[0].lower() in ("/c", "/k", "/s/c")]
         if flags:
-            _run_string(ctx, args[flags[0] + 1 :], powershell=False)
+            run_string(ctx, args[flags[0] + 1 :], powershell=False)
         return
     from hook.detect.shellrun import startup_texts  # BASH_ENV, ENV, --rcfile: read before the script
 
@@ -270,7 +270,7 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str
     ctx.run(["("])  # the start-up files and the script share one shell
     saved = ctx.push_env(overlay)
     for text in texts:
-        _run_string(ctx, [(text, None)], same_shell=True)
+        run_string(ctx, [(text, None)], same_shell=True)
     _posix_shell(ctx, args, cmd, overlay)
     ctx.pop_env(saved)
     ctx.run([")"])
@@ -288,7 +288,7 @@ def _posix_shell(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str
             continue
         if a.startswith(("-", "+")) and not a.startswith("--") and "c" in a[1:] and DYN not in a:
             if i + 1 < len(args):
-                _run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :], env=overlay)
+                run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :], env=overlay)
             return
         if not a.startswith(("-", "+")):  # `bash FILE`, `bash <(…)`, `bash /dev/stdin <<< …`
             from hook.detect.shellrun import script
@@ -305,45 +305,7 @@ def _posix_shell(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str
             return
         text = DYN  # `... | base64 -d | sh`: the script is hidden on purpose
     if text is not None:
-        _run_string(ctx, [(text, None)], env=overlay)
-
-
-def _run_string(ctx: Ctx, args: list[Arg], *, positional: list[Arg] | None = None, same_shell: bool = False,
-                powershell: bool | None = None, env: dict[str, str | None] | None = None) -> None:
-    """Run text a program hands to a shell, with ``env`` (the prefix assignments of the command that
-    hands it: ``GH_REPO=x bash -c …``) exported. Hidden text after a decoder ran is a merge we cannot see."""
-    text = " ".join(a[0] for a in args)
-    if not text.strip():
-        return
-    whole = DYN in text and not text.strip().strip(DYN)  # wholly a program's output
-    if DYN in text and ctx.decoder_seen:
-        ctx.add(Merge(via="obfuscated", undetermined=True, detail="decoded text run by a shell"))
-        if whole:
-            return
-    elif whole:  # `eval "$(…)"`, `bash -c "$(curl …)"`: the program printing it decides what runs
-        from hook.detect.shellenv import produced
-
-        produced(ctx, args, same_shell)
-        return
-    elif DYN in text:
-        # text assembled here with run-time pieces (`bash -c "gh pr $ACTION 5"`): a piece may hold any
-        # syntax (`;`, a newline), so what runs is not in the text
-        ctx.add(Merge(via="unparsed", undetermined=True, detail="shell text assembled at run time"))
-    before = len(ctx.merges)
-    if not same_shell:
-        ctx.run(["("])
-        ctx.set_positional([arg[0] for arg in (positional or [])[1:]])  # bash -c TEXT $0 $1 ...
-        if positional:
-            ctx.vars["0"] = positional[0][0]
-    saved = ctx.push_env(env or {})
-    ctx.run_text(text, powershell=powershell)
-    ctx.pop_env(saved)
-    if not same_shell:
-        ctx.run([")"])
-    if any(decoded.strip() and decoded.strip() in text for decoded in ctx.decoded):
-        # seen through base64 & co.: kept, but whoever hid it gets the undetermined policy too
-        ctx.merges[before:] = [m.replace(undetermined=True, detail=m.detail or "decoded from hidden text")
-                               for m in ctx.merges[before:]]
+        run_string(ctx, [(text, None)], env=overlay)
 
 
 def _cd(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:

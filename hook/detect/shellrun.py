@@ -5,7 +5,7 @@ never) and ``hash -p FILE NAME`` (NAME then runs FILE). Imported on first use (s
 
 from __future__ import annotations
 
-from hook.detect.dispatch import _run_string
+from hook.detect.runstring import run_string
 from hook.shell.syntax import DYN
 
 # bash's builtins (`builtin NAME` runs nothing else)
@@ -38,7 +38,7 @@ def trap(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]
 
 def run_trap(ctx: Ctx, action: str) -> None:
     mark = ctx.mark()
-    _run_string(ctx, [(action, None)])
+    run_string(ctx, [(action, None)])
     ctx.uncertain(mark, "a trap action: when it runs, and whether, is not modelled")
 
 
@@ -83,7 +83,7 @@ def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
     if shown is None and (DYN in text or inner is not None or text in STDIN_FILES) and ctx.decoder_seen:
         shown = DYN
     if shown is not None:
-        _run_string(ctx, [(shown, None)], same_shell=same_shell, positional=positional, env=env)
+        run_string(ctx, [(shown, None)], same_shell=same_shell, positional=positional, env=env)
 
 
 def startup_texts(ctx: Ctx, name: str, args: list[Arg], overlay: dict[str, str | None]) -> list[str]:

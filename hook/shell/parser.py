@@ -16,7 +16,7 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 
 from __future__ import annotations
 
-from hook.shell.lexer import NAME_CHARS, NAME_START, WordLexer
+from hook.shell.lexer import NAME_CHARS, NAME_START
 from hook.shell.syntax import (
     LOOP_END,
     LOOP_START,
@@ -29,18 +29,15 @@ from hook.shell.syntax import (
     Unsupported,
     Word,
 )
+from hook.shell.tokens import UNSUPPORTED, TokenReader
 
 __all__ = ["parse", "read_word"]
 
 _META = frozenset(" \t\n;&|()<>")
 _PS_META = frozenset(" \t\n;&|(){}<>")
-_BLANK = frozenset(" \t\r")
-_TRANSPARENT = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"})
-_UNSUPPORTED = frozenset({"function", "coproc"})
 _CASE_TERMS = (";;", ";&", ";;&")
 _OPENERS = frozenset({"if", "while", "until", "for", "select", "{", "case"})
 _CLOSERS = frozenset({"fi", "done", "}"})
-_REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">", "&>>", "&>")
 
 
 def parse(text: str, *, powershell: bool = False) -> list[Event]:
@@ -54,7 +51,7 @@ def read_word(text: str, out: list[Event], *, whole_text: bool = False) -> Word:
     return reader.lex_text(out) if whole_text else reader.lex_word(out, frozenset())
 
 
-class _Parser(WordLexer):
+class _Parser(TokenReader):
     def __init__(self, text: str, powershell: bool) -> None:
         self.s, self.i, self.n, self.ps = text, 0, len(text), powershell
         self.esc = "`" if powershell else "\\"
@@ -153,7 +150,7 @@ class _Parser(WordLexer):
             kw = self.peek_keyword()
             if kw is not None:
                 self.i += len(kw)
-                if kw in _UNSUPPORTED:
+                if kw in UNSUPPORTED:
                     raise Unsupported(kw)
                 if kw in ("else", "elif", "fi"):
                     close(len(opened), True)
@@ -289,115 +286,6 @@ class _Parser(WordLexer):
                 continue
             if self.lex_word(out, meta).literal() == end:
                 return
-
-    # --- tokens --------------------------------------------------------------------------------
-    def skip_blank(self) -> None:
-        s, n = self.s, self.n
-        while self.i < n:
-            c = s[self.i]
-            if c in _BLANK:
-                self.i += 1
-            elif c == self.esc and s.startswith("\n", self.i + 1):
-                self.i += 2
-            elif c == self.esc and s.startswith("\r\n", self.i + 1):
-                self.i += 3
-            else:
-                return
-
-    def skip_comment(self) -> None:
-        if self.ps and self.s.startswith("<#", self.i):
-            end = self.s.find("#>", self.i)
-            self.i = self.n if end < 0 else end + 2
-            return
-        end = self.s.find("\n", self.i)
-        self.i = self.n if end < 0 else end
-
-    def operator(self) -> str:
-        for op in (";;&", "&&", "||", ";;", ";&", "|&", "|", "&", ";"):
-            if self.s.startswith(op, self.i):
-                self.i += len(op)
-                return op
-        return ""  # pragma: no cover - callers check the first character
-
-    def peek_keyword(self) -> str | None:
-        s, j = self.s, self.i
-        while j < self.n and s[j] not in self.meta and s[j] not in "'\"\\$`":
-            j += 1
-        word = s[self.i : j]
-        if j < self.n and s[j] not in " \t\n;&|":
-            return None
-        if word in _TRANSPARENT or word in _UNSUPPORTED or word in ("for", "[[", "time", "case", "esac", "select"):
-            if self.ps and word not in ("if", "else", "elif", "while", "do", "for"):
-                return None
-            return word
-        return None
-
-    def placeholder(self) -> Word | None:
-        """``<PR>``, ``<branch-name>``: a template slot an agent did not fill; an unknown word."""
-        s, j = self.s, self.i + 1
-        while j < self.n and (s[j] in NAME_CHARS or s[j] == "-"):
-            j += 1
-        if j == self.i + 1 or j >= self.n or s[j] != ">" or (j + 1 < self.n and s[j + 1] not in " \t\n;|&)"):
-            return None
-        raw = s[self.i : j + 1]
-        self.i = j + 1
-        return Word([Part("d", raw, False)], raw)
-
-    def redirect(self, out: list[Event]) -> Redirect | None:
-        s, j = self.s, self.i
-        if s[j] == "{":
-            close = s.find("}", j)
-            if close < 0 or not s[j + 1 : close].isidentifier():
-                return None
-            j = close + 1
-        while j < self.n and s[j].isdigit():
-            j += 1
-        for op in _REDIRECTS:
-            if s.startswith(op, j):
-                break
-        else:
-            return None
-        if self.ps and op.startswith("<"):
-            return None
-        self.i = j + len(op)
-        self.skip_blank()
-        target = self.lex_word(out, self.meta)
-        if op not in ("<<", "<<-"):
-            return Redirect(op, target)
-        red = Redirect(op, None, quoted=any(p.quoted for p in target.parts) or "\\" in target.raw)
-        delim = "".join(p.text for p in target.parts)
-        self.pending.append((red, delim, op == "<<-", out))
-        return red
-
-    def read_heredocs(self) -> None:
-        s = self.s
-        for red, delim, strip_tabs, out in self.pending:
-            lines: list[str] = []
-            while self.i < self.n:
-                end = s.find("\n", self.i)
-                line = s[self.i : end if end >= 0 else self.n]
-                self.i = self.n if end < 0 else end + 1
-                if strip_tabs:
-                    line = line.lstrip("\t")
-                if line.rstrip("\r") == delim:
-                    break
-                lines.append(line)
-            body = "\n".join(lines) + "\n" if lines else ""
-            if red.quoted:
-                red.body = Word([Part("l", body, True)], body)
-            else:  # an unquoted heredoc expands: its substitutions run
-                red.body = _Parser(body, self.ps).lex_text(out)
-        self.pending = []
-
-    def skip_balanced(self, opened: int) -> None:
-        """Skip ``((…))``, ``$((…))`` or ``=( … )`` from just after the opening parentheses."""
-        depth, s = opened, self.s
-        self.i += opened
-        while self.i < self.n and depth:
-            depth += {"(": 1, ")": -1}.get(s[self.i], 0)
-            self.i += 1
-        if depth:
-            raise Unsupported("unbalanced (")
 
     def sub_parser(self, text: str) -> _Parser:
         return _Parser(text, self.ps)
