@@ -20,7 +20,7 @@ from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
 from tests.fault_support import DurableRedis, Fleet, Scenario, converge
 from tests.reference_model import Command
 from tests.test_model_convergence import OWNER, Rig
-from workers.funnel import LOCK_TIMEOUT, RECOMPUTE_JOB
+from workers.funnel import DRAIN_JOB, LOCK_TIMEOUT, RECOMPUTE_JOB
 from workers.queueing import HANDLE_DELIVERY
 from workers.watchdog import ALIVE_TTL, SWEEP_SECONDS
 
@@ -63,11 +63,16 @@ def test_a_worker_killed_between_record_and_publish_is_recovered_in_seconds(rig:
     with emu.lock:  # every GitHub request stalls from here
         assert svc.deliver(event, payload).status_code == 202
         deadline = time.monotonic() + 30
-        while not ((svc.verdict(history.repo, 1) or {}).get("held") and writing_worker(svc) is not None):
-            assert time.monotonic() < deadline, "the verdict was never recorded"
+        writer = None
+        while writer is None:
+            assert time.monotonic() < deadline, "no worker ever ran the delivery"
             time.sleep(0.05)
-        writer = writing_worker(svc)
-        assert writer is not None
+            held = bool((svc.verdict(history.repo, 1) or {}).get("held"))
+            # Normally the verdict is recorded and the writer stalls in the status POST. Rarely the worker
+            # stalls on a GitHub read before it records (a token or permission it had no copy of): a worker
+            # killed there must be recovered just the same, so after a while that one is killed instead.
+            if held or time.monotonic() > deadline - 25:
+                writer = writing_worker(svc)
         fleet.kill(writer)
         killed_at = time.monotonic()
     # The stalled POST may still land (GitHub got the request; its answer died with the worker): either
@@ -91,8 +96,8 @@ def writing_worker(svc: Service) -> int | None:
     for job_id in queue.started_job_registry.get_job_ids(cleanup=False):
         job = queue.fetch_job(job_id)
         # The delivery job runs its recompute itself (workers/expedite.py); a recompute job, when its
-        # backstop or another request runs it.
-        if job is not None and job.func_name in (RECOMPUTE_JOB, HANDLE_DELIVERY) and job.worker_name:
+        # backstop or another request runs it; the outbox's drain, when the pacer had no slot free.
+        if job is not None and job.func_name in (RECOMPUTE_JOB, HANDLE_DELIVERY, DRAIN_JOB) and job.worker_name:
             return int(job.worker_name[1:].split("-", 1)[0])
     return None
 
