@@ -18,7 +18,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.stub_http import LoopbackStub
+from tests.stub_http import LoopbackStub, QuietHandler
 
 MODEL = "claude-stub-1"
 TOOL_USE_ID = "toolu_01MergeHoldStubBash000001"
@@ -117,17 +117,8 @@ class MessagesStub(LoopbackStub):
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # quiet: pytest shows failures
-                pass
-
-            def _send(self, status: int, content_type: str, data: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("request-id", "req_stub")
-                self.end_headers()
-                self.wfile.write(data)
+        class Handler(QuietHandler):
+            extra_headers = {"request-id": "req_stub"}
 
             def do_GET(self) -> None:
                 stub.paths.append(f"GET {self.path}")

@@ -10,6 +10,9 @@ from typing import Any, Self
 
 
 class QuietHandler(BaseHTTPRequestHandler):
+    extra_headers: dict[str, str] = {}
+    """Headers every answer carries besides type and length (an API's request id)."""
+
     def log_message(self, format: str, *args: Any) -> None:  # quiet: pytest shows failures
         pass
 
@@ -17,6 +20,8 @@ class QuietHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in self.extra_headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 

@@ -45,6 +45,7 @@ from core.scopes import scope_repo
 from workers import store
 from workers.funnel import bucket_of, enqueue_drain, pr_lock
 from workers.github import DryRunGateway, NotFound
+from workers.locks import release_lease, take_lease
 from workers.publish import mergeability, record
 from workers.pulls import facts_from_pull
 from workers.runtime import Runtime, current
@@ -70,18 +71,6 @@ PLAN_FRESH_SECONDS = 120.0
 """A pass started by a request made during another pass reuses that pass's listing when it is this
 recent: PRs opened since then are published by their own `pull_request` event."""
 
-_TAKE = """
-local v = redis.call('GET', KEYS[1])
-if (not v) or v == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-  return 1
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 @dataclass(frozen=True)
@@ -192,7 +181,7 @@ def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float =
         _enqueue(rt, repo, token, fresh=False, slice_seconds=slice_seconds)
         progress = Progress.read(rt.redis, repo)
         return f"continued at {progress.cursor}/{progress.total}"
-    rt.redis.register_script(_RELEASE)([keys.fanout_lease(repo)], [token])
+    release_lease(rt.redis, keys.fanout_lease(repo), token)
     # A request that came in after our last look but before the release found the lease taken and
     # left: serve it.
     progress = Progress.read(rt.redis, repo)
@@ -202,7 +191,7 @@ def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float =
 
 
 def _take_lease(redis: Redis, repo: str, token: str) -> bool:
-    return bool(redis.register_script(_TAKE)([keys.fanout_lease(repo)], [token, LEASE_SECONDS]))
+    return take_lease(redis, keys.fanout_lease(repo), token, LEASE_SECONDS)
 
 
 def _with_facts(facts: Facts, state: PullState) -> PullState:

@@ -34,7 +34,7 @@ from rq import Queue, Retry
 from core import keys
 from core.status import CONTEXT
 from workers import expedite, store
-from workers.locks import WorkerLock
+from workers.locks import WorkerLock, release_lease, take_lease
 from workers.pacing import Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime, current
 
@@ -62,18 +62,6 @@ SLICE_SECONDS = 20.0
 RANK_SPAN = 10**13
 """Outbox score = mergeability rank x RANK_SPAN + milliseconds since the epoch: rank first, then age."""
 
-_TAKE = """
-local v = redis.call('GET', KEYS[1])
-if (not v) or v == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-  return 1
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 # --- 1. request ------------------------------------------------------------------------------------
@@ -260,7 +248,7 @@ def _needs_write(redis: Redis, repo: str, number: int) -> bool:
 
 
 def _take(redis: Redis, bucket: str, token: str) -> bool:
-    return bool(redis.register_script(_TAKE)([keys.outbox_lease(bucket)], [token, LEASE_SECONDS]))
+    return take_lease(redis, keys.outbox_lease(bucket), token, LEASE_SECONDS)
 
 
 def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECONDS,
@@ -306,7 +294,7 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                 _take(redis, bucket, token)
         finally:
             if not keep:
-                redis.register_script(_RELEASE)([keys.outbox_lease(bucket)], [token])
+                release_lease(redis, keys.outbox_lease(bucket), token)
         # A PR added after our last look but before the release found the lease taken: ours again.
         if not redis.zcard(keys.outbox(bucket)):
             return counts

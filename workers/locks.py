@@ -19,6 +19,18 @@ from rq import get_current_job
 
 from core import keys
 
+_TAKE_LEASE = """
+local v = redis.call('GET', KEYS[1])
+if (not v) or v == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 1
+end
+return 0
+"""
+_RELEASE_LEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 _BREAK = """
 local v = redis.call('GET', KEYS[1])
 if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -58,3 +70,14 @@ def break_locks_of(redis: Redis, workers: Iterable[str]) -> int:
                 broken += int(script(keys=[raw], args=[prefix]))
                 break
     return broken
+
+
+def take_lease(redis: Redis, key: str, token: str, seconds: int) -> bool:
+    """Take the lease at ``key`` for ``token`` (or renew it when ``token`` holds it already) for
+    ``seconds``; False when another holder has it. One job at a time per outbox or fan-out."""
+    return bool(redis.register_script(_TAKE_LEASE)([key], [token, seconds]))
+
+
+def release_lease(redis: Redis, key: str, token: str) -> None:
+    """Give the lease up, only if ``token`` still holds it (a lapsed lease may be another's now)."""
+    redis.register_script(_RELEASE_LEASE)([key], [token])
