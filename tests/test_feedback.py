@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -253,7 +253,7 @@ def test_a_lift_with_a_reason_is_applied_and_keeps_the_reason(svc: Service, gith
     lift_id = deliver_comment(svc, emu, "/hold cancel further review has happened")
     assert [r["content"] for r in emu.reactions if r["comment_id"] == lift_id] == ["eyes", "+1"]
     assert replies(emu) == [] and (emu.latest_status(REPO, SHA) or {}).get("state") == "success"
-    lifted = [json.loads(f[b"data"]) for _i, f in svc.redis.xrange(keys.history(REPO))  # type: ignore[index]
-              if f[b"event"] == b"hold.lifted"]  # type: ignore[index]
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], svc.redis.xrange(keys.history(REPO)))
+    lifted = [json.loads(f[b"data"]) for _i, f in entries if f[b"event"] == b"hold.lifted"]
     assert [(e["actor"], e["reason"], e["message"]) for e in lifted] == [
         ("alice", "further review has happened", "@alice lifted the hold")]

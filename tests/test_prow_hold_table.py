@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -175,8 +175,8 @@ def test_lift_reasons_reach_the_audit_record_and_the_history_line(svc: Service, 
         comment(svc, number, "/hold", by="carol", at=T0 + timedelta(seconds=1))
         comment(svc, number, row.body, by="bob", at=T0 + timedelta(minutes=1))
     svc.drain()
-    audit = [json.loads(fields[b"data"]) for _id, fields in svc.redis.xrange(keys.history(REPO))  # type: ignore[index]
-             if fields[b"event"].startswith(b"hold.lifted")]  # type: ignore[index]
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], svc.redis.xrange(keys.history(REPO)))
+    audit = [json.loads(fields[b"data"]) for _id, fields in entries if fields[b"event"].startswith(b"hold.lifted")]
     token = create_token(Path(str(svc.settings.api_tokens_file)), "prow-table", "admin")
     assert post_form(svc.client, "/login", {"token": token}).status_code == 302
     for row in reasoned:

@@ -15,8 +15,8 @@
 
 Whether a body lifts follows `core.comments` (not imported: ``re`` and ``dataclasses`` cost the guard's
 budget): a line of the body, outside quotes and HTML comments, that starts with ``/unhold``,
-``/remove-hold`` or ``/hold cancel`` (then a target or a reason, or nothing). Fenced or indented code is *not* skipped, so
-this errs towards "lifts"; a test pins it as a superset of the server's grammar.
+``/remove-hold`` or ``/hold cancel`` (then a target or a reason, or nothing). Fenced or indented code is
+*not* skipped, so this errs towards "lifts"; a test pins it as a superset of the server's grammar.
 """
 
 from __future__ import annotations
