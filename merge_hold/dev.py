@@ -171,7 +171,9 @@ def parser() -> argparse.ArgumentParser:
         prog="merge-hold dev",
         description="Run merge-hold on this machine: an embedded Redis (unless REDIS_URL is set), the web "
         "app and one worker. Without GITHUB_APP_ID/GITHUB_PRIVATE_KEY it runs in dry-run mode: statuses are "
-        "recorded and shown on the dashboard, nothing is posted to GitHub. Try `merge-hold simulate` next.",
+        "recorded and shown on the dashboard, nothing is posted to GitHub. A dry run on a loopback --host also "
+        "offers a demo sign-in as pretend GitHub users (printed with their permissions) and a demo Slack "
+        "workspace for `merge-hold simulate chat`. Try `merge-hold simulate` next.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address of the web app (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8000, help="port of the web app (default: %(default)s)")

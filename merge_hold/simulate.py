@@ -58,7 +58,9 @@ def parser() -> argparse.ArgumentParser:
         prog="merge-hold simulate",
         description="Post signed sample GitHub webhooks to a running merge-hold (by default the one "
         "`merge-hold dev` runs) and print the resulting `merge-hold` status. The secret is "
-        "GITHUB_WEBHOOK_SECRET or the one `merge-hold dev` keeps in its data folder.",
+        "GITHUB_WEBHOOK_SECRET or the one `merge-hold dev` keeps in its data folder. `simulate chat "
+        "'/hold acme/widgets why'` sends a Slack slash command instead, signed with SLACK_SIGNING_SECRET or "
+        "the demo workspace's secret `merge-hold dev` keeps, and prints the reply to its response_url.",
     )
     parser.add_argument("action", nargs="?", choices=("hold", "unhold", "chat"), default="hold",
                         help="hold (default): comment `/hold REASON`; unhold: comment `/unhold`; chat: send "
