@@ -12,9 +12,9 @@ parse the answer against that schema. Exit 2 blocks only with non-empty stderr, 
 Files: ``.codex/hooks.json`` (project; Codex reads a project's ``.codex/`` only in a trusted project,
 ``[projects."<git root>"] trust_level = "trusted"`` in ``$CODEX_HOME/config.toml``, or else skips it
 with one warning line, ``--dangerously-bypass-hook-trust`` or not: `hook.tools.codex_trust` says so at
-install), ``~/.codex/hooks.json`` (``$CODEX_HOME/hooks.json`` when that is set), and for administrators ``/etc/codex/requirements.toml``,
-whose ``[hooks]`` are trusted by policy and cannot be turned off in ``/hooks``
-(``allow_managed_hooks_only = true`` there also silences everyone else's). A user or project hook runs
+install), ``~/.codex/hooks.json`` (``$CODEX_HOME/hooks.json`` when that is set), and for administrators
+``/etc/codex/requirements.toml``, whose ``[hooks]`` are trusted by policy and cannot be turned off in
+``/hooks`` (``allow_managed_hooks_only = true`` there also silences everyone else's). A user or project hook runs
 only once it is trusted (reviewed in ``/hooks``; Codex keeps ``[hooks.state."<file>:pre_tool_use:<group>:
 <handler>"] trusted_hash`` in ``config.toml``) or under ``--dangerously-bypass-hook-trust``; until then
 ``codex exec`` skips it silently. Checked with the real CLI 0.171.0 (tests/test_agent_clis.py): the
