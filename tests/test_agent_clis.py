@@ -299,3 +299,26 @@ def test_codex_project_install_guards_only_in_a_trusted_project(service: Service
 
     config.write_text(CODEX_CONFIG + f'\n[projects."{work}"]\ntrust_level = "untrusted"\n')  # the user said no
     assert 'marks the project' in _install_codex_project(home, work, write_spec(tmp_path, redis_url))
+
+
+def test_codex_loads_no_project_hooks_in_a_linked_worktree(service: Service, redis_url: str, tmp_path: Path) -> None:
+    """Pinned as seen with Codex CLI 0.171.0: in a linked git worktree no project ``.codex/`` loads, even
+    with the main checkout trusted (where ``codex exec --trust`` writes it) and the hook trust bypassed;
+    the install says so and points to the user scope."""
+    client = next(c for c in CLIENTS if c.agent == "codex")
+    try:
+        cli = find_cli(client.spec)
+    except Unavailable as exc:
+        pytest.skip(f"the {client.spec.package} CLI is unavailable: {exc}")
+    home, main = tmp_path / "home", tmp_path / "main"
+    (home / CODEX_HOME).mkdir(parents=True)
+    (home / CODEX_HOME / "config.toml").write_text(CODEX_CONFIG + f'\n[projects."{main}"]\ntrust_level = "trusted"\n')
+    subprocess.run(["git", "init", "-q", str(main)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(main), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(tmp_path / "work")], check=True, timeout=60)
+    said = _install_codex_project(home, tmp_path / "work", write_spec(tmp_path, redis_url))
+    assert "linked git worktree" in said and "--scope user" in said, said
+    _, result, log = drive(Client(**{**client.__dict__, "extra_files": ()}), cli,
+                           "gh pr merge 5 --repo acme/widgets --squash", home, tmp_path)
+    assert "merge-hold" not in result.text and log.read_text() == "pr merge 5 --repo acme/widgets --squash\n"

@@ -5,7 +5,8 @@ Checked with the real CLI 0.171.0 (tests/test_agent_clis.py):
 1. **The project.** Codex loads a project's ``.codex/`` (its ``hooks.json`` included) only when the
    project is trusted: ``[projects."<root>"] trust_level = "trusted"`` in ``$CODEX_HOME/config.toml``
    (default ``~/.codex``), which ``codex exec --trust`` (or the first-run prompt) writes. The root is the
-   git repository's (the main checkout's, for a worktree), else the directory itself. An untrusted project
+   git repository's (the main checkout's for a linked worktree: ``--trust`` writes that path), else the
+   directory itself; in a linked worktree Codex loads no project ``.codex/`` at all. An untrusted project
    gets only a one-line warning on stderr, and ``--dangerously-bypass-hook-trust`` does not change it: the
    guard never runs. ``trust_level = "untrusted"`` is an explicit no that only the user may change.
 2. **The hook.** A user or project hook runs only once reviewed in ``/hooks`` (Codex stores its hash), or
@@ -32,19 +33,30 @@ def config_path(environ: dict[str, str] | None = None) -> Path:
     return Path(env.get("CODEX_HOME") or "~/.codex").expanduser() / "config.toml"
 
 
-def project_root(directory: Path) -> Path:
-    """The directory Codex keys a project's trust by: the git root (a worktree's main checkout), else
-    the directory itself."""
+def _git(directory: Path, *args: str) -> Path | None:
     try:
-        done = subprocess.run(["git", "-C", str(directory), "rev-parse", "--path-format=absolute",
-                               "--git-common-dir"], capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
-                              check=False, stdin=subprocess.DEVNULL)
+        done = subprocess.run(["git", "-C", str(directory), "rev-parse", "--path-format=absolute", *args],
+                              capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False,
+                              stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
-        return directory.resolve()
-    common = Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+        return None
+    out = done.stdout.strip()
+    return Path(out).resolve() if done.returncode == 0 and out else None
+
+
+def project_root(directory: Path) -> Path:
+    """The directory Codex keys a project's trust by: the git root — for a linked worktree its main
+    checkout (`codex exec --trust` run in one writes the main checkout's path) — else the directory."""
+    common = _git(directory, "--git-common-dir")
     if common is not None and common.name == ".git":
-        return common.parent.resolve()
+        return common.parent
     return directory.resolve()
+
+
+def linked_worktree(directory: Path) -> bool:
+    """Whether ``directory`` is in a linked git worktree (its checkout is not the main one)."""
+    top = _git(directory, "--show-toplevel")
+    return top is not None and top != project_root(directory)
 
 
 def trust_level(config: Path, root: Path) -> str | None:
@@ -70,6 +82,10 @@ def project_note(hooks_file: Path, environ: dict[str, str] | None = None) -> tup
     root = project_root(hooks_file.parent.parent)
     config = config_path(environ)
     level = trust_level(config, root)
+    if linked_worktree(hooks_file.parent.parent):
+        return False, (f"Codex will NOT load {hooks_file}: it is in a linked git worktree of {root}, and Codex "
+                       f"(0.171.0, seen in tests/test_agent_clis.py) loads no project .codex/ in a linked "
+                       f"worktree, trusted or not. Install with --scope user (or managed) for sessions there")
     if level == "trusted":
         return True, (f"Codex trusts the project {root} ({config}), so it loads {hooks_file}; the hook "
                       f"itself must still be trusted (below)")
