@@ -5,7 +5,8 @@ bound to ``acme``, its user a chat admin) and keeps the signing secret in its da
 the command to ``/chat/slack`` with Slack's ``v0`` signature (`X-Slack-Signature` over
 ``v0:TIMESTAMP:BODY``), prints the immediate (ephemeral) answer, and prints what the worker reports
 through the command's ``response_url`` — a small HTTP listener on loopback stands in for Slack there,
-so a fan-out's outcome ("Held 1 open PR in acme/widgets") shows in this terminal.
+so a fan-out's outcome ("@alice held acme/widgets (1 open PR): …") shows in this terminal, and every
+further reply until the channel goes quiet.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from core.demo_users import DEMO_SLACK_TEAM, DEMO_SLACK_USER
 
 COMMANDS = ("/hold", "/unhold", "/holds")
 """The slash commands of `deploy/slack-app.yml`."""
+QUIET_S = 2.0
+"""After a reply, how long the listener waits for another (a fan-out's progress) before it is done."""
 
 
 def signing_secret(folder: Path) -> str | None:
@@ -128,14 +131,23 @@ def run(url: str, folder: Path, line: str, *, user: str, wait: float) -> int:
             return 1
         if wait <= 0:
             return 0
-        try:
-            reply = replies.received.get(timeout=wait)
-        except queue.Empty:
+        deadline = time.monotonic() + wait
+        seen = 0
+        while True:
+            # The first reply may take the fan-out's time; a fan-out that reports its progress posts
+            # more than one (Slack allows five per response_url), so listen on until it goes quiet.
+            left = deadline - time.monotonic()
+            try:
+                reply = replies.received.get(timeout=max(0.0, min(left, QUIET_S) if seen else left))
+            except queue.Empty:
+                break
+            seen += 1
+            where = "in the channel" if reply.get("response_type") == "in_channel" else "only to you"
+            print(f"<- {where}: {reply.get('text')}", flush=True)
+        if not seen:
             print(f"merge-hold simulate chat: no reply on the response_url within {wait:g} s; "
                   f"is `merge-hold worker` running?", file=sys.stderr)
             return 1
-        where = "in the channel" if reply.get("response_type") == "in_channel" else "only to you"
-        print(f"<- {where}: {reply.get('text')}")
     return 0
 
 
