@@ -33,6 +33,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         chat,
         dashboard,
         dashboard_actions,
+        demo_login,
         github_login,
         health,
         security,
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(github_login.bp)
+    app.register_blueprint(demo_login.bp)  # `merge-hold dev` only: answers 404 unless offered
     # Chat commands (`POST /chat/slack`, `POST /chat/mattermost`); static paths win over the
     # dashboard's `/<owner>/<repo>/pull/<n>` in Werkzeug's matcher whatever the order.
     app.register_blueprint(chat.bp)

@@ -28,7 +28,7 @@ from typing import Any, TypeVar, cast, overload
 from flask import Blueprint, jsonify, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
-from app import github_login
+from app import demo_login, github_login
 from app.security import safe_next
 from app.services import services
 
@@ -212,7 +212,8 @@ REPOS = "merge_hold.repos"
 
 def _session_identity() -> Identity | None:
     if session.get("kind") == "github":
-        seen = github_login.viewer()
+        # `merge-hold dev`'s demo user fills the same viewer as a GitHub sign-in, with roster roles.
+        seen = demo_login.viewer() if session.get("demo") else github_login.viewer()
         if seen is None:
             return None
         login, repos = seen

@@ -102,26 +102,27 @@ def _apply_one(
         )
 
     own = command.target is None or command.target.lower() == actor.lower()
+    why = command.reason  # a lift's reason is kept with what it did, refused or not (audit log, history)
     if config.shared_holds:
         # Prow's semantics: one shared hold; anyone allowed to hold may lift it, whoever placed it.
         if not may_hold:
-            return state, _refused(actor, command.target or actor, "", f"lifting needs {_hold_rule(config)}")
-        return _lift_all(state, actor, at, ref)
+            return state, _refused(actor, command.target or actor, why, f"lifting needs {_hold_rule(config)}")
+        return _lift_all(state, actor, at, ref, why, f"@{actor} lifted the hold")
     if own:
         if not may_hold:
-            return state, _refused(actor, actor, "", f"lifting your hold needs {_hold_rule(config)}")
+            return state, _refused(actor, actor, why, f"lifting your hold needs {_hold_rule(config)}")
         lifted = record_comment(state, actor, Register(at=at, held=False, ref=ref))
-        return lifted, Outcome("lifted", actor, actor, "", f"@{actor} lifted their hold")
+        return lifted, Outcome("lifted", actor, actor, why, f"@{actor} lifted the hold")
     target = command.target or actor
     if not _may_lift_others(permission, config):
         whose = "every hold" if target == "all" else f"@{target}'s hold"
         return state, _refused(
-            actor, target, "", f"lifting {whose} needs {config.lift_others_permission} access"
+            actor, target, why, f"lifting {whose} needs {config.lift_others_permission} access"
         )
     if target == "all":
-        return _lift_all(state, actor, at, ref)
+        return _lift_all(state, actor, at, ref, why, f"@{actor} lifted every comment hold")
     lifted = record_comment(state, target, Register(at=at, held=False, ref=ref))
-    return lifted, Outcome("lifted", actor, target.lower(), "", f"@{actor} lifted @{target}'s hold")
+    return lifted, Outcome("lifted", actor, target.lower(), why, f"@{actor} lifted @{target}'s hold")
 
 
 DASHBOARD_ORIGIN = "dashboard"
@@ -151,10 +152,9 @@ def apply_dashboard(
                       origin=DASHBOARD_ORIGIN, config=config)
 
 
-def _lift_all(state: PullState, actor: str, at: datetime, ref: str) -> tuple[PullState, Outcome]:
-    return record_lift_all(state, at, ref), Outcome(
-        "lifted_all", actor, "all", "", f"@{actor} lifted every comment hold"
-    )
+def _lift_all(state: PullState, actor: str, at: datetime, ref: str, reason: str,
+              message: str) -> tuple[PullState, Outcome]:
+    return record_lift_all(state, at, ref), Outcome("lifted_all", actor, "all", reason, message)
 
 
 def _refused(actor: str, target: str, reason: str, why: str) -> Outcome:

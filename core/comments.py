@@ -1,9 +1,14 @@
 """The PR comment grammar: ``/hold``, ``/hold for 2h REASON``, ``/hold cancel``, ``/unhold @alice``...
 
-Prow-compatible: a command is a whole line starting with the command word (leading spaces allowed,
-command word case-insensitive). Only text that GitHub renders as prose counts: quoted lines, fenced and
-indented code blocks, code spans and HTML comments are skipped, so that quoting or documenting a
-command never performs it. This module only reads text; who may do what is `core.comment_rules`.
+Prow-compatible (kubernetes-sigs/prow's hold plugin as of May 2025): a command is a whole line starting
+with the command word, case-insensitive; a lift may carry a reason after it, as a hold does
+(`/hold cancel further review has happened`, `/unhold looks good now`, `/remove-hold ready`). The first
+word after a lift decides whose hold it lifts: ``@login`` that user's, ``all`` everyone's, anything else
+is the reason of a lift of one's own. Deliberate differences from Prow, each erring toward held or toward
+doing nothing: up to three leading spaces still make a command (Prow wants column 0; ` /hold` holds);
+only text that GitHub renders as prose counts: quoted lines, fenced and indented code blocks, code spans
+and HTML comments are skipped, so that quoting or documenting a command never performs it. This module
+only reads text; who may do what is `core.comment_rules`.
 """
 
 from __future__ import annotations
@@ -25,11 +30,11 @@ _LOGIN = r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,38})"
 # `cancel` is checked before `hold` (as in Prow) so that `/hold cancel` is a lift while
 # `/hold cancellation of X` stays a hold whose reason is "cancellation of X".
 GRAMMAR: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("lift", re.compile(r"^/(?:hold\s+cancel|unhold|remove-hold)\s*$", re.IGNORECASE)),
-    ("lift_all", re.compile(r"^/(?:unhold|remove-hold)\s+all\s*$", re.IGNORECASE)),
-    ("lift_other", re.compile(rf"^/(?:unhold|remove-hold)\s+@(?P<login>{_LOGIN})\s*$", re.IGNORECASE)),
+    ("lift", re.compile(r"^/(?:hold\s+cancel|unhold|remove-hold)(?:\s+(?P<rest>.*?))?\s*$", re.IGNORECASE)),
     ("hold", re.compile(r"^/hold(?:\s+(?P<rest>.*?))?\s*$", re.IGNORECASE)),
 )
+_LOGIN_WORD = re.compile(rf"@(?P<login>{_LOGIN})[,.:;!]?", re.IGNORECASE)
+"""The first word of a lift naming a user; a trailing comma or colon (`/unhold @alice: done`) is prose."""
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _FENCE_CLOSE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})[ \t]*$")
@@ -44,7 +49,8 @@ _DURATION_WORDS = 4
 
 @dataclass(frozen=True)
 class CommentCommand:
-    """One command of a comment. ``target`` (lifts only): None = one's own hold, "all", or a login."""
+    """One command of a comment. ``target`` (lifts only): None = one's own hold, "all", or a login;
+    ``reason``: a hold's, or the words a lift gives after its target (kept in the audit log)."""
 
     kind: Literal["hold", "lift"]
     reason: str = ""
@@ -124,25 +130,54 @@ def _outside_code_spans(paragraph: list[str]) -> Iterator[str]:
         offset += len(line) + 1
 
 
-def _match(line: str) -> CommentCommand | None:
+def _prose_command_line(line: str) -> str | None:
+    """The line as the grammar reads it, or None when it cannot start a command (text after a comment)."""
     if line.lstrip().startswith(_MARK):
         return None
-    stripped = line.replace(_MARK, " ").strip()
+    return line.replace(_MARK, " ").strip()
+
+
+def _lift(rest: str) -> CommentCommand | None:
+    """A lift's words after the command: the first decides whose hold, the rest is the reason. None when
+    the first names a login that cannot be one (`/unhold @-x`): nothing is lifted (`unreadable_lifts`)."""
+    words = rest.split(maxsplit=1)
+    first, more = (words[0], words[1] if len(words) > 1 else "") if words else ("", "")
+    if first.lower().rstrip(",.:;!") in ("all", "@all"):
+        # `@all` reads as "everyone" to people; a user named `all` would be the only loser.
+        return CommentCommand("lift", reason=clean_reason(more), target="all")
+    if first.startswith("@"):
+        named = _LOGIN_WORD.fullmatch(first)
+        if named is None:
+            return None
+        return CommentCommand("lift", reason=clean_reason(more), target=named["login"])
+    return CommentCommand("lift", reason=clean_reason(rest))
+
+
+def _match(line: str) -> CommentCommand | None:
+    stripped = _prose_command_line(line)
+    if stripped is None:
+        return None
     for name, pattern in GRAMMAR:
         found = pattern.match(stripped)
         if found is None:
             continue
         if name == "lift":
-            return CommentCommand("lift")
-        if name == "lift_all":
-            return CommentCommand("lift", target="all")
-        if name == "lift_other":
-            # `@all` reads as "everyone" to people; a user named `all` would be the only loser.
-            login = found["login"]
-            return CommentCommand("lift", target="all" if login.lower() == "all" else login)
+            return _lift(found["rest"] or "")
         duration, reason = split_duration(found["rest"] or "")
         return CommentCommand("hold", reason=clean_reason(reason), duration=duration)
     return None
+
+
+def unreadable_lifts(body: str) -> list[str]:
+    """The lift lines of a comment that name no possible GitHub login (`/unhold @-alice`, `/unhold @`):
+    they lift nothing, and the answer on the PR says so."""
+    found: list[str] = []
+    for line in prose_lines(body):
+        stripped = _prose_command_line(line)
+        lifted = GRAMMAR[0][1].match(stripped) if stripped is not None else None
+        if stripped is not None and lifted is not None and _lift(lifted["rest"] or "") is None:
+            found.append(stripped)
+    return found
 
 
 def parse_comment(body: str) -> list[CommentCommand]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from core.comment_rules import Outcome
-from core.comments import prose_lines
+from core.comments import prose_lines, unreadable_lifts
 from core.prstate import PullState, comment_hold_active
 
 MODES = ("reactions", "comments", "off")
@@ -80,19 +80,34 @@ def _holders(state: PullState | None, at: datetime) -> list[str]:
 
 
 def _unknown_lifts(outcomes: Sequence[Outcome], before: PullState | None, at: datetime) -> list[str]:
-    """`/unhold @x` where @x had no comment hold on the PR when the command was written."""
+    """`/unhold @x` where @x had no comment hold on the PR when the command was written; and one's own
+    `/unhold` (`/hold cancel REASON`…) with no hold of one's own while others hold the PR: a 👍 would
+    read as "the PR is free"."""
     if before is None:
         return []
     lines = []
     for outcome in outcomes:
-        if outcome.kind != "lifted" or outcome.target.lower() == outcome.actor.lower():
+        if outcome.kind != "lifted":
             continue
+        own = outcome.target.lower() == outcome.actor.lower()
         register = before.comments.get(outcome.target.lower())
-        if register is None or not comment_hold_active(before, register, at):
-            holders = _holders(before, at)
-            who = ", ".join(f"@{h}" for h in holders) if holders else "nobody"
-            lines.append(f"@{outcome.actor}: @{outcome.target} has no hold on this PR to lift "
-                         f"(comment holds: {who}).")
+        if register is not None and comment_hold_active(before, register, at):
+            continue
+        holders = _holders(before, at)
+        if own and not holders:
+            continue  # nothing held, nothing left held: the 👍 tells no lie
+        who = ", ".join(f"@{h}" for h in holders) if holders else "nobody"
+        lines.append(f"@{outcome.actor}: @{outcome.target} has no hold on this PR to lift "
+                     f"(comment holds: {who}).")
+    return lines
+
+
+def _unreadable(body: str) -> list[str]:
+    lines = []
+    for line in unreadable_lifts(body):
+        shown = line[:80].replace("`", "'")
+        lines.append(f"`{shown}` names no GitHub user, so nothing was lifted: write `/unhold @login`, "
+                     "`/unhold all`, or `/unhold REASON` for your own hold.")
     return lines
 
 
@@ -104,6 +119,7 @@ def decide(body: str, outcomes: Sequence[Outcome], *, mode: str, before: PullSta
         return Feedback()
     problems = [o.message.replace(": not done, ", ": not done — ", 1) + "." for o in outcomes if o.kind == "refused"]
     problems += _unknown_lifts(outcomes, before, at)
+    problems += _unreadable(body)
     problems += [f"`{written}` is not a merge-hold command — did you mean `{meant}`?"
                  for written, meant in typos(body)]
     if problems:
@@ -121,5 +137,5 @@ def decide(body: str, outcomes: Sequence[Outcome], *, mode: str, before: PullSta
 def _reply(lines: Sequence[str]) -> str:
     text = "\n".join(f"- {line}" if len(lines) > 1 else line for line in lines)
     text += "\n\n<sub>merge-hold · commands: `/hold [for DURATION] [reason]`, `/hold cancel`, `/hold-for #123`, " \
-            "`/unhold`, `/unhold @user`, `/unhold all`</sub>"
+            "`/unhold [reason]`, `/unhold @user [reason]`, `/unhold all [reason]`</sub>"
     return text[:MAX_REPLY]

@@ -107,6 +107,12 @@ def room_holds(repo: str) -> str:
     return f"{_repo(repo)}:rooms"
 
 
+def branch_heads(repo: str) -> str:
+    """Hash: branch -> JSON `core.treecloser.Head`, for the branches a tree closer watches (from `push`
+    events, or GitHub's answer when a head was unknown): a CI result counts only on its branch's head."""
+    return f"{_repo(repo)}:branch-heads"
+
+
 def org_room_holds(owner: str) -> str:
     """Hash: hold id -> JSON of a room hold on a whole org."""
     return f"{PREFIX}:{{{owner.lower()}}}:orgrooms"

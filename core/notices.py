@@ -81,7 +81,7 @@ def _text(event: str, repo: str | None, data: dict[str, Any]) -> str | None:
     if event == "hold.lifted" and not _REVIEW_LIFT.match(str(data.get("message") or "")):
         return f":white_check_mark: {data.get('actor')} lifted the hold on {pr}{_reason(data)}"
     if event == "hold.lifted_all":
-        return f":white_check_mark: {data.get('actor')} lifted every hold on {pr}"
+        return f":white_check_mark: {data.get('actor')} lifted every hold on {pr}{_reason(data)}"
     if event == "room.held":
         return f":no_entry: {data.get('holder')} held {scope}{_until(data)}{_reason(data)}"
     if event == "room.lifted":

@@ -1,10 +1,14 @@
 """The tree closer: a base branch whose CI goes red holds every PR into it until it is green again
 (Chromium's and Mozilla's tree status). Repo config `close_on_failure`.
 
-Pure: each named context's latest result on the branch's head is a register ordered by the result's
-own time (ties fail closed: red wins); the branch is closed while any named context's latest result is
-red, open once every red one went green (a later head, or a re-run). Placing and lifting the hold is
-`workers/treecloser.py`.
+Pure. A result counts only while its commit is the branch's head (LUCI's tree closer works the same
+way): the head comes from `push` events (`after_push`) or, when unknown, from GitHub; a result on any
+other commit — parallel CI finishing late on the previous head, a fork's PR whose branch is also called
+`main` — changes nothing. Among results on the current head, each named context's newest decides, by
+the result's own time (ties fail closed: red wins); a result on the current head always replaces one
+recorded on an older head. The branch is closed while any named context's recorded result is red, and
+open once every red one went green on a later head or in a re-run: a push alone never reopens it.
+Placing and lifting the hold is `workers/treecloser.py`; the heads are `workers/tree_heads.py`.
 """
 
 from __future__ import annotations
@@ -52,6 +56,45 @@ class Result:
         return cls(str(data["sha"]), bool(data["red"]), datetime.fromisoformat(str(data["at"])))
 
 
+@dataclass(frozen=True)
+class Head:
+    """A branch's head commit and when it became the head: the push's time (`repository.pushed_at`) or
+    when GitHub was asked; None when a push did not say."""
+
+    sha: str
+    at: datetime | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sha": self.sha, "at": self.at.isoformat() if self.at else None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Head:
+        at = data.get("at")
+        return cls(str(data["sha"]), datetime.fromisoformat(str(at)) if at else None)
+
+
+def after_push(current: Head | None, before: str, after: str, at: datetime | None) -> Head | None:
+    """The branch's head once a push ``before -> after`` (pushed at ``at``) is applied, whatever order
+    pushes arrive in; None when that cannot be told (ask GitHub). A push continuing the known head
+    follows it; otherwise the later push wins; two pushes of one second with no chain between them are
+    undecided (GitHub's times have one-second precision)."""
+    if current is None:
+        return Head(after, at)
+    if after == current.sha:
+        return current  # the same push again, or one that moved nothing we did not know
+    if before == current.sha:
+        return Head(after, at)
+    if at is None or current.at is None or at == current.at:
+        return None
+    return Head(after, at) if at > current.at else current
+
+
+def replaces(stored: Result | None, result: Result) -> bool:
+    """Whether ``result`` (on the branch's current head) replaces the context's recorded result: always
+    over one on another commit (an older head), else when it is newer (a re-run; ties: red)."""
+    return stored is None or stored.sha != result.sha or result.newer_than(stored)
+
+
 def classify(kind: str, outcome: str | None) -> bool | None:
     """True red, False green, None no news; `kind` is ``status`` (its state) or ``check`` (conclusion)."""
     value = (outcome or "").lower()
@@ -71,11 +114,11 @@ def reason(branch: str, red: list[tuple[str, Result]]) -> str:
 
 
 def status_may_matter(payload: Mapping[str, Any]) -> bool:
-    """Whether a commit status of another context may move a tree: a final state (not `pending`) on
-    a commit that is the head of a listed branch. The webhook receiver queues only these, so CI's
-    stream of pending statuses never reaches the workers."""
+    """Whether a commit status of another context may move a tree, or be recorded as a late result: a
+    final state (not `pending`) on a commit some branch contains (`branches[]`). The intake pump queues
+    only these, so CI's stream of pending statuses never reaches the workers. Whether the commit is
+    the head is the workers' question: the payload's `branches[].commit` is the head when GitHub built
+    the event, which a delivery may outlive."""
     if classify("status", payload.get("state")) is None:
         return False
-    sha = payload.get("sha")
-    return any(isinstance(b, Mapping) and (b.get("commit") or {}).get("sha") == sha
-               for b in payload.get("branches") or [])
+    return any(isinstance(b, Mapping) and b.get("name") for b in payload.get("branches") or [])

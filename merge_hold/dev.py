@@ -9,6 +9,7 @@ finds the same state, secret and login:
     secret-key       signs dashboard sessions (0600)
     tokens           hashed API tokens (MERGE_HOLD_API_TOKENS_FILE, unless set)
     dev-token        the dashboard login token in clear, for this machine only (0600)
+    slack-signing-secret  the demo chat workspace's signing secret, for `simulate chat` (0600)
     dev.json         while running: URL, embedded Redis URL and process ids (no secrets)
 
 Web and worker run as `merge-hold serve` / `merge-hold worker` child processes, each in its own
@@ -46,6 +47,8 @@ READY_TIMEOUT = 60.0
 WORKER_RESTARTS_PER_MINUTE = 5
 """Past this, a worker that keeps exiting is a fault to show, not to hide: dev stops."""
 TOKEN_NAME = "dev"
+APP_FILE = "github-app.json"
+"""What a completed `/setup` leaves in the data folder (`app.setup`): an App exists, so no demo users."""
 
 
 class DevError(Exception):
@@ -168,7 +171,9 @@ def parser() -> argparse.ArgumentParser:
         prog="merge-hold dev",
         description="Run merge-hold on this machine: an embedded Redis (unless REDIS_URL is set), the web "
         "app and one worker. Without GITHUB_APP_ID/GITHUB_PRIVATE_KEY it runs in dry-run mode: statuses are "
-        "recorded and shown on the dashboard, nothing is posted to GitHub. Try `merge-hold simulate` next.",
+        "recorded and shown on the dashboard, nothing is posted to GitHub. A dry run on a loopback --host also "
+        "offers a demo sign-in as pretend GitHub users (printed with their permissions) and a demo Slack "
+        "workspace for `merge-hold simulate chat`. Try `merge-hold simulate` next.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address of the web app (default: %(default)s)")
     parser.add_argument("--port", type=int, default=8000, help="port of the web app (default: %(default)s)")
@@ -181,8 +186,23 @@ def _base_url(host: str, port: int) -> str:
     return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
 
 
-def child_env(base: Mapping[str, str], folder: Path, *, redis_url: str, url: str, dry_run: bool) -> dict[str, str]:
-    """The children's environment: the user's, with what dev provides filled in where unset."""
+def demo_refusal(settings: Settings, folder: Path, host: str) -> str | None:
+    """Why the demo sign-in is not offered (None: it is): only a dry run without an App, on loopback."""
+    from merge_hold.serve import loopback_host
+
+    if settings.has_app_credentials:
+        return "a GitHub App is configured (GITHUB_APP_ID/GITHUB_PRIVATE_KEY): sign in with GitHub instead"
+    if (folder / APP_FILE).exists():
+        return f"a GitHub App was set up ({folder / APP_FILE}): sign in with GitHub instead"
+    if not loopback_host(host):
+        return f"--host {host} is reachable from other machines; the demo sign-in is for loopback only"
+    return None
+
+
+def child_env(base: Mapping[str, str], folder: Path, *, redis_url: str, url: str, dry_run: bool,
+              demo: bool = False) -> dict[str, str]:
+    """The children's environment: the user's, with what dev provides filled in where unset. With
+    ``demo`` the demo sign-in is on, and a demo Slack workspace is bound for `simulate chat`."""
     env = dict(base)
     env["REDIS_URL"] = redis_url
     env["MERGE_HOLD_DATA_DIR"] = str(folder)
@@ -197,6 +217,18 @@ def child_env(base: Mapping[str, str], folder: Path, *, redis_url: str, url: str
             env[name] = value()
     if dry_run:
         env["MERGE_HOLD_DRY_RUN"] = "1"
+    env["MERGE_HOLD_DEMO_SIGNIN"] = "1" if demo else "0"  # decided here, whatever the user's shell says
+    if demo:
+        from core.demo_users import DEMO_SLACK_ORGS, DEMO_SLACK_TEAM, DEMO_SLACK_USER
+
+        chat: dict[str, Callable[[], str]] = {
+            "SLACK_SIGNING_SECRET": lambda: kept_secret(folder / "slack-signing-secret"),
+            "MERGE_HOLD_SLACK_TEAMS": lambda: f"{DEMO_SLACK_TEAM}={'+'.join(DEMO_SLACK_ORGS)}",
+            "MERGE_HOLD_CHAT_ADMINS": lambda: f"slack:{DEMO_SLACK_TEAM}/{DEMO_SLACK_USER}",
+        }
+        for name, value in chat.items():
+            if not env.get(name):
+                env[name] = value()
     env["PYTHONUNBUFFERED"] = "1"  # lines reach the terminal as they are written
     return env
 
@@ -220,15 +252,30 @@ def self_command(argv0: str | None = None) -> str:
     return f"{Path(sys.executable).name} -m merge_hold.cli"
 
 
-def banner(url: str, token: str, redis_note: str, github: str, folder: Path, *, dry_run: bool = True) -> str:
+def demo_note(url: str, me: str, extra: str, refusal: str | None) -> str:
+    """The banner's demo lines: the pretend users and their permissions, or why they are not offered."""
+    if refusal is not None:
+        return f"  demo users  not offered: {refusal}\n"
+    from core.demo_users import DEMO_SLACK_TEAM, table
+
+    return (f"  demo users  {url}/login/demo — sign in as a pretend GitHub user (dry run, this machine only):\n"
+            f"{table()}\n"
+            f"  chat        {me} simulate chat{extra} '/hold acme/widgets release freeze'\n"
+            f"              (signed like Slack for the demo workspace {DEMO_SLACK_TEAM}, bound to acme)\n")
+
+
+def banner(url: str, token: str, redis_note: str, github: str, folder: Path, *, dry_run: bool = True,
+           demo: bool = False, demo_refusal: str | None = None) -> str:
+    """What dev prints once up; with ``demo`` (a dry run) the demo users, or ``demo_refusal``'s why not."""
     extra = "" if folder == Path(".merge-hold") else f" --data-dir {folder}"
     me = self_command()
+    lines = demo_note(url, me, extra, demo_refusal) if dry_run and demo else ""
     return (
         f"\nmerge-hold dev is running\n"
         f"  dashboard   {url}/   (log in with token {token})\n"
         f"              sign in at {url}/login: paste the token"
         + (" (dry run: no GitHub App, so no GitHub sign-in)\n" if dry_run else "\n")
-        + (f"  dry-run log {url}/dry-run\n" if dry_run else "") +
+        + (f"  dry-run log {url}/dry-run\n" if dry_run else "") + lines +
         f"  webhooks    POST {url}/webhooks/github\n"
         f"  redis       {redis_note}\n"
         f"  github      {github}\n"
@@ -275,12 +322,14 @@ def _run(args: argparse.Namespace, settings: Settings, folder: Path, stop: threa
     if not _port_free(args.host, args.port):
         raise DevError(f"{args.host}:{args.port} is in use; pass --port to pick another")
     dry_run = settings.dry_run or not settings.has_app_credentials
+    refusal = demo_refusal(settings, folder, args.host)
     redis = None if settings.redis_url else start_redis(folder)
     children: list[Child] = []
     out_lock = threading.Lock()
     try:
         redis_url = settings.redis_url or (redis.url if redis else "")
-        env = child_env(os.environ, folder, redis_url=redis_url, url=url, dry_run=dry_run)
+        env = child_env(os.environ, folder, redis_url=redis_url, url=url, dry_run=dry_run,
+                        demo=dry_run and refusal is None)
         token = dev_token(Path(env["MERGE_HOLD_API_TOKENS_FILE"]), folder / "dev-token")
         children.append(Child("web", ["serve", "--host", args.host, "--port", str(args.port)], env,
                               sys.stdout, out_lock))
@@ -298,7 +347,8 @@ def _run(args: argparse.Namespace, settings: Settings, folder: Path, stop: threa
         redis_note = (f"{redis.url} (embedded, append-only file in {folder / 'redis'})" if redis
                       else "REDIS_URL (external)")
         with out_lock:
-            sys.stdout.write(banner(url, token, redis_note, github_note(settings), folder, dry_run=dry_run))
+            sys.stdout.write(banner(url, token, redis_note, github_note(settings), folder, dry_run=dry_run,
+                                    demo=True, demo_refusal=refusal))
             sys.stdout.flush()
         restarts: list[float] = []
         while not stop.wait(0.2):

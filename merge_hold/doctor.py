@@ -4,7 +4,9 @@ with the fix; exit 1 on any problem.
 Checks, in order: Redis (reachable, append-only persistence, `noeviction`), the queue (depth, failed
 jobs, a worker listening), then GitHub (`merge_hold.doctor_github`: credentials and clock, slug,
 webhook secret, the App's permissions and events, installations, and per repo whether the default
-branch requires `merge-hold` from this App, and whether a merge queue is answered).
+branch requires `merge-hold` from this App, and whether a merge queue is answered), then the agents'
+configuration seen from the current directory (`merge_hold.doctor_agents`: a Codex project install in a
+project Codex does not trust).
 """
 
 from __future__ import annotations
@@ -83,8 +85,13 @@ def _safe(url: str) -> str:
 
 
 def run(settings: Settings, api: Api | None = None) -> list[Check]:
+    from pathlib import Path
+
+    from merge_hold.doctor_agents import agent_checks
+
     checks, known = redis_checks(settings)
-    return checks + github_checks(settings, api or Api(settings.github_api_url), known_repo=known)
+    return (checks + github_checks(settings, api or Api(settings.github_api_url), known_repo=known)
+            + agent_checks(Path.cwd()))  # a guard installed where its agent never loads it
 
 
 def render(checks: list[Check]) -> str:

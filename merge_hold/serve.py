@@ -23,6 +23,16 @@ if TYPE_CHECKING:
 log = logging.getLogger("merge_hold.serve")
 
 
+def loopback_host(host: str) -> bool:
+    """Whether a bind address is reachable from this machine only (`merge-hold dev`'s demo needs one)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost may resolve anywhere
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,6 +102,10 @@ def main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"merge-hold serve: {exc}", file=sys.stderr)
         return 78  # EX_CONFIG
+    if settings.demo_signin and not loopback_host(args.host):
+        print(f"merge-hold serve: MERGE_HOLD_DEMO_SIGNIN: the demo sign-in is served on loopback only, "
+              f"not on --host {args.host}", file=sys.stderr)
+        return 78
     level = logging.getLevelName(settings.log_level.upper())
     if not isinstance(level, int):
         print(f"merge-hold serve: MERGE_HOLD_LOG_LEVEL: unknown level {settings.log_level!r}", file=sys.stderr)

@@ -116,6 +116,7 @@ class Settings:
     reconcile_seconds: int = 600
     min_replicas: int = 0
     metrics_token: str | None = field(default=None, repr=False)
+    demo_signin: bool = False
 
     @property
     def has_app_credentials(self) -> bool:
@@ -162,6 +163,8 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_RECONCILE_SECONDS": ("reconcile_seconds", _int, "scheduled reconcile period (0: off)"),
     "MERGE_HOLD_MIN_REPLICAS": ("min_replicas", _int, "acknowledge a delivery once N replicas have it (WAIT)"),
     "MERGE_HOLD_METRICS_TOKEN": ("metrics_token", _str, "bearer token that /metrics requires"),
+    "MERGE_HOLD_DEMO_SIGNIN": ("demo_signin", _bool,
+                               "`merge-hold dev` sets it: the pretend-user sign-in of a dry run on loopback"),
 }
 
 
@@ -189,6 +192,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     if ("github_app_id" in values) != ("github_private_key" in values):
         missing = "GITHUB_PRIVATE_KEY" if "github_app_id" in values else "GITHUB_APP_ID"
         raise SettingsError(f"{missing}: required together with the other App credential")
+    if values.get("demo_signin") and "github_app_id" in values:
+        # Pretend users acting on real repositories would be impersonation: never with an App.
+        raise SettingsError("MERGE_HOLD_DEMO_SIGNIN: the demo sign-in is for a dry run only; "
+                            "unset it, or unset GITHUB_APP_ID/GITHUB_PRIVATE_KEY")
     return Settings(**values)
 
 

@@ -58,10 +58,15 @@ def parser() -> argparse.ArgumentParser:
         prog="merge-hold simulate",
         description="Post signed sample GitHub webhooks to a running merge-hold (by default the one "
         "`merge-hold dev` runs) and print the resulting `merge-hold` status. The secret is "
-        "GITHUB_WEBHOOK_SECRET or the one `merge-hold dev` keeps in its data folder.",
+        "GITHUB_WEBHOOK_SECRET or the one `merge-hold dev` keeps in its data folder. `simulate chat "
+        "'/hold acme/widgets why'` sends a Slack slash command instead, signed with SLACK_SIGNING_SECRET or "
+        "the demo workspace's secret `merge-hold dev` keeps, and prints the reply to its response_url.",
     )
-    parser.add_argument("action", nargs="?", choices=("hold", "unhold"), default="hold",
-                        help="hold (default): comment `/hold REASON`; unhold: comment `/unhold`")
+    parser.add_argument("action", nargs="?", choices=("hold", "unhold", "chat"), default="hold",
+                        help="hold (default): comment `/hold REASON`; unhold: comment `/unhold`; chat: send "
+                        "COMMAND as a Slack slash command (merge-hold dev's demo workspace)")
+    parser.add_argument("command", nargs="?", metavar="COMMAND",
+                        help="with chat: the slash command, e.g. '/hold acme/widgets release freeze'")
     parser.add_argument("--url", help=f"server base URL (default: the running dev server, else {DEFAULT_URL})")
     parser.add_argument("--repo", default="acme/widgets", help="owner/repo (default: %(default)s)")
     parser.add_argument("--pr", type=int, default=42, help="pull request number (default: %(default)s)")
@@ -204,12 +209,20 @@ def wait_for(read: Reader, repo: str, number: int, wanted: Callable[[Result], bo
 
 
 def main(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+    args = parser().parse_intermixed_args(argv)
     if args.repo.count("/") != 1 or args.pr < 1:
         print("merge-hold simulate: --repo must be owner/repo and --pr a positive number", file=sys.stderr)
         return 64
     folder = data_dir(args.data_dir)
     url = (args.url or read_state(folder).get("url") or DEFAULT_URL).rstrip("/")
+    if (args.action == "chat") != (args.command is not None):
+        print("merge-hold simulate: COMMAND goes with `chat` only: simulate chat '/hold acme/widgets why'",
+              file=sys.stderr)
+        return 64
+    if args.action == "chat":
+        from merge_hold.simulate_chat import run
+
+        return run(url, folder, args.command, user=args.user, wait=args.wait)
     secret = _secret(folder)
     if secret is None:
         print(f"merge-hold simulate: no webhook secret: set GITHUB_WEBHOOK_SECRET, or start `merge-hold dev` "

@@ -251,3 +251,74 @@ def test_codex_skips_the_installed_guard_until_it_is_trusted(service: Service, r
     _, result, log = drive(untrusted, cli, command, home, tmp_path)
     assert "merge-hold" not in result.text and "merged (fake)" in result.text, result.text
     assert log.read_text() == "pr merge 5 --repo acme/widgets --squash\n"
+
+
+def _install_codex_project(home: Path, work: Path, spec: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "merge_hold.cli", "hook", "install", "--agent", "codex",
+                           "--scope", "project", "--config", str(spec)], cwd=work, capture_output=True, text=True,
+                          timeout=60, check=False, env={**os.environ, "HOME": str(home),
+                                                        "CODEX_HOME": str(home / CODEX_HOME)})
+    assert done.returncode == 0 and f"installed in {work / '.codex' / 'hooks.json'}" in done.stdout, done
+    return done.stdout
+
+
+def test_codex_project_install_guards_only_in_a_trusted_project(service: Service, redis_url: str,
+                                                                tmp_path: Path) -> None:
+    """Issue 16 item 6, with the real Codex CLI: a project install (``.codex/hooks.json``) is not loaded
+    in a project Codex does not trust — even under ``--dangerously-bypass-hook-trust`` the held merge
+    runs — and the install says so, naming the config line that trusts it; once that line is in
+    ``config.toml``, the same run is blocked by the guard, and the install's check says it is trusted."""
+    client = next(c for c in CLIENTS if c.agent == "codex")
+    try:
+        cli = find_cli(client.spec)
+    except Unavailable as exc:
+        pytest.skip(f"the {client.spec.package} CLI is unavailable: {exc}")
+    home, work = tmp_path / "home", tmp_path / "work"
+    (home / CODEX_HOME).mkdir(parents=True)
+    config = home / CODEX_HOME / "config.toml"
+    config.write_text(CODEX_CONFIG)
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", str(work)], check=True, timeout=60)
+    said = _install_codex_project(home, work, write_spec(tmp_path, redis_url))
+    assert "Codex will NOT load" in said and f'[projects."{work}"]\ntrust_level = "trusted"' in said, said
+    assert str(config) in said and "--dangerously-bypass-hook-trust" in said
+    command = "gh pr merge 5 --repo acme/widgets --squash"
+    project = Client(**{**client.__dict__, "extra_files": ()})
+
+    run, result, log = drive(project, cli, command, home, tmp_path)
+    assert "Untrusted project-local configuration is disabled" in run.stderr, run.stderr
+    assert "merge-hold" not in result.text and "merged (fake)" in result.text, result.text
+    assert log.read_text() == "pr merge 5 --repo acme/widgets --squash\n", "no guard ran: the merge went through"
+
+    log.unlink()
+    config.write_text(CODEX_CONFIG + "\n" + said.split("Add\n", 1)[1].split("\nto ", 1)[0] + "\n")  # as told
+    assert "Codex trusts the project" in _install_codex_project(home, work, write_spec(tmp_path, redis_url))
+    _, result, log = drive(project, cli, command, home, tmp_path)
+    assert result.text.startswith(client.blocked_prefix + "merge-hold: acme/widgets#5 is on hold"), result.text
+    assert not log.exists(), "the guard blocked the held merge"
+
+    config.write_text(CODEX_CONFIG + f'\n[projects."{work}"]\ntrust_level = "untrusted"\n')  # the user said no
+    assert 'marks the project' in _install_codex_project(home, work, write_spec(tmp_path, redis_url))
+
+
+def test_codex_loads_no_project_hooks_in_a_linked_worktree(service: Service, redis_url: str, tmp_path: Path) -> None:
+    """Pinned as seen with Codex CLI 0.171.0: in a linked git worktree no project ``.codex/`` loads, even
+    with the main checkout trusted (where ``codex exec --trust`` writes it) and the hook trust bypassed;
+    the install says so and points to the user scope."""
+    client = next(c for c in CLIENTS if c.agent == "codex")
+    try:
+        cli = find_cli(client.spec)
+    except Unavailable as exc:
+        pytest.skip(f"the {client.spec.package} CLI is unavailable: {exc}")
+    home, main = tmp_path / "home", tmp_path / "main"
+    (home / CODEX_HOME).mkdir(parents=True)
+    (home / CODEX_HOME / "config.toml").write_text(CODEX_CONFIG + f'\n[projects."{main}"]\ntrust_level = "trusted"\n')
+    subprocess.run(["git", "init", "-q", str(main)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(main), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(tmp_path / "work")], check=True, timeout=60)
+    said = _install_codex_project(home, tmp_path / "work", write_spec(tmp_path, redis_url))
+    assert "linked git worktree" in said and "--scope user" in said, said
+    _, result, log = drive(Client(**{**client.__dict__, "extra_files": ()}), cli,
+                           "gh pr merge 5 --repo acme/widgets --squash", home, tmp_path)
+    assert "merge-hold" not in result.text and log.read_text() == "pr merge 5 --repo acme/widgets --squash\n"

@@ -9,11 +9,8 @@ Needs `/usr/bin/chromium` (`.ci/run` installs it with apt-get when missing); ski
 
 from __future__ import annotations
 
-import os
 import threading
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,31 +18,16 @@ from redis import Redis
 from werkzeug.serving import make_server
 
 from merge_hold.redis_server import free_port
+from tests.browser_support import ARTIFACTS, CHROMIUM, SKIP_REASON, phone_page, shot, wait_for
 from tests.chat_support import head_sha, seed_repo
-from tests.conftest import ROOT
 from tests.e2e_support import Service, service_settings
 from tests.emulator import APP_ID, GitHubEmulator, private_key_pem
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.webapp_support import hold, store_verdict
 
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
-ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS") or ROOT / ".test-artifacts") / "browser"
-
 if not CHROMIUM.exists():
-    pytest.skip(f"browser tests need Debian's Chromium at {CHROMIUM} (`apt-get install -y chromium`; "
-                ".ci/run installs it)", allow_module_level=True)
+    pytest.skip(SKIP_REASON, allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is a dev dependency: make install")
-
-
-def wait_for(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture()
@@ -75,22 +57,9 @@ def site(github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -
 
 
 @pytest.fixture()
-def page(request: pytest.FixtureRequest) -> Iterator[Any]:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 390, "height": 844})  # a phone's screen
-        tab = context.new_page()
-        tab.set_default_timeout(20_000)
-        try:
-            yield tab
-        finally:
-            context.close()
-            browser.close()
-
-
-def shot(page: Any, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+def page() -> Iterator[Any]:
+    with phone_page(sync_api) as tab:
+        yield tab
 
 
 def test_sign_in_hold_lift_and_follow_the_status_back(site: tuple[str, Service], page: Any,

@@ -17,8 +17,8 @@ def hold(reason: str = "", duration: timedelta | None = None) -> CommentCommand:
     return CommentCommand("hold", reason=reason, duration=duration)
 
 
-def lift(target: str | None = None) -> CommentCommand:
-    return CommentCommand("lift", target=target)
+def lift(target: str | None = None, reason: str = "") -> CommentCommand:
+    return CommentCommand("lift", reason=reason, target=target)
 
 
 ROWS: list[tuple[str, str, list[CommentCommand]]] = [
@@ -47,7 +47,9 @@ ROWS: list[tuple[str, str, list[CommentCommand]]] = [
     ("unhold @all reads as all", "/unhold @all", [ALL]),
     # --- case, spacing, line ends
     ("command word case-insensitive", "/Hold Deploy first", [hold("Deploy first")]),
-    ("leading spaces allowed", "   /hold", [HOLD]),
+    ("leading spaces allowed (not in Prow: fails closed)", "   /hold", [HOLD]),
+    ("one leading space", " /hold", [HOLD]),
+    ("leading spaces before a lift", "  /unhold done", [lift(reason="done")]),
     ("trailing spaces", "/hold   \t", [HOLD]),
     ("tab before the reason", "/hold\twait", [hold("wait")]),
     ("CRLF body", "LGTM\r\n/hold\r\nthanks\r\n", [HOLD]),
@@ -61,11 +63,30 @@ ROWS: list[tuple[str, str, list[CommentCommand]]] = [
     ("not at line start", "please /hold this", []),
     ("list item", "- /hold", []),
     ("cancellation is a reason", "/hold cancellation of the release", [hold("cancellation of the release")]),
-    ("cancel with more words is a hold (Prow)", "/hold cancel please", [hold("cancel please")]),
-    ("unhold with words is nothing (Prow)", "/unhold thanks", []),
-    ("unhold a user with words is nothing", "/unhold @alice please", []),
-    ("unhold a bad login", "/unhold @-alice", []),
-    ("unhold without @ is nothing", "/unhold alice", []),
+    # --- lifts with a reason (Prow since May 2025): the first word after the command decides
+    ("cancel with a reason (Prow)", "/hold cancel further review has happened",
+     [lift(reason="further review has happened")]),
+    ("cancel with Prow's whitespace", "/hold   cancel  further review has happened and I have whitespace",
+     [lift(reason="further review has happened and I have whitespace")]),
+    ("unhold with a reason (Prow)", "/unhold looks good now", [lift(reason="looks good now")]),
+    ("remove-hold with a reason (Prow)", "/remove-hold ready", [lift(reason="ready")]),
+    ("unhold with a tab before the reason", "/unhold\tthanks", [lift(reason="thanks")]),
+    ("unhold a user with a reason", "/unhold @alice she is on leave", [lift("alice", "she is on leave")]),
+    ("unhold a user, colon, reason", "/unhold @alice: done", [lift("alice", "done")]),
+    ("unhold all with a reason", "/unhold all release is out", [lift("all", "release is out")]),
+    ("remove-hold all with a reason", "/remove-hold ALL shipped", [lift("all", "shipped")]),
+    ("cancel names a user too", "/hold cancel @bob reviewed", [lift("bob", "reviewed")]),
+    ("cancel all", "/hold cancel all", [ALL]),
+    ("a reason that mentions all later", "/unhold thanks all", [lift(reason="thanks all")]),
+    ("a reason that mentions a user later", "/unhold thanks @alice", [lift(reason="thanks @alice")]),
+    ("without @ a name is a reason", "/unhold alice", [lift(reason="alice")]),
+    ("a reason with a duration's words", "/unhold for 2h", [lift(reason="for 2h")]),
+    ("lift with reason beats a hold", "/hold wait\n/unhold done", [lift(reason="done")]),
+    ("first own lift's reason counts", "/unhold one\n/hold cancel two", [lift(reason="one")]),
+    ("unhold a bad login lifts nothing", "/unhold @-alice", []),
+    ("unhold a bare @ lifts nothing", "/unhold @", []),
+    ("cancel a bad login is not a hold", "/hold cancel @-x why", []),
+    ("cancel glued to words is a hold", "/hold cancel-ish", [hold("cancel-ish")]),
     ("no slash", "hold", []),
     ("empty", "", []),
     ("double slash", "//hold", []),

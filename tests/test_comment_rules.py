@@ -94,6 +94,25 @@ ROWS: list[tuple[str, RepoConfig, list[C], set[str], list[str]]] = [
     ("shared: outsider cannot lift", SHARED,
      [C("alice", W, "/hold"), C("eve", N, "/unhold", 1)], {"alice"}, ["held", "refused"]),
     ("quoted command does nothing", DEFAULT_CONFIG, [C("bob", W, "> /hold")], set(), []),
+    # lifts with a reason (Prow since May 2025); the first word after the command decides whose hold
+    ("cancel with a reason lifts one's own", DEFAULT_CONFIG,
+     [C("alice", W, "/hold"), C("bob", W, "/hold", 1), C("bob", W, "/hold cancel review done", 2)],
+     {"alice"}, ["held", "held", "lifted"]),
+    ("unhold with a reason is not a new hold", DEFAULT_CONFIG,
+     [C("bob", W, "/unhold looks good now", 1)], set(), ["lifted"]),
+    ("maintainer lifts @alice's with a reason", DEFAULT_CONFIG,
+     [C("alice", W, "/hold"), C("carol", M, "/unhold @alice she is away", 1)], set(), ["held", "lifted"]),
+    ("writer's @alice with a reason is refused", DEFAULT_CONFIG,
+     [C("alice", W, "/hold"), C("bob", W, "/remove-hold @alice she is away", 1)], {"alice"}, ["held", "refused"]),
+    ("admin lifts all with a reason", DEFAULT_CONFIG,
+     [C("alice", W, "/hold"), C("bob", W, "/hold", 1), C("root", A, "/unhold all shipped", 2)],
+     set(), ["held", "held", "lifted_all"]),
+    ("writer's all with a reason is refused", DEFAULT_CONFIG,
+     [C("alice", W, "/hold"), C("bob", W, "/unhold all shipped", 1)], {"alice"}, ["held", "refused"]),
+    ("shared: remove-hold with a reason lifts the hold", SHARED,
+     [C("alice", W, "/hold"), C("bob", W, "/remove-hold ready", 1)], set(), ["held", "lifted_all"]),
+    ("shared: outsider's lift with a reason is refused", SHARED,
+     [C("alice", W, "/hold"), C("eve", N, "/unhold please", 1)], {"alice"}, ["held", "refused"]),
 ]
 
 
@@ -122,6 +141,23 @@ def test_lift_register_is_recorded_under_the_holder() -> None:
     state, _ = run([C("alice", W, "/hold"), C("carol", M, "/unhold @alice", 1, ref="9")])
     assert state.comments["alice"] == Register(at=T0 + timedelta(minutes=1), held=False, ref="9")
     assert "carol" not in state.comments
+
+
+@pytest.mark.parametrize(("config", "comments", "outcome"), [
+    (DEFAULT_CONFIG, [C("bob", W, "/hold"), C("bob", W, "/hold cancel further review has happened", 1)],
+     Outcome("lifted", "bob", "bob", "further review has happened", "@bob lifted the hold")),
+    (SHARED, [C("alice", W, "/hold"), C("bob", W, "/unhold looks good now", 1)],
+     Outcome("lifted_all", "bob", "all", "looks good now", "@bob lifted the hold")),
+    (DEFAULT_CONFIG, [C("alice", W, "/hold"), C("carol", M, "/unhold @Alice she is away", 1)],
+     Outcome("lifted", "carol", "alice", "she is away", "@carol lifted @Alice's hold")),
+    (DEFAULT_CONFIG, [C("alice", W, "/hold"), C("root", A, "/unhold all release is out", 1)],
+     Outcome("lifted_all", "root", "all", "release is out", "@root lifted every comment hold")),
+    (DEFAULT_CONFIG, [C("alice", W, "/hold"), C("bob", W, "/unhold @alice she is away", 1)],
+     Outcome("refused", "bob", "alice", "she is away", "@bob: not done, lifting @alice's hold needs maintain access")),
+])
+def test_a_lift_keeps_its_reason(config: RepoConfig, comments: list[C], outcome: Outcome) -> None:
+    _state, outcomes = run(comments, config)
+    assert outcomes[-1] == outcome
 
 
 def test_refusal_changes_nothing_and_says_why() -> None:
@@ -217,6 +253,7 @@ def test_review_outcomes_follow_the_switch() -> None:
 # --- convergence -------------------------------------------------------------------------------
 
 BODIES = ["/hold", "/hold for 1h x", "/unhold", "/hold cancel", "/unhold @alice", "/unhold all",
+          "/unhold done", "/hold cancel @bob why", "/unhold all shipped",
           "/hold a\n/unhold @bob", "> /hold", "/unhold @carol"]
 ACTORS = [("alice", W, False), ("bob", M, False), ("carol", N, True), ("dan", N, False), ("root", A, False)]
 

@@ -182,6 +182,17 @@ def test_dev_then_simulate_holds_survive_a_restart(tmp_path: Path) -> None:
                                    env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=30)
         assert simulated.returncode == 0, simulated.stderr
         assert "merge-hold: failure — Held by @alice: waiting for DB migration" in simulated.stdout
+        # The demo workspace (a dry run on loopback): a room hold signed like Slack, its outcome reported
+        # through the response_url that `simulate chat` listens on.
+        chat = subprocess.run([sys.executable, "-m", "merge_hold.cli", "simulate", "chat", "--data-dir", str(folder),
+                               "/hold acme/widgets release freeze"], env=_env(), cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert chat.returncode == 0, chat.stdout + chat.stderr
+        assert "<- in the channel: @alice held acme/widgets (1 open PR): release freeze" in chat.stdout
+        unheld = subprocess.run([sys.executable, "-m", "merge_hold.cli", "simulate", "chat", "/unhold acme/widgets",
+                                 "--data-dir", str(folder)], env=_env(), cwd=ROOT, capture_output=True, text=True,
+                                timeout=60)
+        assert unheld.returncode == 0 and "lifted" in unheld.stdout, unheld.stdout + unheld.stderr
         redis = Redis.from_url(state["redis_url"])
         recorded = [json.loads(item) for item in redis.lrange(keys.DRY_RUN_STATUSES, 0, -1)]
         assert recorded[0]["state"] == "failure" and "@alice" in recorded[0]["description"]
@@ -191,6 +202,7 @@ def test_dev_then_simulate_holds_survive_a_restart(tmp_path: Path) -> None:
         assert first.wait(20) == 0
     log = (tmp_path / "dev1.log").read_text()
     assert "DRY RUN" in log and f"-m merge_hold.cli simulate --data-dir {folder}" in log
+    assert f"http://127.0.0.1:{port}/login/demo" in log and "ada" in log
     assert "[dry-run] status merge-hold on acme/widgets@" in log and "Held by @alice" in log
     assert not (folder / "dev.json").exists()
     for name, pid in state["children"].items():

@@ -3,12 +3,14 @@ webhooks, real Redis and rq, reactions and replies observed at the GitHub emulat
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from core import keys
 from core.comment_rules import Outcome, apply_comment
 from core.feedback import decide, typos
 from core.permissions import Permission
@@ -217,3 +219,41 @@ def test_comments_mode_replies_to_accepted_commands(svc: Service, github_emulato
     deliver_comment(svc, emu, "/hold for 2h release")
     [reply] = replies(emu)
     assert "@alice held this PR for 2h" in reply and emu.reactions == []
+
+
+# --- lifts with a reason: a refused or unreadable lift still gets its one answer (issue 16 item 1) -----
+
+@pytest.mark.parametrize(("body", "user", "association", "says"), [
+    ("/unhold looks good now", "mallory", "CONTRIBUTOR", "lifting your hold needs write access"),
+    ("/hold cancel further review has happened", "mallory", "CONTRIBUTOR", "lifting your hold needs write access"),
+    ("/unhold @alice she is away", "bob", "MEMBER", "lifting @alice's hold needs maintain access"),
+    ("/unhold all release shipped", "bob", "MEMBER", "lifting every hold needs maintain access"),
+    ("/unhold @-alice please", "bob", "MEMBER", "names no GitHub user, so nothing was lifted"),
+    ("/remove-hold @", "bob", "MEMBER", "names no GitHub user, so nothing was lifted"),
+    ("/remove-hold ready", "bob", "MEMBER", "@bob has no hold on this PR to lift (comment holds: @alice)"),
+])
+def test_a_refused_or_unreadable_lift_is_answered_once_and_lifts_nothing(
+        svc: Service, github_emulator: GitHubEmulator, body: str, user: str, association: str, says: str) -> None:
+    emu = github_emulator
+    emu.set_permission(REPO, "bob", "write")
+    deliver_comment(svc, emu, "/hold mine", comment_id=900)
+    assert replies(emu) == []
+    lift_id = deliver_comment(svc, emu, body, user=user, association=association)
+    [reply] = replies(emu)
+    assert says in reply, reply
+    assert [r["content"] for r in emu.reactions if r["comment_id"] == lift_id] == ["eyes"]
+    assert (emu.latest_status(REPO, SHA) or {}).get("state") == "failure", "alice's hold stands"
+    deliver_comment(svc, emu, body, user=user, association=association, comment_id=lift_id)  # redelivered
+    assert len(replies(emu)) == 1
+
+
+def test_a_lift_with_a_reason_is_applied_and_keeps_the_reason(svc: Service, github_emulator: GitHubEmulator) -> None:
+    emu = github_emulator
+    deliver_comment(svc, emu, "/hold mine", comment_id=900)
+    lift_id = deliver_comment(svc, emu, "/hold cancel further review has happened")
+    assert [r["content"] for r in emu.reactions if r["comment_id"] == lift_id] == ["eyes", "+1"]
+    assert replies(emu) == [] and (emu.latest_status(REPO, SHA) or {}).get("state") == "success"
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], svc.redis.xrange(keys.history(REPO)))
+    lifted = [json.loads(f[b"data"]) for _i, f in entries if f[b"event"] == b"hold.lifted"]
+    assert [(e["actor"], e["reason"], e["message"]) for e in lifted] == [
+        ("alice", "further review has happened", "@alice lifted the hold")]

@@ -125,7 +125,11 @@ ROWS: list[Row] = [
     ("installation", "installation", fixture_body("installation/created.payload.json"), 202, {}, True, True),
     ("installation repos", "installation_repositories",
      fixture_body("installation_repositories/removed.payload.json"), 202, {}, True, True),
-    ("CI status", "status", fixture_body("status/payload.json"), 202, {}, True, False),
+    # A final status on a commit some branch contains is queued: whether that commit is the branch's
+    # head is the workers' question (the payload's reading of the heads is as old as the event).
+    ("CI status on a commit branches contain", "status", fixture_body("status/payload.json"), 202, {}, True, True),
+    ("CI status on a commit no branch contains", "status", fixture_body("status/payload.json", branches=[]), 202,
+     {}, True, False),
     ("CI status, pending, on a branch head", "status", fixture_body(
         "status/payload.json", state="pending", sha="f95f852bd8fca8fcc58a9a2d6c842781e32a215e"), 202, {}, True,
      False),

@@ -21,7 +21,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import departures, expedite, feedback, groups, holdfor, moves, own_status, store, treecloser
+from workers import departures, expedite, feedback, groups, holdfor, moves, own_status, store, tree_heads, treecloser
 from workers.funnel import RecomputeRequest
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
@@ -250,9 +250,12 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
     ref = str(payload.get("ref", ""))
     before, after = str(payload.get("before", "")), str(payload.get("after", ""))
     if repo is None or not ref.startswith("refs/heads/") or after == ZERO_SHA:
+        if repo is not None and after == ZERO_SHA:
+            tree_heads.forget(rt, repo, ref.removeprefix("refs/heads/"))  # a deleted branch has no head
         return "ignored"
     branch = ref.removeprefix("refs/heads/")
-    meta, _config = _meta(rt, repo, payload)
+    meta, config = _meta(rt, repo, payload)
+    tree_heads.on_push(rt, repo, payload, config.close_on_failure)  # a tree closer follows the head
     moved = 0
     number = rt.redis.get(keys.head_index(repo, branch))
     if number is not None and before != ZERO_SHA and _apply(rt, repo, int(number),

@@ -57,6 +57,7 @@ class GitHubGateway(Protocol):
     def react(self, repo: str, comment_id: int, content: str) -> None: ...
     def reply(self, repo: str, number: int, body: str) -> None: ...
     def get_issue(self, repo: str, number: int) -> dict[str, Any]: ...
+    def branch_head(self, repo: str, branch: str) -> str | None: ...
 
 
 class _Retry(GithubRetry):
@@ -226,6 +227,15 @@ class AppGateway:
 
         return base64.b64decode(data.get("content", "")).decode("utf-8", errors="replace")
 
+    def branch_head(self, repo: str, branch: str) -> str | None:
+        """The branch's head commit (`GET /repos/{o}/{r}/branches/{b}`, Contents: read); NotFound when
+        the branch does not exist."""
+        data = self._request(repo, "GET", f"/repos/{repo}/branches/{branch}")
+        sha = (data.get("commit") or {}).get("sha") if isinstance(data, dict) else None
+        if not isinstance(sha, str) or not sha:
+            raise NotFound(f"/repos/{repo}/branches/{branch}: no head commit")
+        return sha
+
     def permission(self, repo: str, login: str) -> Permission:
         try:
             data = self._request(repo, "GET", f"/repos/{repo}/collaborators/{login}/permission")
@@ -389,3 +399,6 @@ class DryRunGateway:
     def get_issue(self, repo: str, number: int) -> dict[str, Any]:
         # Taken as open: a dry run cannot ask, and an open dependency keeps the hold (fails closed).
         return {"number": number, "state": "open"}
+
+    def branch_head(self, repo: str, branch: str) -> str | None:
+        return None  # a dry run cannot ask: heads come from `push` events only

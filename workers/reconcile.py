@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from redis.exceptions import LockError
@@ -36,20 +37,31 @@ log = logging.getLogger(__name__)
 RECONCILE_JOB = "workers.reconcile.reconcile_job"
 
 
-def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool) -> dict[str, int]:
+Step = Callable[[str, int, int], None]
+"""``(phase, done, total)``: PRs of one repo through ``rebuild`` or ``record`` (`workers.reconcile_progress`)."""
+
+
+def _no_step(_phase: str, _done: int, _total: int) -> None:
+    return None
+
+
+def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_step) -> dict[str, int]:
     counts = {"prs": 0, "posted": 0}
     if rebuild:
         meta = store.load_repo(rt.redis, repo)
         load_repo_config(rt, repo, previous=meta, default_branch=meta.default_branch if meta else None)
         config = repo_config(store.load_repo(rt.redis, repo))[0] or DEFAULT_CONFIG
-        for pull in rt.github.list_open_pulls(repo):
+        pulls = list(rt.github.list_open_pulls(repo))  # listed first, so that progress has a total
+        step("rebuild", 0, len(pulls))
+        for done, pull in enumerate(pulls, 1):
             state = history_state(rt, repo, pull, config)
             # GitHub's history replaces the registers, except for commands made on the dashboard: they
             # have no comment to re-read, so the live state's are joined back in.
             store.update_pull(rt.redis, repo, state.number,
                               lambda old, new=state: keep_dashboard(new, old))  # type: ignore[misc]
             rt.redis.sadd(keys.open_prs(repo), state.number)
-    counts["pending"] = record_all(rt, repo)
+            step("rebuild", done, len(pulls))
+    counts["pending"] = record_all(rt, repo, step=step)
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
     # The operator's run waits for its writes; the scheduled one leaves them to the outbox's drain.
     counts["posted"] = drain(rt, bucket_of(rt.redis, repo), slice_seconds=None)["posted"]
@@ -57,11 +69,13 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool) -> dict[str, int]:
     return counts
 
 
-def record_all(rt: Runtime, repo: str) -> int:
+def record_all(rt: Runtime, repo: str, *, step: Step = _no_step) -> int:
     """Recompute every open PR's verdict record (Redis only); returns how many statuses now wait on the
     outbox. A PR whose lock is busy is being recomputed already and is skipped."""
     pending = 0
-    for number in store.open_numbers(rt.redis, repo):
+    numbers = list(store.open_numbers(rt.redis, repo))
+    for done, number in enumerate(numbers, 1):
+        step("record", done, len(numbers))
         lock = pr_lock(rt.redis, repo, number)
         if not lock.acquire(blocking_timeout=5):
             continue
@@ -103,7 +117,9 @@ def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="merge-hold reconcile",
         description="Republish every managed PR's verdict (a status is posted only where it differs). "
-        "With --rebuild, first re-read comments, reviews and labels from GitHub (for lost Redis state).",
+        "With --rebuild, first re-read comments, reviews and labels from GitHub (for lost Redis state). "
+        "Shows each repository's progress (PRs done of total, redrawn in place on a terminal; one line "
+        "per repository otherwise) and a summary.",
     )
     p.add_argument("--repo", action="append", metavar="O/R", help="only this repo (repeatable)")
     p.add_argument("--rebuild", action="store_true", help="re-read holds from GitHub before republishing")
@@ -129,7 +145,13 @@ def main(argv: list[str]) -> int:
               f"delivered to this Redis): {', '.join(unknown)}; managed repos: {', '.join(managed) or 'none'}",
               file=sys.stderr)
         return 1
-    for repo in args.repo or managed:
-        counts = reconcile_repo(rt, repo, rebuild=args.rebuild)
-        print(f"{repo}: {counts['prs']} open PRs, {counts['posted']} statuses posted")
+    from workers.reconcile_progress import Progress
+
+    chosen = args.repo or managed
+    progress = Progress(sys.stdout, len(chosen), tty=sys.stdout.isatty())
+    for repo in chosen:
+        progress.start(repo)
+        counts = reconcile_repo(rt, repo, rebuild=args.rebuild, step=progress.step)
+        progress.finish(repo, counts["prs"], counts["posted"])
+    progress.summary(rebuild=args.rebuild)
     return 0

@@ -16,8 +16,8 @@ from typing import Any
 from core import keys
 from core.holds import Hold, Source, from_iso
 from core.status import CONTEXT
-from core.treecloser import Result, TreeRule, classify, reason, red_contexts
-from workers import store
+from core.treecloser import Result, TreeRule, classify, reason, red_contexts, replaces
+from workers import store, tree_heads
 from workers.fanout import request_fanout
 from workers.publish import repo_config
 from workers.runtime import Runtime
@@ -48,8 +48,13 @@ def record(rt: Runtime, repo: str, branch: str, context: str, result: Result) ->
         return "not watched"
     key = _state_key(repo, branch)
     with rt.redis.lock(f"{key}:lock", timeout=10, blocking_timeout=10):
+        head = tree_heads.head_for(rt, repo, branch, result)
+        # Only a result on the head counts. A head nobody can tell (a dry run without pushes) lets a red
+        # result count and no green one: unknown fails closed.
+        if (head.sha != result.sha) if head is not None else not result.red:
+            return tree_heads.record_late(rt, repo, branch, context, result, head)
         raw = rt.redis.hget(key, context)
-        if raw is not None and not result.newer_than(Result.from_dict(json.loads(raw))):
+        if not replaces(Result.from_dict(json.loads(raw)) if raw is not None else None, result):
             return "stale"
         rt.redis.hset(key, context, json.dumps(result.to_dict()))
         watched = {c for r in _rules(rt, repo) if r.covers(branch) for c in r.contexts}
@@ -87,15 +92,17 @@ def _repo(payload: dict[str, Any]) -> str | None:
 
 
 def on_status(rt: Runtime, payload: dict[str, Any]) -> str:
-    """A commit status: counts for each branch whose head is that commit (`branches[]` lists every
-    branch containing it; only a head's result says whether the branch is green)."""
+    """A commit status: judged for each branch that contains the commit (`branches[]`); it counts on a
+    branch only while the commit is that branch's head (`record`), whatever the payload's own reading of
+    the heads, which is as old as the event."""
     repo, sha = _repo(payload), str(payload.get("sha", ""))
     red = classify("status", payload.get("state"))
     if repo is None or red is None or payload.get("context") == CONTEXT:
         return "ignored"
     at = from_iso(payload.get("updated_at") or payload.get("created_at")) or datetime.now(UTC)
-    heads = [b["name"] for b in payload.get("branches") or [] if (b.get("commit") or {}).get("sha") == sha]
-    return "; ".join(record(rt, repo, b, str(payload.get("context")), Result(sha, red, at)) for b in heads) or "no head"
+    branches = sorted({str(b["name"]) for b in payload.get("branches") or [] if isinstance(b, dict) and b.get("name")})
+    return "; ".join(record(rt, repo, b, str(payload.get("context")), Result(sha, red, at))
+                     for b in branches) or "no branch"
 
 
 def on_check_run(rt: Runtime, payload: dict[str, Any]) -> str:

@@ -9,10 +9,12 @@ hook, which does not block (it fails open): so nothing else is ever printed on s
 parse the answer against that schema. Exit 2 blocks only with non-empty stderr, and was seen classed
 "Failed" on one platform: the JSON form is the reliable one. Timeout in seconds (default 600).
 
-Files: ``.codex/hooks.json`` (project; loads once the project is trusted), ``~/.codex/hooks.json``
-(``$CODEX_HOME/hooks.json`` when that is set), and for administrators ``/etc/codex/requirements.toml``,
-whose ``[hooks]`` are trusted by policy and cannot be turned off in ``/hooks``
-(``allow_managed_hooks_only = true`` there also silences everyone else's). A user or project hook runs
+Files: ``.codex/hooks.json`` (project; Codex reads a project's ``.codex/`` only in a trusted project,
+``[projects."<git root>"] trust_level = "trusted"`` in ``$CODEX_HOME/config.toml``, or else skips it
+with one warning line, ``--dangerously-bypass-hook-trust`` or not: `hook.tools.codex_trust` says so at
+install), ``~/.codex/hooks.json`` (``$CODEX_HOME/hooks.json`` when that is set), and for administrators
+``/etc/codex/requirements.toml``, whose ``[hooks]`` are trusted by policy and cannot be turned off in
+``/hooks`` (``allow_managed_hooks_only = true`` there also silences everyone else's). A user or project hook runs
 only once it is trusted (reviewed in ``/hooks``; Codex keeps ``[hooks.state."<file>:pre_tool_use:<group>:
 <handler>"] trusted_hash`` in ``config.toml``) or under ``--dangerously-bypass-hook-trust``; until then
 ``codex exec`` skips it silently. Checked with the real CLI 0.171.0 (tests/test_agent_clis.py): the
@@ -37,9 +39,9 @@ SCOPES = {
 HOME_ENV = ("CODEX_HOME", "~/.codex")
 """Codex reads its user files from ``$CODEX_HOME`` when that is set (`hook.tools.agent_files.target`)."""
 TIMEOUT_S = 10
-TRUST_NOTE = ("Codex runs this hook only once it is trusted: review it in `/hooks` (again after every change), "
-              "start automated sessions with --dangerously-bypass-hook-trust, or install with --scope managed; "
-              "until then Codex skips it without a word")
+TRUST_NOTE = ("Codex runs this hook only once the hook itself is trusted: review it in `/hooks` (again after "
+              "every change), start automated sessions with --dangerously-bypass-hook-trust, or install with "
+              "--scope managed; until then Codex skips it without a word")
 """Said after a user or project install (`hook.tools.install`): an untrusted hook is no guard at all."""
 
 

@@ -14,9 +14,9 @@
   undetermined).
 
 Whether a body lifts follows `core.comments` (not imported: ``re`` and ``dataclasses`` cost the guard's
-budget): a line of the body, outside quotes and HTML comments, that reads ``/unhold``, ``/remove-hold``
-(alone, with ``all`` or ``@login``) or ``/hold cancel``. Fenced or indented code is *not* skipped, so
-this errs towards "lifts"; a test pins it as a superset of the server's grammar.
+budget): a line of the body, outside quotes and HTML comments, that starts with ``/unhold``,
+``/remove-hold`` or ``/hold cancel`` (then a target or a reason, or nothing). Fenced or indented code is
+*not* skipped, so this errs towards "lifts"; a test pins it as a superset of the server's grammar.
 """
 
 from __future__ import annotations
@@ -78,10 +78,8 @@ def lifts_text(body: str) -> bool:
         words = line.replace(_MARK, " ").lower().split()
         if not words:
             continue
-        if words[0] in _LIFT_WORDS and (len(words) == 1 or (len(words) == 2 and (
-                words[1] == "all" or words[1].startswith("@")))):
-            return True
-        if words == ["/hold", "cancel"]:
+        # Whatever follows is a target or a reason (`/unhold looks good now`, Prow since May 2025).
+        if words[0] in _LIFT_WORDS or words[:2] == ["/hold", "cancel"]:
             return True
     return False
 

@@ -86,6 +86,12 @@ def main(argv: list[str]) -> int:
         print(f"merge-hold: install failed: {exc}")
         return 1
     print(f"merge-hold: guard {'installed in' if changed else 'already installed in'} {path}")
+    if args.agent == "codex" and args.scope == "project" and not args.path:
+        # Codex's first gate: a project's .codex/ loads only in a trusted project (hook.tools.codex_trust).
+        from hook.tools.codex_trust import project_note
+
+        loads, said = project_note(path)
+        print(f"merge-hold: {'note' if loads else 'WARNING'}: {said}")
     note = getattr(agent, "TRUST_NOTE", None)
     if note and args.scope != "managed":
         print(f"merge-hold: note: {note}")

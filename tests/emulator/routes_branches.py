@@ -41,7 +41,7 @@ def get_branch(world: World, req: Request) -> Response:
     repo = world.require_repo(_full_name(req))
     branch = req.params["branch"]
     api = f"{req.base}/repos/{repo.full_name}"
-    sha = shapes.fake_sha(repo.full_name, "branch", branch)
+    sha = world.branch_heads.get((repo.full_name.lower(), branch)) or shapes.fake_sha(repo.full_name, "branch", branch)
     protection = world.protections.get((repo.full_name.lower(), branch))
     shown = protection or {"enabled": False, "required_status_checks": {
         "enforcement_level": "off", "contexts": [], "checks": []}}

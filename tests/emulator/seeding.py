@@ -108,6 +108,13 @@ class Seeding(Store):
         with self.lock:
             self.oauth_login = login
 
+    def set_branch_head(self, repo: str, branch: str, sha: str) -> None:
+        """The commit `GET /repos/{o}/{r}/branches/{b}` names as the branch's head (else a stable fake)."""
+        with self.lock:
+            found = self.require_repo(repo)
+            self.branch_heads[(found.full_name.lower(), branch)] = sha
+            self.known_shas.add((found.full_name.lower(), sha))
+
     def set_file(self, repo: str, path: str, text: str, ref: str | None = None) -> None:
         with self.lock:
             found = self.require_repo(repo)

@@ -230,6 +230,7 @@ class Store:
         self.app_events: list[str] = ["issue_comment", "pull_request", "pull_request_review", "push", "status"]
         self.protections: dict[tuple[str, str], dict[str, Any]] = {}  # (lower repo, branch) -> protection
         self.rules: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (lower repo, branch) -> active rules
+        self.branch_heads: dict[tuple[str, str], str] = {}  # (lower repo, branch) -> head sha (set_branch_head)
         self.reactions: list[dict[str, Any]] = []  # reactions created through the API, oldest first
         self.manifest_conversions: dict[str, dict[str, Any]] = {}  # manifest flow: code -> the App's answer
         self.issues: dict[tuple[str, int], dict[str, Any]] = {}  # (lower repo, number) -> plain issue
