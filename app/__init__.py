@@ -35,6 +35,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         dashboard_actions,
         github_login,
         health,
+        incidents,
         security,
         setup,
         webhooks,
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(chat.bp)
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(dashboard_actions.bp)
+    incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 
     _register_errors(app)

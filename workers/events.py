@@ -21,7 +21,19 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import departures, expedite, feedback, groups, holdfor, moves, own_status, store, treecloser
+from workers import (
+    departures,
+    expedite,
+    feedback,
+    groups,
+    holdfor,
+    incidents,
+    moves,
+    own_status,
+    store,
+    tamper,
+    treecloser,
+)
 from workers.funnel import RecomputeRequest
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
@@ -239,6 +251,9 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
 
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)
+    # A merge is judged now, while its verdict and last status are still there: recording the closing
+    # below leads to the recompute that forgets them (history is kept).
+    incidents.on_closed(rt, repo, payload, config)
     changed = _apply(rt, repo, number, change)
     holdfor.on_dependency_event(rt, repo, number, kind="pull", action=str(payload.get("action")),
                                 merged=bool(pull.get("merged")))
@@ -301,7 +316,12 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
         return "ignored"
     if action in ("created", "unsuspend", "new_permissions_accepted"):
         repos = payload.get("repositories") or rt.github.installation_repos(inst)
-        return f"bootstrapped {_bootstrap_all(rt, repos, inst)}"
+        outcome = f"bootstrapped {_bootstrap_all(rt, repos, inst)}"
+        if action != "created":  # the gates may have changed meanwhile, or be readable now (`workers.tamper`)
+            outcome += f"; gates: {tamper.after_installation(rt, payload)}"
+        return outcome
+    if action == "suspend":
+        tamper.on_suspend(rt, payload)  # before the repos' keys go: the banner and chat say no hold binds
     if action in ("deleted", "suspend"):
         names = {item["full_name"] for item in payload.get("repositories") or []}
         names |= {_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
@@ -373,4 +393,7 @@ HANDLERS: dict[str, Handler] = {
     "issues": holdfor.on_issues,
     "check_run": treecloser.on_check_run,
     "check_suite": treecloser.on_check_suite,
+    "branch_protection_rule": tamper.on_gate_event,
+    "branch_protection_configuration": tamper.on_gate_event,
+    "repository_ruleset": tamper.on_gate_event,
 }
