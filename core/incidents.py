@@ -89,6 +89,8 @@ def _holds_phrase(holds: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for hold in holds[:5]:
         who = str(hold.get("holder") or hold.get("origin") or hold.get("source") or "?")
+        if hold.get("source") in ("comment", "review") and LOGIN.fullmatch(who):
+            who = f"@{who}"
         reason = str(hold.get("reason") or "").strip()
         parts.append(f"{who}{f' ({reason})' if reason else ''}")
     more = len(holds) - len(parts)
@@ -136,6 +138,7 @@ def record(merge: Merge, verdict: Mapping[str, Any] | None, last: Mapping[str, A
     kept = ("held", "error", "state", "description", "holds", "version", "computed_at", "head_sha", "base")
     return {
         "id": f"{merge.repo.lower()}#{merge.number}",
+        "anchor": anchor(merge.repo, merge.number),
         "repo": merge.repo, "number": merge.number, "title": merge.title, "url": merge.url,
         "merged_by": merge.merged_by, "merged_at": merge.merged_at, "sender": merge.sender,
         "head_sha": merge.head_sha, "base": merge.base, "recorded_at": recorded_at,
@@ -148,6 +151,11 @@ def record(merge: Merge, verdict: Mapping[str, Any] | None, last: Mapping[str, A
         "hook_records": [dict(h) for h in hook_records[:MAX_HOOK_RECORDS]],
         "comment": "pending",
     }
+
+
+def anchor(repo: str, number: int) -> str:
+    """The incident's HTML id on ``/incidents`` (a fragment without ``#`` or ``/`` in it)."""
+    return f"incident-{repo.lower().replace('/', '--')}-{number}"
 
 
 def mentions(holds: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -176,6 +184,7 @@ def comment(incident: Mapping[str, Any], dashboard_url: str) -> str:
         lines.append("")
         lines.append(" ".join(f"@{p}" for p in people) + ": your hold was not enforced.")
     lines.append("")
-    lines.append(f"Recorded as an incident: {dashboard_url.rstrip('/')}/incidents#{incident['id']}")
+    where = incident.get("anchor") or anchor(str(incident["repo"]), int(incident["number"]))
+    lines.append(f"Recorded as an incident: {dashboard_url.rstrip('/')}/incidents#{where}")
     text = "\n".join(line if not line.startswith("/") else " " + line for line in lines)
     return text[:MAX_COMMENT]

@@ -44,7 +44,7 @@ class Gate:
     """How ``main`` requires merge-hold before, how it is weakened, and the event GitHub then sends."""
 
     name: str
-    weaken: Callable[[GitHubEmulator, dict[str, int]], None]
+    weaken: Callable[[GitHubEmulator, dict[str, int]], object]
     event: tuple[str, str]
     restore: Callable[[GitHubEmulator, dict[str, int]], None] | None = None
     protect: bool = True
@@ -102,8 +102,8 @@ def _start(gate: Gate, emu: GitHubEmulator, redis_url: str, tmp_path: Path) -> A
 
 
 def audited(w: Watched, event: str) -> list[dict[str, Any]]:
-    entries = w.svc.redis.xrange(keys.history(REPO))
-    return [json.loads(fields[b"data"]) for _id, fields in entries if fields[b"event"] == event.encode()]  # type: ignore[union-attr]
+    entries: list[tuple[bytes, dict[bytes, bytes]]] = w.svc.redis.xrange(keys.history(REPO))  # type: ignore[assignment]
+    return [json.loads(fields[b"data"]) for _id, fields in entries if fields[b"event"] == event.encode()]
 
 
 def shown(w: Watched, text: str) -> dict[str, bool]:
