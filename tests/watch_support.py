@@ -86,9 +86,10 @@ def seed(emu: GitHubEmulator, *, protect: bool = True) -> None:
 
 @contextmanager
 def watched(emu: GitHubEmulator, redis_url: str, tmp_path: Path, *, protect: bool = True,
-            config: str | None = None, arrange: Callable[[GitHubEmulator], None] | None = None) -> Iterator[Watched]:
+            config: str | None = None, arrange: Callable[[GitHubEmulator], None] | None = None,
+            **overrides: Any) -> Iterator[Watched]:
     """The deployment, with #5 held and the repo subscribed in Slack; ``config`` is a repo config file,
-    ``arrange`` seeds more of the world before the App is added to the repo."""
+    ``arrange`` seeds more of the world before the App is added to the repo; ``overrides`` are settings."""
     seed(emu, protect=protect)
     if arrange is not None:
         arrange(emu)
@@ -96,11 +97,11 @@ def watched(emu: GitHubEmulator, redis_url: str, tmp_path: Path, *, protect: boo
         emu.set_file(REPO, ".github/merge-hold.yml", config)
     tokens = tmp_path / "tokens"
     with slack_standin() as slack:
-        settings = service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug,
-                                    api_tokens_file=str(tokens), secret_key="watch-test-key",
-                                    metrics_token=METRICS_TOKEN, slack_signing_secret=SLACK_SECRET,
-                                    slack_teams=BINDING, slack_bot_token="xoxb-watch", slack_api_url=slack.api_url,
-                                    queue_name="merge-hold-watch")
+        options: dict[str, Any] = {
+            "api_tokens_file": str(tokens), "secret_key": "watch-test-key", "metrics_token": METRICS_TOKEN,
+            "slack_signing_secret": SLACK_SECRET, "slack_teams": BINDING, "slack_bot_token": "xoxb-watch",
+            "slack_api_url": slack.api_url, "queue_name": "merge-hold-watch", **overrides}
+        settings = service_settings(redis_url, emu.url, APP_ID, PRIVATE_KEY_PEM, emu.app_slug, **options)
         svc = Service.start(settings)
         world = Watched(svc, emu, slack, create_token(tokens, "watcher", "read"))
         added = fixture("installation_repositories", "added.payload.json")
