@@ -4,8 +4,9 @@ The hook and the required status act before a merge; this judges what landed, af
 in-session guard did. A `pull_request` ``closed`` with ``merged: true`` is an incident when, as the
 event is applied, the PR's verdict is held (or could not be established), or the last `merge-hold`
 status on the merged head is not a `success` posted by merge-hold: a failure or pending status (someone
-bypassed the check — an admin, or a branch that stopped requiring it), a `success` someone else posted
-(forged), or none at all.
+bypassed the check — an admin, or a branch that stopped requiring it), or a `success` someone else
+posted (forged). A head with no `merge-hold` status at all is judged by the verdict alone; a status that
+could not be read makes the incident *undetermined*, never clean.
 
 The worker (`workers.incidents`) reads the verdict record and the last status *before* the closed PR is
 forgotten, hands them here, and stores what `record` returns once per PR.
@@ -112,7 +113,7 @@ def reasons(verdict: Mapping[str, Any] | None, last: Mapping[str, Any] | None, *
         found.append(("undetermined", f"the merge-hold status on the merged head could not be read "
                                       f"({status_unreadable})"))
     elif last is None:
-        found.append(("status", "no merge-hold status was posted on the merged head"))
+        pass  # nothing was posted on that head: only the verdict can make it an incident
     elif last.get("state") != "success":
         found.append(("status", f"the last merge-hold status on the merged head was {last.get('state')}"
                                 f"{': ' + str(last['description']) if last.get('description') else ''}"))

@@ -99,7 +99,6 @@ ROWS: list[Merged] = [
     Merged("held, the guard blocked an agent, then an admin merged", _hook_blocked_then_merged, ("held", "status")),
     Merged("unseen PR, a forged success on its head", _unseen("success", "eve"), ("forged",), number=8,
            merged_by="bob"),
-    Merged("unseen PR, no merge-hold status at all", _unseen(None, ""), ("status",), number=8, merged_by="bob"),
     Merged("held, feedback off: recorded and told, not commented", _merge(5, HEAD5, ADMIN), ("held", "status"),
            config="feedback: off\n"),
     # Not incidents:
@@ -107,6 +106,9 @@ ROWS: list[Merged] = [
     Merged("hold lifted, then merged", _lifted_then_merged, (), merged_by="alice"),
     Merged("held PR closed without merging", lambda w: closed(5, HEAD5, by="alice", merged=False), ()),
     Merged("unseen PR carrying merge-hold's own success", _unseen("success", "{bot}"), (), number=8,
+           merged_by="bob"),
+    Merged("unseen PR, no merge-hold status at all", _unseen(None, ""), (), number=8, merged_by="bob"),
+    Merged("unseen PR, a failure on its head (state lost since)", _unseen("failure", "{bot}"), ("status",), number=8,
            merged_by="bob"),
 ]
 

@@ -137,7 +137,8 @@ JUDGED: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None, str | None
     ("verdict not established", {"held": False, "error": "invalid config"}, {"state": "error", "ours": True}, None,
      ["error", "status"]),
     ("a success someone else posted", None, {"state": "success", "creator": "eve", "ours": False}, None, ["forged"]),
-    ("no status at all", None, None, None, ["status"]),
+    ("no status at all, no verdict", None, None, None, []),
+    ("held, no status on the head yet (a push just before)", HELD, None, None, ["held"]),
     ("status unreadable", None, None, "GitHub answered 403", ["undetermined"]),
     ("pending (held_state: pending)", HELD, {"state": "pending", "ours": True}, None, ["held", "status"]),
 ]
