@@ -19,13 +19,13 @@ from werkzeug.serving import make_server
 
 from merge_hold.redis_server import free_port
 from tests.conftest import ROOT
+from tests.e2e_support import fixture
 from tests.emulator import APP_ID, GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.watch_support import (  # fast_chat: a fixture
     INSTALLATION,
     REPO,
     fast_chat,  # noqa: F401
-    fixture,
     gate_event,
     watched,
 )
