@@ -125,7 +125,8 @@ def _watch_text(event: str, repo: str | None, pr: str, data: dict[str, Any]) -> 
     if event == "gate.restored":
         return f":white_check_mark: {where} requires merge-hold again"
     if event == "app.suspended":
-        return f":rotating_light: merge-hold was suspended on {repo}{_by(data)}: no hold there is enforced"
+        return (f":rotating_light: merge-hold was suspended on {repo}{_by(data)}: "
+                "it can no longer post its status, so holds placed, lifted or expiring there do not reach GitHub")
     if event == "app.unsuspended":
         return f":white_check_mark: merge-hold is active again on {repo}"
     if event == "status.forged" and data.get("overwritten"):

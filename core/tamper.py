@@ -11,7 +11,8 @@ the branch's last reading, a reading is news only when the state moves:
 | unenforced or undetermined | required | ``restored``: the banner goes, and that is recorded too |
 | unenforced | undetermined, or back | nothing new: the banner stays, with the newest detail |
 
-A suspended App is a repo-wide loss of its own (``suspended``): no status can be posted any more.
+A suspended App is a repo-wide episode of its own (``suspended``): it can post no status any more, so
+holds placed, lifted or expiring do not reach GitHub.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def banner(repo: str, reading: Mapping[str, Any]) -> str:
     branch = str(reading.get("branch") or "?")
     actor = reading.get("actor")
     if reading.get("state") == SUSPENDED:
-        return f"merge-hold was suspended on {repo}{_by(actor)}: no hold there is enforced"
+        return (f"merge-hold was suspended on {repo}{_by(actor)}: "
+                "it can no longer post its status, so holds placed, lifted or expiring there do not reach GitHub")
     if reading.get("state") == UNDETERMINED:
         return (f"merge-hold cannot confirm that {repo}@{branch} requires it{_by(actor)}: "
                 f"holds there may not be enforced — {reading.get('detail', '')}")

@@ -43,6 +43,12 @@ def save(redis: Redis, repo: str, record: dict[str, Any]) -> None:
     redis.hset(keys.GATES, repo.lower(), json.dumps(record, separators=(",", ":"), default=str))
 
 
+def forget(redis: Redis, repo: str) -> None:
+    """The App left the repo (uninstalled, or the repo deselected): merge-hold manages nothing there, so
+    it has no banner to show (a suspension is kept: the App is still installed)."""
+    redis.hdel(keys.GATES, repo.lower())
+
+
 def bump(redis: Redis, kind: str) -> None:
     redis.hincrby(keys.TAMPER_COUNTS, kind, 1)
 

@@ -198,7 +198,8 @@ def test_the_incident_comment_starts_no_line_with_a_command() -> None:
      "enforced"),
     ("gate.restored", {"branch": "main"}, ":white_check_mark: acme/widgets@main requires merge-hold again"),
     ("app.suspended", {"actor": "owner"},
-     ":rotating_light: merge-hold was suspended on acme/widgets (changed by @owner): no hold there is enforced"),
+     ":rotating_light: merge-hold was suspended on acme/widgets (changed by @owner): it can no longer post its "
+     "status, so holds placed, lifted or expiring there do not reach GitHub"),
     ("status.forged", {"number": 5, "sender": "eve", "state": "success", "overwritten": True},
      ":warning: @eve posted a merge-hold success on acme/widgets#5 that merge-hold did not post; the real verdict "
      "was put back"),

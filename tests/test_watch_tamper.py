@@ -17,6 +17,7 @@ import pytest
 
 from core import keys
 from merge_hold import doctor
+from tests.e2e_support import fixture
 from tests.emulator import APP_ID, GitHubEmulator
 from tests.watch_support import (  # fast_chat: a fixture
     FULL,
@@ -224,7 +225,7 @@ def test_suspending_the_app_is_told_and_shown_until_it_is_unsuspended(
         suspend = installation_event("suspend", by="octo-owner")
         w.deliver("installation", suspend)
         w.deliver("installation", suspend)  # redelivered: told once
-        text = f"merge-hold was suspended on {REPO} (changed by @octo-owner): no hold there is enforced"
+        text = f"merge-hold was suspended on {REPO} (changed by @octo-owner): it can no longer post its status"
         assert [r["actor"] for r in audited(w, "app.suspended")] == ["octo-owner"]
         assert w.slack.wait(2) and w.chat().count(f":rotating_light: {text}") == 1
         where = shown(w, text)
@@ -290,3 +291,19 @@ def test_only_held_prs_on_the_weakened_branch_are_answered(github_emulator: GitH
         w.deliver("pull_request", closed(7, "7" * 40, by="mallory", head_ref="fix-release", base="release/1"))
         w.deliver("branch_protection_rule", gate_event("branch_protection_rule", "edited", by="mallory"))
         assert not any(shown(w, "release/1 no longer requires").values())
+
+
+def test_the_banner_goes_when_the_app_leaves_the_repo(github_emulator: GitHubEmulator, redis_client: Any,
+                                                      redis_url: str, tmp_path: Path) -> None:
+    """Deselected from the installation, merge-hold manages nothing there: no banner for a gate it no
+    longer holds (a suspension, by contrast, stays told until the App is unsuspended)."""
+    emu = github_emulator
+    with watched(emu, redis_url, tmp_path) as w:
+        emu.unprotect_branch(REPO, "main")
+        w.deliver("branch_protection_rule", gate_event("branch_protection_rule", "deleted", by="mallory"))
+        assert shown(w, BANNER)["/incidents"]
+        removed = fixture("installation_repositories", "removed.payload.json")
+        removed["installation"]["id"] = INSTALLATION
+        removed["repositories_removed"] = [{"full_name": REPO, "private": False}]
+        w.deliver("installation_repositories", removed)
+        assert not any(shown(w, "no longer requires merge-hold").values())

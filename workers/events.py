@@ -330,6 +330,7 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
             store.audit(rt.redis, name, "repo.dropped", installation_id=inst, action=action)
         if action == "deleted":
             departures.forget_installation(rt.redis, inst, [])
+            tamper.forget(rt, names)
         return f"dropped {len(names)}"
     return "ignored"
 
@@ -342,6 +343,7 @@ def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
     for item in payload.get("repositories_removed") or []:
         departures.forget_repo(rt.redis, item["full_name"], inst)
         store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
+        tamper.forget(rt, [item["full_name"]])
     return f"added {added}, removed {len(payload.get('repositories_removed') or [])}"
 
 

@@ -11,7 +11,7 @@ repo's dashboard pages and in `merge-hold doctor` (`state.gates`), and answered 
 every held PR based on it; the requirement coming back clears the banner (`gate.restored`).
 
 ``installation`` ``suspend`` records a repo-wide episode (`app.suspended`) before the repo's keys are
-dropped: a suspended App posts nothing, so no hold is enforced. GitHub refuses a suspended
+dropped: a suspended App posts nothing, so no hold placed or lifted reaches GitHub. GitHub refuses a suspended
 installation's tokens, so no PR can be answered then; chat, the banner and doctor still tell.
 
 Events our own App causes never get here (`workers.events` drops them): the freeze's own ruleset
@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -228,6 +229,12 @@ def on_suspend(rt: Runtime, payload: dict[str, Any]) -> int:
         store.audit(rt.redis, repo, "app.suspended", actor=actor, installation_id=inst)
         gates.bump(rt.redis, SUSPENDED)
     return len(repos)
+
+
+def forget(rt: Runtime, repos: Iterable[str]) -> None:
+    """The App left these repos: their readings and banners go (`state.gates.forget`)."""
+    for repo in repos:
+        gates.forget(rt.redis, repo)
 
 
 def after_installation(rt: Runtime, payload: dict[str, Any]) -> str:
