@@ -307,3 +307,20 @@ def test_the_banner_goes_when_the_app_leaves_the_repo(github_emulator: GitHubEmu
         removed["repositories_removed"] = [{"full_name": REPO, "private": False}]
         w.deliver("installation_repositories", removed)
         assert not any(shown(w, "no longer requires merge-hold").values())
+
+
+def test_an_episode_is_answered_once_though_its_reading_wavers(github_emulator: GitHubEmulator, redis_client: Any,
+                                                                redis_url: str, tmp_path: Path) -> None:
+    """Unenforced, then unreadable for a while, then unenforced again: one episode, one answer, one line."""
+    emu = github_emulator
+    with watched(emu, redis_url, tmp_path) as w:
+        emu.unprotect_branch(REPO, "main")
+        event = gate_event("branch_protection_rule", "deleted", by="mallory")
+        w.deliver("branch_protection_rule", event)
+        emu.set_installation_permissions(INSTALLATION, {k: v for k, v in FULL.items() if k != "metadata"})
+        w.deliver("branch_protection_rule", gate_event("branch_protection_rule", "edited", by="trent"))
+        emu.set_installation_permissions(INSTALLATION, FULL)
+        w.deliver("branch_protection_rule", gate_event("branch_protection_rule", "edited", by="trent"))
+        assert len(audited(w, "gate.unenforced")) == 1 and audited(w, "gate.undetermined") == []
+        assert len(w.bot_comments(5)) == 1
+        assert shown(w, BANNER)["/incidents"]  # still the episode @mallory began

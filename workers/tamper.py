@@ -142,10 +142,13 @@ def watch_repo(rt: Runtime, repo: str, *, actor: str | None, cause: str) -> str:
             previous = record["branches"].get(branch)
             what = change(previous, reading.state)
             now = _now()
-            same = isinstance(previous, dict) and previous.get("state") == reading.state
-            since = str(previous.get("since")) if same and previous else now
-            kept[branch] = {**reading.as_dict(), "checked_at": now, "since": since, "cause": cause,
-                            "actor": previous.get("actor") if same and previous else actor,
+            # No news (the same state, or unenforced <-> undetermined) keeps the episode, its start and
+            # who began it: its answers on the PRs are not given twice.
+            ongoing = isinstance(previous, dict) and what is None and previous.get("since")
+            since = str(previous["since"]) if ongoing and previous else now
+            kept[branch] = {**reading.as_dict(), "checked_at": now, "since": since,
+                            "cause": str(previous.get("cause") or cause) if ongoing and previous else cause,
+                            "actor": previous.get("actor") if ongoing and previous else actor,
                             "episode": _episode(repo, branch, since)}
             summary.append(f"{branch}: {what or reading.state}")
             if what is not None:
