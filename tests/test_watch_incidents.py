@@ -39,8 +39,7 @@ COMMENT = "this pull request was merged while it should not have been"
 
 def _merge(number: int, head: str, by: str) -> Callable[[Watched], dict[str, Any]]:
     def act(w: Watched) -> dict[str, Any]:
-        w.emu.merge_pull(REPO, number, by=by)
-        return closed(number, head, by=by)
+        return closed(number, head, by=by, at=w.emu.merge_pull(REPO, number, by=by))
 
     return act
 
@@ -66,8 +65,7 @@ def _unseen(state: str | None, creator: str) -> Callable[[Watched], dict[str, An
         if state is not None:
             w.emu.add_status(REPO, HEAD8, state=state, context="merge-hold", description="x",
                              creator=creator.format(bot=w.emu.bot_login))
-        w.emu.merge_pull(REPO, 8, by="bob")
-        return closed(8, HEAD8, by="bob", head_ref="while-away")
+        return closed(8, HEAD8, by="bob", head_ref="while-away", at=w.emu.merge_pull(REPO, 8, by="bob"))
 
     return act
 

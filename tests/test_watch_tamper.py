@@ -287,8 +287,8 @@ def test_only_held_prs_on_the_weakened_branch_are_answered(github_emulator: GitH
         (told,) = w.bot_comments(7)
         assert "release/1 no longer requires merge-hold (changed by @mallory): this hold is not enforced" in told
         # #7 merged meanwhile: its branch is no longer managed, and its banner goes with it.
-        emu.merge_pull(REPO, 7, by="mallory")
-        w.deliver("pull_request", closed(7, "7" * 40, by="mallory", head_ref="fix-release", base="release/1"))
+        at = emu.merge_pull(REPO, 7, by="mallory")
+        w.deliver("pull_request", closed(7, "7" * 40, by="mallory", head_ref="fix-release", base="release/1", at=at))
         w.deliver("branch_protection_rule", gate_event("branch_protection_rule", "edited", by="mallory"))
         assert not any(shown(w, "release/1 no longer requires").values())
 

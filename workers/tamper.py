@@ -234,7 +234,7 @@ def on_suspend(rt: Runtime, payload: dict[str, Any]) -> int:
     return len(repos)
 
 
-def forget(rt: Runtime, repos: Iterable[str]) -> None:
+def forget_gates(rt: Runtime, repos: Iterable[str]) -> None:
     """The App left these repos: their readings and banners go (`state.gates.forget`)."""
     for repo in repos:
         gates.forget(rt.redis, repo)

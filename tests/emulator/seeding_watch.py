@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.emulator.state import Store, parse_time
+from tests.emulator.state import Store, iso, parse_time
 
 When = str | float | None
 
@@ -93,10 +93,13 @@ class WatchSeeding(Store):
             self._disabled().pop(ruleset_id, None)
         return moved
 
-    def merge_pull(self, repo: str, number: int, *, by: str, at: When = None) -> None:
-        """The PR is merged by ``by`` (``merged_by``), now or at ``at``."""
+    def merge_pull(self, repo: str, number: int, *, by: str, at: When = None) -> str:
+        """The PR is merged by ``by`` (``merged_by``), now or at ``at``; returns ``merged_at`` as GitHub
+        writes it. GitHub's times have one-second precision: unless ``at`` is given, the merge is put at
+        least a second after the PR's last update, so it is the PR's newest snapshot."""
         with self.lock:
             pull = self.require_pull(repo, number)
-            when = parse_time(at, self.clock())
+            when = parse_time(at, max(self.clock(), float(int(pull.updated_at)) + 1))
             pull.state, pull.closed_at, pull.merged_at, pull.merged_by = "closed", when, when, by
             pull.updated_at = max(pull.updated_at, when)
+            return iso(when)
