@@ -23,7 +23,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy core app workers hook merge_hold tests bench
+	$(BIN)/mypy core state app workers hook merge_hold tests bench
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

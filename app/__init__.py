@@ -36,6 +36,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         demo_login,
         github_login,
         health,
+        incidents,
         security,
         setup,
         webhooks,
@@ -93,6 +94,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(chat.bp)
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(dashboard_actions.bp)
+    incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 
     _register_errors(app)

@@ -68,6 +68,7 @@ SENTENCES = {
     "verdict.free": "The verdict became free",
     "fanout.skipped": "A fan-out skipped this PR ({status})",
     "status.skipped": "GitHub refused this PR's status ({status}); its next change posts it again",
+    "incident.recorded": "Merged by @{merged_by} although {reason}: recorded as an incident",
 }
 
 

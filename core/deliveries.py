@@ -31,6 +31,10 @@ RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
     "issues": frozenset({"closed"}),  # a /hold-for waiting on the issue (workers/holdfor.py)
     "check_run": frozenset({"completed"}),  # the tree closer (workers/treecloser.py)
     "check_suite": frozenset({"completed"}),
+    # The tamper watch (workers/tamper.py): every action may change whether a branch requires merge-hold.
+    "branch_protection_rule": None,
+    "branch_protection_configuration": None,
+    "repository_ruleset": None,
 }
 """Events the service handles, with the actions that matter (None: every action). Design §4."""
 

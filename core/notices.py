@@ -2,11 +2,14 @@
 
 Audit events (`workers.store.audit`): ``hold.{held,lifted,lifted_all}`` (PR comments and reviews,
 `/hold-for`), ``room.*`` (chat, API, dashboard), ``tree.*``, ``verdict.held`` / ``verdict.free``,
-``pr.approved`` / ``pr.queued``. A channel subscribed (``/hold subscribe TARGET``) to a repo or an
-org hears, for that repo or any repo of that org: holds placed and lifted, exemptions, freezes and the
-tree closer starting and ending, a held PR approved or added to a merge queue, and an agent's merge
-the hook blocked. Everything else the audit log records (statuses posted, fan-outs, config
-reloads) stays out of chat: it is bookkeeping, not news.
+``pr.approved`` / ``pr.queued``, and what went wrong afterwards: ``incident.recorded`` (a held PR
+merged), ``gate.*`` and ``app.(un)suspended`` (the tamper watch), ``status.forged`` (put back). A
+channel subscribed (``/hold subscribe TARGET``) to a repo or an org hears, for that repo or any repo of
+that org: holds placed and lifted, exemptions, freezes and the tree closer starting and ending, a held
+PR approved or added to a merge queue, an agent's merge the hook blocked, a PR merged while held, a
+branch that stopped requiring merge-hold (and its return), and a forged status put back. Everything
+else the audit log records (statuses posted, fan-outs, config reloads) stays out of chat: it is
+bookkeeping, not news.
 
 `notice` turns one audit event into one line (or None); `message` folds a channel's pending lines
 into one chat message, so a burst (a freeze reaching forty PRs) is one post, not forty.
@@ -102,6 +105,33 @@ def _text(event: str, repo: str | None, data: dict[str, Any]) -> str | None:
         return f":eyes: held PR {pr} was approved by {data.get('by')}; it stays held"
     if event == "pr.queued":
         return f":eyes: held PR {pr} was added to the merge queue; its group stays held"
+    return _watch_text(event, repo, pr, data)
+
+
+def _by(data: dict[str, Any]) -> str:
+    return f" (changed by @{data['actor']})" if data.get("actor") else ""
+
+
+def _watch_text(event: str, repo: str | None, pr: str, data: dict[str, Any]) -> str | None:
+    """What the judged-afterwards layer found (`workers.incidents`, `workers.tamper`)."""
+    where = f"{repo}@{data.get('branch')}"
+    if event == "incident.recorded":
+        who = f"@{data['merged_by']}" if data.get("merged_by") else "someone"
+        return f":rotating_light: {pr} was merged by {who} although {data.get('reason') or 'merge-hold held it'}"
+    if event == "gate.unenforced":
+        return f":rotating_light: {where} no longer requires merge-hold{_by(data)}: holds there are not enforced"
+    if event == "gate.undetermined":
+        return f":warning: merge-hold cannot confirm that {where} requires it{_by(data)}: {data.get('detail')}"
+    if event == "gate.restored":
+        return f":white_check_mark: {where} requires merge-hold again"
+    if event == "app.suspended":
+        return (f":rotating_light: merge-hold was suspended on {repo}{_by(data)}: "
+                "it can no longer post its status, so holds placed, lifted or expiring there do not reach GitHub")
+    if event == "app.unsuspended":
+        return f":white_check_mark: merge-hold is active again on {repo}"
+    if event == "status.forged" and data.get("overwritten"):
+        return (f":warning: @{data.get('sender') or '?'} posted a merge-hold {data.get('state')} on {pr} that "
+                "merge-hold did not post; the real verdict was put back")
     return None
 
 

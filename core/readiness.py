@@ -24,6 +24,7 @@ REQUIRED_PERMISSIONS: dict[str, tuple[str, str]] = {
     "statuses": ("write", "the merge-hold status"),
     "merge_queues": ("read", "merge_group events"),
     "checks": ("read", "check runs for the tree closer"),
+    "administration": ("read", "branch protection and ruleset events for the tamper watch"),
 }
 """permission -> (level, what for). Every feature's need; the manifest asks for the same."""
 
@@ -38,6 +39,9 @@ REQUIRED_EVENTS: dict[str, str] = {
     "issues": "/hold-for waiting on an issue",
     "check_run": "the tree closer",
     "check_suite": "the tree closer",
+    "branch_protection_rule": "the tamper watch (protection changed)",
+    "branch_protection_configuration": "the tamper watch (protection switched off)",
+    "repository_ruleset": "the tamper watch (rulesets changed)",
 }
 """event -> what for (design §4; `installation*` events reach every App without a subscription)."""
 

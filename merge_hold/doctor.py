@@ -4,9 +4,11 @@ with the fix; exit 1 on any problem.
 Checks, in order: Redis (reachable, append-only persistence, `noeviction`), the queue (depth, failed
 jobs, a worker listening), then GitHub (`merge_hold.doctor_github`: credentials and clock, slug,
 webhook secret, the App's permissions and events, installations, and per repo whether the default
-branch requires `merge-hold` from this App, and whether a merge queue is answered), then the agents'
-configuration seen from the current directory (`merge_hold.doctor_agents`: a Codex project install in a
-project Codex does not trust).
+branch requires `merge-hold` from this App, and whether a merge queue is answered). Between them, what
+the tamper watch recorded (`merge_hold.doctor_watch`): each branch that stopped requiring `merge-hold`
+(a problem, as the dashboard's banner says) and the incidents recorded. Then the agents' configuration
+seen from the current directory (`merge_hold.doctor_agents`: a Codex project install in a project Codex
+does not trust).
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ def redis_checks(settings: Settings) -> tuple[list[Check], Callable[[str], bool]
     workers = Worker.count(queue=queue)
     checks.append(Check("workers", workers > 0, f"{workers} worker(s) listening", "" if workers else
                         "start `merge-hold worker`: deliveries are queued but nothing applies them"))
+
+    from merge_hold.doctor_watch import watch_checks
+
+    checks += watch_checks(conn)  # the tamper watch's banners and the incidents, as the workers recorded them
 
     def known(repo: str) -> bool:
         return bool(conn.exists(keys.repo_meta(repo)))

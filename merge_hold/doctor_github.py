@@ -21,13 +21,13 @@ from urllib.parse import quote
 import jwt
 
 from core import readiness
+from core.gate import read_gate
 from merge_hold.settings import Settings
 
 MAX_SKEW = 30
 """Seconds of clock difference tolerated. JWTs are backdated 60 s; past half that, a drifting clock
 soon gets "'Issued at' claim must be …" refusals, so it is flagged early."""
 TIMEOUT = 15
-REFUSED = (401, 403, 404)
 
 
 @dataclass(frozen=True)
@@ -112,11 +112,6 @@ def skew_seconds(answer: Answer, now: float) -> float | None:
         return parsedate_to_datetime(raw).timestamp() - now
     except (TypeError, ValueError):
         return None
-
-
-def _refusal(answer: Answer, permission: str, what: str) -> str:
-    return (f"GitHub refused ({answer.status} {answer.message or 'no message'}) reading {what}: "
-            f"grant the App {permission} to let doctor (and merge-hold) see it")
 
 
 def github_checks(settings: Settings, api: Api, clock: Callable[[], float] = time.time,
@@ -232,23 +227,12 @@ def repo_checks(api: Api, access: str, repo: dict[str, Any], settings: Settings,
     path = f"/repos/{name}"
     found_branch = api.call("GET", f"{path}/branches/{quote(branch, safe='')}", access)
     rules_answer = api.call("GET", f"{path}/rules/branches/{quote(branch, safe='')}?per_page=100", access)
-    requirements: list[readiness.Requirement] = []
-    blind: list[str] = []
-    if found_branch.status == 200 and isinstance(found_branch.body, dict):
-        requirements += readiness.from_branch(found_branch.body)
-    elif found_branch.status in REFUSED:
-        blind.append(_refusal(found_branch, "Contents: read", f"{branch}'s branch protection"))
-    rules: list[dict[str, Any]] = []
-    if rules_answer.status == 200 and isinstance(rules_answer.body, list):
-        rules = rules_answer.body
-        requirements += readiness.from_rules(rules)
-    elif rules_answer.status in REFUSED:
-        blind.append(_refusal(rules_answer, "Metadata: read", f"{branch}'s rulesets"))
-    finding = readiness.judge_gate(requirements, settings.github_app_id, branch)
+    # The one reading of these answers, shared with the tamper watch (`core.gate`).
+    reading = read_gate(branch, (found_branch.status, found_branch.body), (rules_answer.status, rules_answer.body),
+                        settings.github_app_id)
     # A refusal leaves the finding built from what could be read, and says what would show the rest.
-    detail = "; ".join([finding.detail, *blind])
-    checks.append(Check(f"{name}: gate", finding.ok, detail, finding.fix))
-    if readiness.merge_queue_on(rules):
+    checks.append(Check(f"{name}: gate", reading.finding.ok, reading.detail, reading.finding.fix))
+    if reading.merge_queue:
         subscribed = "merge_group" in (app.get("events") or [])
         checks.append(Check(f"{name}: merge queue", subscribed,
                             "merge queue on; merge_group events " + ("answered" if subscribed else "not subscribed"),

@@ -29,9 +29,11 @@ PERMISSIONS = {
     "metadata": "read",  # mandatory for every App
     "merge_queues": "read",  # GitHub: needed to subscribe to `merge_group`
     "checks": "read",  # check_run / check_suite events for the tree closer
+    "administration": "read",  # GitHub: needed to subscribe to branch_protection_* and repository_ruleset
 }
 EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status", "repository",
-          "issues", "check_run", "check_suite"}
+          "issues", "check_run", "check_suite", "branch_protection_rule", "branch_protection_configuration",
+          "repository_ruleset"}
 AUTOMATIC_EVENTS = {"installation", "installation_repositories"}
 """GitHub sends these to every App; they cannot be subscribed to, so the manifest does not list them."""
 

@@ -23,10 +23,12 @@ from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
 from workers import departures, expedite, feedback, groups, holdfor, moves, own_status, store, tree_heads, treecloser
 from workers.funnel import RecomputeRequest
+from workers.incidents import on_closed as judge_merge
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
 from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
 from workers.runtime import Runtime, current
+from workers.tamper import after_installation, forget_gates, on_gate_event, on_suspend
 
 log = logging.getLogger(__name__)
 
@@ -239,6 +241,7 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
 
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)
+    judge_merge(rt, repo, payload, config)  # now: the closing recorded below leads to forgetting its verdict
     changed = _apply(rt, repo, number, change)
     holdfor.on_dependency_event(rt, repo, number, kind="pull", action=str(payload.get("action")),
                                 merged=bool(pull.get("merged")))
@@ -304,7 +307,11 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
         return "ignored"
     if action in ("created", "unsuspend", "new_permissions_accepted"):
         repos = payload.get("repositories") or rt.github.installation_repos(inst)
-        return f"bootstrapped {_bootstrap_all(rt, repos, inst)}"
+        outcome = f"bootstrapped {_bootstrap_all(rt, repos, inst)}"
+        # The gates may have changed meanwhile, or be readable now (`workers.tamper`).
+        return outcome if action == "created" else f"{outcome}; gates: {after_installation(rt, payload)}"
+    if action == "suspend":
+        on_suspend(rt, payload)  # recorded before the repos' keys go (`workers.tamper`)
     if action in ("deleted", "suspend"):
         names = {item["full_name"] for item in payload.get("repositories") or []}
         names |= {_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
@@ -313,6 +320,7 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
             store.audit(rt.redis, name, "repo.dropped", installation_id=inst, action=action)
         if action == "deleted":
             departures.forget_installation(rt.redis, inst, [])
+            forget_gates(rt, names)
         return f"dropped {len(names)}"
     return "ignored"
 
@@ -325,6 +333,7 @@ def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
     for item in payload.get("repositories_removed") or []:
         departures.forget_repo(rt.redis, item["full_name"], inst)
         store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
+        forget_gates(rt, [item["full_name"]])
     return f"added {added}, removed {len(payload.get('repositories_removed') or [])}"
 
 
@@ -376,4 +385,7 @@ HANDLERS: dict[str, Handler] = {
     "issues": holdfor.on_issues,
     "check_run": treecloser.on_check_run,
     "check_suite": treecloser.on_check_suite,
+    "branch_protection_rule": on_gate_event,
+    "branch_protection_configuration": on_gate_event,
+    "repository_ruleset": on_gate_event,
 }

@@ -58,6 +58,7 @@ class GitHubGateway(Protocol):
     def reply(self, repo: str, number: int, body: str) -> None: ...
     def get_issue(self, repo: str, number: int) -> dict[str, Any]: ...
     def branch_head(self, repo: str, branch: str) -> str | None: ...
+    def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]: ...
 
 
 class _Retry(GithubRetry):
@@ -327,6 +328,21 @@ class AppGateway:
         data: dict[str, Any] = self._request(repo, "GET", f"/repos/{repo}/issues/{number}")
         return data
 
+    def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]:
+        """(status, parsed body) of one GET whose refusal is a finding, not an error (the tamper watch's
+        reads, `core.gate`): 401/403/404/410/422 come back as answers; GitHub down still raises."""
+        requester = self._client(repo).requester
+        try:
+            _headers, data = requester.requestJsonAndCheck("GET", path, parameters=params)
+        except GithubException as exc:
+            if exc.status in REFUSALS:
+                return exc.status, exc.data
+            raise
+        return 200, data
+
+
+REFUSALS = (401, 403, 404, 410, 422)
+
 
 def _next_link(link_header: str) -> str | None:
     for part in link_header.split(","):
@@ -395,6 +411,10 @@ class DryRunGateway:
     def reply(self, repo: str, number: int, body: str) -> None:
         if self.echo:
             print(f"[dry-run] reply on {repo}#{number}: {body}", file=sys.stderr, flush=True)
+
+    def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]:
+        # Nothing can be read in a dry run: whatever asks (the tamper watch) learns it could not see.
+        return 0, {"message": "dry run: GitHub is not read"}
 
     def get_issue(self, repo: str, number: int) -> dict[str, Any]:
         # Taken as open: a dry run cannot ask, and an open dependency keeps the hold (fails closed).

@@ -21,7 +21,7 @@ from github import GithubException
 
 from core import keys
 from merge_hold.settings import SettingsError
-from workers import groups, store
+from workers import groups, store, tamper
 from workers.funnel import bucket_of, drain
 from workers.github import AppGateway
 from workers.publish import request_recompute
@@ -167,4 +167,5 @@ def _forged(rt: Runtime, repo: str, number: int, sha: str, sender: str | None, p
     # Forget what we posted, so the recompute posts the verdict again even though it did not change.
     rt.redis.delete(keys.posted(repo, number))
     request_recompute(rt, repo, number)
-    return f"forged status on #{number} overwritten"
+    # A forgery opens only a gate not pinned to this App: the repo's gates are read again.
+    return f"forged status on #{number} overwritten; gates: {tamper.on_forged(rt, repo, number, sender)}"

@@ -281,3 +281,6 @@ class PacedGateway:
 
     def get_issue(self, repo: str, number: int) -> dict[str, Any]:
         return self.inner.get_issue(repo, number)
+
+    def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]:
+        return self.inner.get_answer(repo, path, params)

@@ -73,7 +73,8 @@ def pull(world: World, base: str, pr: Pull, *, full: bool) -> dict[str, Any]:
     if full:
         comments = sum(1 for c in world.comments if c.repo == pr.repo and c.number == pr.number)
         obj.update(FULL_ONLY, merged=pr.merged_at is not None, comments=comments,
-                   mergeable_state="draft" if pr.draft else "clean")
+                   mergeable_state="draft" if pr.draft else "clean",
+                   merged_by=user(base, pr.merged_by) if pr.merged_by and pr.merged_at is not None else None)
     return obj
 
 

@@ -90,6 +90,7 @@ class Pull:
     review_decision: str | None = None
     closed_at: float | None = None
     merged_at: float | None = None
+    merged_by: str | None = None
 
 
 @dataclass
