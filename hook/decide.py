@@ -14,6 +14,8 @@ Pure: facts in (the detected merge, what the verdict source answered, the spec, 
   PR's head (`hook.pushes`);
 - a lift of a hold on a held PR (label removal, ``/unhold`` comment, review dismissal): ``on_lift``
   (`hook.lifts`);
+- an act that weakens the gate (forging ``merge-hold``, branch protection, rulesets, the App, the repo
+  config): ``on_tamper``, by default blocked in a repo that has any hold (`hook.tampers`);
 - a merge whose target the command does not reveal: ``on_undetermined``. With ``block-if-any-held`` it
   is blocked iff the repo has a held PR. When even the repository is unknown (no URL, ``-R``,
   ``GH_REPO`` or git remote), nothing can be looked up, so the case is an unknown verdict and
@@ -34,6 +36,7 @@ from hook.judgement import (
 from hook.lifts import judge_lift, judge_lift_undetermined, what
 from hook.pushes import judge_push
 from hook.spec import Spec
+from hook.tampers import judge_tamper
 from hook.verdicts.sources import PrAnswer, PrQuery, RepoAnswer
 
 TYPE_CHECKING = False
@@ -73,6 +76,8 @@ class Plan:
 
 
 def _lookup_kind(merge: Merge, spec: Spec) -> str:
+    if merge.tamper:
+        return "repo" if spec.on_tamper == "block-if-any-held" and merge.repo is not None else "none"
     if merge.lift and spec.on_lift == "allow":
         return "none"
     if merge.repo is None:
@@ -97,6 +102,9 @@ def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAn
         elif kind == "pr" and answers is not None:
             judge = judge_lift if merge.lift else judge_pr
             out.append(judge(merge, answers[0][index], spec, now_iso))
+        elif merge.tamper:
+            out.append(judge_tamper(merge, answers[1][index] if kind == "repo" and answers is not None else None,
+                                    spec))
         elif kind == "repo" and answers is not None and merge.via == "git_push":
             if contains is None:
                 from hook.verdicts.ancestry import contains as git_contains

@@ -88,9 +88,7 @@ def hint(ctx: Ctx, words: list[Arg], why: str, cmd: Command | None = None) -> No
         if start is not None:
             ctx.simple_command(list(words[start:]), cmd or Command([], [], []), {})
         elif words[0][0] in GH_BUILTINS or words[0][0] == "merge":
-            from hook.detect.gh import gh
-
-            gh(ctx, [("gh", None), *words], cmd or Command([], [], []), {})
+            ctx.dispatch(ctx, [("gh", None), *words], cmd or Command([], [], []), {})
     finally:
         ctx.uncertain(mark, why)
         ctx.hinting -= 1

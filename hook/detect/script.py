@@ -174,13 +174,25 @@ def _code(ctx: Ctx, text: str) -> None:
     lowered = text.lower()
     from hook.detect import api
 
+    method = _method(lowered)
     for group in literals:
         for literal in group:
-            if "/pulls/" in literal and "/merge" in literal and "put" in lowered:
+            if "api.github" in literal or "/api/v3/" in literal or literal.lstrip("/").startswith("repos/"):
                 host, segments = api.split_url(literal)
-                api.rest(ctx, "script", "PUT", host, segments, None)
-    if api.merge_mutations(text):
+                api.rest(ctx, "script", method, host, segments, None)
+    documents = [literal for group in literals for literal in group if "mutation" in literal]
+    for document in documents:
+        api.graphql(ctx, "script", "POST", document)
+    if not documents and api.merge_mutations(text):
         api.graphql(ctx, "script", "POST", text)
+
+
+def _method(lowered: str) -> str:
+    """The HTTP method program code names for its requests (``requests.put(``, ``method="PATCH"``); DYN when
+    it names none or several (it may be any)."""
+    named = {m.upper() for m in ("put", "patch", "post", "delete")
+             if f".{m}(" in lowered or f"'{m}'" in lowered or f'"{m}"' in lowered}
+    return named.pop() if len(named) == 1 else DYN
 
 
 def string_literals(text: str) -> list[list[str]]:
