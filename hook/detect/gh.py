@@ -66,9 +66,8 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
         remote: list[Arg] = list(rest[i + 2 :])
         reason = handed(ctx, remote, cmd, files=False)
         if reason is not None:
-            after = [k for k, a in enumerate(remote) if a[0] == "--"]
-            undetermined(ctx, "gh", remote[after[0] + 1 :] if after else [], f"gh codespace ssh: {reason}",
-                         via="gh_alias", cmd=cmd)
+            dashes = next((k for k, a in enumerate(remote) if a[0] == "--"), len(remote))
+            undetermined(ctx, "gh", remote[dashes + 1 :], f"gh codespace ssh: {reason}", via="gh_alias", cmd=cmd)
     elif top in ("extension", "extensions", "ext") and len(rest) > i + 2 and rest[i + 1][0] == "exec":
         _unknown(ctx, rest[i + 2][0], rest[i + 3 :], overlay, aliases=False)
     elif top not in GH_BUILTINS:

@@ -111,14 +111,14 @@ def _merge(ctx: Ctx, via: str, host: str | None, repo: str | None, match: Match,
                       undetermined=pr is None or repo is None or DYN in base,
                       detail="moves a branch; a PR whose head it reaches is marked merged"))
     elif opid == "repos/merge":
-        head, base = fields.get("head"), fields.get("base")
-        known = head is not None and base is not None and DYN not in head + base
+        head, into = fields.get("head"), fields.get("base")
+        known = head is not None and into is not None and DYN not in head + into
         ctx.add(Merge(via=via, repo=repo, host=host, branch=head if known else None,
-                      push_target=base if known else None, undetermined=not known or repo is None,
+                      push_target=into if known else None, undetermined=not known or repo is None,
                       detail="merges a branch into a base branch"))
     else:  # git/create-ref, repos/merge-upstream: a branch gets commits the text does not name
-        target = fields.get("branch") if opid == "repos/merge-upstream" else fields.get("ref", "")
-        target = (target or "").removeprefix("refs/heads/") or None
+        named = fields.get("branch") if opid == "repos/merge-upstream" else fields.get("ref", "")
+        target = (named or "").removeprefix("refs/heads/") or None
         ctx.add(Merge(via=via, repo=repo, host=host, push_target=None if target is None or DYN in target else target,
                       undetermined=True, detail=f"{match.summary}: lands commits the text does not name"))
 

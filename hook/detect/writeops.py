@@ -250,10 +250,9 @@ def operations(method: str, segments: list[str]) -> list[Match]:
             continue
         fits = _fit(pattern, 0, segments, 0)
         if fits:
-            sure, values = next((f for f in fits if f[0]), fits[0])
-            found.append(Match(row, sure and DYN not in method, values))
-    sure = [m for m in found if m.sure]
-    return sure or found
+            exact, values = next((f for f in fits if f[0]), fits[0])
+            found.append(Match(row, exact and DYN not in method, values))
+    return [m for m in found if m.sure] or found
 
 
 def _fit(pattern: list[str], p: int, segments: list[str], s: int) -> list[tuple[bool, dict[str, str]]]:
