@@ -11,6 +11,7 @@ from __future__ import annotations
 from hook.detect.gitargs import positional as _positional
 from hook.detect.model import Merge
 from hook.detect.prefilter import GIT_BUILTINS as _BUILTINS
+from hook.detect.prefilter import merge_shaped
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -76,6 +77,8 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         from hook.detect import gitconfig  # only for a name git does not know (start-up budget)
 
         configured = gitconfig.alias(sub, cwd, ctx.env, aliases) if "" not in aliases else gitconfig.UNKNOWN
+        if configured is None and cwd is None and ctx.cwd is None:
+            configured = gitconfig.UNKNOWN  # a directory the guard cannot follow: its repository may define it
         if configured is not None:
             _alias(ctx, args[:i], sub, configured, args[i + 1 :], cwd, cmd, overlay)
             return
@@ -274,8 +277,8 @@ def _split_cmdline(value: str) -> list[str] | None:
 
 
 def _external(ctx: Ctx, cwd: str | None, sub: str, rest: list[str]) -> None:
-    """A third-party ``git-NAME``: a merge-sounding one may merge."""
-    if any(word in sub.lower() for word in _MERGEISH):
+    """A third-party ``git-NAME``: an unknown program (hook/detect/opaque.py); a merge-sounding one may merge."""
+    if any(word in sub.lower() for word in _MERGEISH) or any(merge_shaped(r) for r in rest):
         number = next((r.lstrip("#") for r in rest if r.lstrip("#").isdigit()), None)
         found = ctx.repo(cwd)
         ctx.add(Merge(via="git_ext", repo=found[1] if found else None, host=found[0] if found else None,
