@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from hook.detect import prefilter, programs, wrappers
+from hook.detect.dispatch import UNWRAPPED
 from hook.detect.model import Detection
 from hook.detect.toolcall import detect
 
@@ -243,8 +244,8 @@ def test_the_prefilter_reads_the_same_table() -> None:
 def test_the_dispatcher_unwraps_exactly_the_table_s_wrappers() -> None:
     table_wrappers = {n for n, (kind, reading, _) in programs.PROGRAMS.items()
                       if kind == programs.WRAPPER and not reading}
-    assert table_wrappers == wrappers.NAMES - {"eval", "iex", "invoke-expression", "pnpm"}
-    assert {"eval", "iex", "invoke-expression", "pnpm"} <= set(programs.PROGRAMS)
+    assert table_wrappers == wrappers.NAMES - UNWRAPPED
+    assert UNWRAPPED <= wrappers.NAMES and set(programs.PROGRAMS) >= UNWRAPPED
 
 
 @pytest.mark.parametrize(("text", "shaped"), [

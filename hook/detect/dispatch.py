@@ -7,7 +7,7 @@ other program by the rule for programs the guard does not read (hook/detect/opaq
 
 from __future__ import annotations
 
-from hook.detect.programs import command_name
+from hook.detect.programs import WRAPPER, command_name, row
 from hook.detect.runstring import run_string
 from hook.shell.syntax import DYN
 
@@ -20,12 +20,13 @@ if TYPE_CHECKING:
     from hook.shell.syntax import Command
 
 _EXPORTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+UNWRAPPED = frozenset({"eval", "iex", "invoke-expression", "pnpm"})
+"""Programs hook/detect/wrappers.py unwraps that the table does not class as wrappers: eval runs shell text
+(an interpreter), pnpm runs scripts too (a task runner); their rows say so."""
 _MAX_UNWRAP = 16
 
 
 def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    from hook.detect.wrappers import unwrap
-
     for _ in range(_MAX_UNWRAP):
         if not args:
             return
@@ -33,6 +34,11 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
         if DYN in name:
             _detector("gh:dynamic_command")(ctx, args, cmd, overlay)
             return
+        found = row(name)
+        if name not in UNWRAPPED and (found is None or found[0] != WRAPPER):
+            break
+        from hook.detect.wrappers import unwrap  # loaded for a wrapper only (start-up budget, design §7)
+
         unwrapped = unwrap(ctx, name, args, cmd, overlay, dispatch)
         if unwrapped is None:
             return
@@ -56,7 +62,7 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
 def _by_kind(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """The program table's reading of ``name`` (hook/detect/programs.py): its detector, the shell model, or
     the rule for programs the guard does not read (hook/detect/opaque.py)."""
-    from hook.detect.programs import DATA, INTERPRETER, RUNS_WITH, UNKNOWN, row
+    from hook.detect.programs import DATA, INTERPRETER, RUNS_WITH, UNKNOWN
 
     found = row(name)
     kind, reading = (found[0], found[1]) if found is not None else (UNKNOWN, "")

@@ -26,30 +26,25 @@ _KEYWORDS = ("merge", "push", "graphql", "enqueue", "updateref", "refs", "ship",
              "repos/", "api.github", "/api/v3", "installations", "ruleset", "/properties")
 _QUOTING = str.maketrans("", "", "'\"\\`")
 # gh's built-in commands; any other `gh NAME` is an alias or extension that may merge
-GH_BUILTINS = frozenset({
-    "accessibility", "a11y", "agent-task", "agent-tasks", "agent", "agents", "alias", "api", "attestation",
-    "at", "auth", "browse", "cache", "co", "codespace", "cs", "completion", "config", "copilot", "extension",
-    "extensions", "ext", "gist", "gpg-key", "help", "issue", "label", "org", "pr", "preview", "project",
-    "release", "repo", "ruleset", "rs", "run", "search", "secret", "ssh-key", "status", "variable",
-    "workflow", "version", "licenses", "skill", "skills",
-})
+GH_BUILTINS = frozenset("""
+    a11y accessibility agent agent-task agent-tasks agents alias api at attestation auth browse cache co
+    codespace completion config copilot cs ext extension extensions gist gpg-key help issue label licenses org
+    pr preview project release repo rs ruleset run search secret skill skills ssh-key status variable version
+    workflow
+""".split())  # noqa: SIM905 -- one string: the cheapest literal to load
 # git's own commands: any other name is an alias or a third-party git-NAME program
-GIT_BUILTINS = frozenset({
-    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
-    "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index",
-    "cherry", "cherry-pick", "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree",
-    "config", "count-objects", "credential", "describe", "diff", "diff-files", "diff-index", "diff-tree",
-    "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg",
-    "for-each-ref", "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object",
-    "help", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree",
-    "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
-    "merge-one-file", "merge-tree", "mergetool", "mktag", "mktree", "mv", "notes", "pack-objects",
-    "pack-refs", "prune", "pull", "push", "range-diff", "read-tree", "rebase", "reflog", "remote",
-    "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert",
-    "rm", "send-email", "shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash",
-    "status", "submodule", "switch", "symbolic-ref", "tag", "update-index", "update-ref", "var",
-    "verify-commit", "verify-pack", "verify-tag", "whatchanged", "worktree", "write-tree", "lfs",
-})
+GIT_BUILTINS = frozenset("""
+    add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore check-mailmap
+    check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column commit commit-graph
+    commit-tree config count-objects credential describe diff diff-files diff-index diff-tree difftool
+    fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg for-each-ref format-patch fsck gc
+    get-tar-commit-id grep gui hash-object help init instaweb interpret-trailers lfs log ls-files ls-remote
+    ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index merge-one-file merge-tree
+    mergetool mktag mktree mv notes pack-objects pack-refs prune pull push range-diff read-tree rebase reflog
+    remote repack replace request-pull rerere reset restore rev-list rev-parse revert rm send-email shortlog
+    show show-branch show-ref sparse-checkout stash status submodule switch symbolic-ref tag update-index
+    update-ref var verify-commit verify-pack verify-tag whatchanged worktree write-tree
+""".split())  # noqa: SIM905 -- one string: the cheapest literal to load
 _COMMAND_START = frozenset(" \t\n;|&({$/=")
 # characters that make bash build words the text does not show: parameters, substitutions and $'…'
 # ($), backquotes, escapes a program decodes (\155), brace expansion, pathname expansion
@@ -59,28 +54,24 @@ _CONSTRUCTORS = "$`\\{*?["
 # CONSUMERS run text they are handed or read, always: shells, awk/sed/xargs/parallel, the interpreters
 # whose language is not read, the runners that read commands later (`at`, `crontab`, `tmux`) or around
 # options not modelled. `source` and `.` count as the command word only (`pip install -e .` runs nothing).
-CONSUMERS = frozenset({
-    "ansible", "ansible-playbook", "ash", "at", "awk", "bash", "batch", "bwrap", "cgexec", "chroot", "cmd",
-    "cpulimit", "crontab", "daemonize", "dash", "dc", "duckdb", "ed", "emacs", "emacsclient", "entr", "ex", "fab",
-    "firejail", "fish", "forever", "gawk", "gdb", "ghc", "gnuplot", "gsed", "helm", "hush", "hyperfine", "invoke",
-    "invoke-expression", "ksh", "latexmk", "launchctl", "lftp", "lksh", "lldb", "ltrace", "lualatex", "m4", "mariadb",
-    "matlab", "mawk", "maxima", "mksh", "mlr", "mysql", "nawk", "nodemon", "nq", "nsenter", "numactl", "nvim",
-    "octave", "parallel", "pdflatex", "perf", "pkexec", "pm2", "powershell", "prlimit", "psql", "pueue", "pulumi",
-    "pwsh", "pwsh-preview", "rbash", "reflex", "retry", "runuser", "salt", "screen", "sed", "service", "setpriv",
-    "sg", "sh", "socat", "sops", "sqlite3", "start-stop-daemon", "strace", "supervisorctl", "systemctl",
-    "systemd-inhibit", "systemd-run", "terraform", "tmux", "tofu", "trap", "tsp", "unshare", "valgrind", "vi",
-    "vim", "watchexec", "xargs", "xelatex", "xvfb-run", "yash", "zsh",
-})
+CONSUMERS = frozenset("""
+    ansible ansible-playbook ash at awk bash batch bwrap cgexec chroot cmd cpulimit crontab daemonize dash dc
+    duckdb ed emacs emacsclient entr ex fab firejail fish forever gawk gdb ghc gnuplot gsed helm hush hyperfine
+    invoke invoke-expression ksh latexmk launchctl lftp lksh lldb ltrace lualatex m4 mariadb matlab mawk maxima
+    mksh mlr mysql nawk nodemon nq nsenter numactl nvim octave parallel pdflatex perf pkexec pm2 powershell
+    prlimit psql pueue pulumi pwsh pwsh-preview rbash reflex retry runuser salt screen sed service setpriv sg sh
+    socat sops sqlite3 start-stop-daemon strace supervisorctl systemctl systemd-inhibit systemd-run terraform
+    tmux tofu trap tsp unshare valgrind vi vim watchexec xargs xelatex xvfb-run yash zsh
+""".split())  # noqa: SIM905 -- one string: the cheapest literal to load
 _SOURCES = ("source", ".")
 # INTERPRETERS run code when handed some: a code flag (`python3 -c`, `node -e`, `deno eval`), code on stdin,
 # or a script file, which the reader reads (hook/detect/script.py: the merges a file names); `-m MODULE`
 # runs an installed module, the user's program
-INTERPRETERS = frozenset({
-    "bb", "bun", "clisp", "clojure", "deno", "elixir", "erl", "expect", "fennel", "ghci", "groovy", "guile",
-    "ipython", "irb", "janet", "jimsh", "jshell", "julia", "jython", "kotlin", "lua", "luajit", "node", "nodejs",
-    "ocaml", "osascript", "perl", "php", "pypy", "python", "r", "racket", "raku", "rscript", "ruby", "runghc",
-    "runhaskell", "sbcl", "scala", "tclsh", "ts-node", "tsx", "wish",
-})
+INTERPRETERS = frozenset("""
+    bb bun clisp clojure deno elixir erl expect fennel ghci groovy guile ipython irb janet jimsh jshell julia
+    jython kotlin lua luajit node nodejs ocaml osascript perl php pypy python r racket raku rscript ruby runghc
+    runhaskell sbcl scala tclsh ts-node tsx wish
+""".split())  # noqa: SIM905 -- one string: the cheapest literal to load
 _CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "-p", "--eval", "--print", "-", "eval", "-x", "-eval", "-f"})
 _SEPARATORS = str.maketrans({**dict.fromkeys(";|&()<>", "\n"), "\t": " "})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell", "Monitor"})
