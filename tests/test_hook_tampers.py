@@ -142,3 +142,19 @@ def test_explain_reports_tampers_beside_merges_and_lifts(world: dict[str, Any]) 
     out = json.loads(done.stdout)
     assert out["tampers"] == [{"via": "gh_api_rest", "repo": HELD, "act": "Delete branch protection (branch main)"}]
     assert [m["pr"] for m in out["merges"]] == [5] and [m["pr"] for m in out["lifts"]] == [5]
+
+
+@pytest.mark.parametrize(("tool_input", "code"), [
+    ({"owner": "acme", "repo": "widgets", "path": ".github/merge-hold.yml", "content": "x", "branch": "main"}, 2),
+    ({"owner": "acme", "repo": "widgets", "path": "README.md", "content": "x", "branch": "main"}, 0),
+    ({"owner": "acme", "repo": "quiet", "path": ".github/merge-hold.yml", "content": "x"}, 0),
+])
+def test_mcp_file_writes_of_the_config(world: dict[str, Any], tool_input: dict[str, Any], code: int) -> None:
+    data = payload(json.dumps(tool_input), cwd=world["cwd"], tool_name="mcp__github__create_or_update_file")
+    done = run_guard(write_spec(world["tmp"], world["url"]), data)
+    assert done.returncode == code, done.stderr
+    files = {"owner": "acme", "repo": "widgets", "branch": "main",
+             "files": [{"path": "src/a.py", "content": "x"}, {"path": ".github/merge-hold.yml", "content": "y"}]}
+    pushed = run_guard(write_spec(world["tmp"], world["url"]),
+                       payload(json.dumps(files), cwd=world["cwd"], tool_name="mcp__github__push_files"))
+    assert pushed.returncode == 2, pushed.stderr

@@ -3,8 +3,8 @@
 Reads the same PreToolUse JSON as ``hook-guard`` on stdin and prints
 ``{"merges": [{"via", "repo", "pr", "branch"}], "lifts": [{…, "lift"}], "tampers": [{"via", "repo", "act"}],
 "undetermined": bool}`` (design §5): the merges, the lifts of a hold, the acts that would weaken the gate;
-``--verbose`` adds every field of each merge and the detector's notes. Exit 0 on success, 1 on unreadable input, 64 on a bad
-option: never 2, which Claude Code reads as "block".
+``--verbose`` adds every field of each merge and the detector's notes. Exit 0 on success, 1 on unreadable
+input, 64 on a bad option: never 2, which Claude Code reads as "block".
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ USAGE = """usage: merge-hold hook explain [--verbose] [--agent NAME] < TOOL_CALL
 
 Print the pull-request merges a Claude Code tool call would perform, the holds it would lift and
 the acts that would weaken the gate, as the agent guard detects them, without reading any verdict:
-{"merges": [...], "lifts": [...], "tampers": [{"via", "repo", "act"}], "undetermined": BOOL}. Input: the PreToolUse JSON (tool_name, tool_input, cwd, ...),
-or with --agent the named agent's hook input (codex, gemini, cursor, copilot, ...).
+{"merges": [...], "lifts": [...], "tampers": [{"via", "repo", "act"}], "undetermined": BOOL}.
+Input: the PreToolUse JSON (tool_name, tool_input, cwd, ...), or with --agent the named agent's
+hook input (codex, gemini, cursor, copilot, ...).
 
   -v, --verbose  also print push_target, host, undetermined and detail per merge, and notes
   --agent NAME   read NAME's hook input, as `hook-guard --agent NAME` does
