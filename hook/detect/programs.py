@@ -157,10 +157,12 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
     (INTERPRETER, "textprog:parallel", "runs command lines it builds from its input", "parallel"),
     (INTERPRETER, "", _UNREAD,
      """
-     vim vi nvim ex emacs emacsclient dc m4 gdb lldb sqlite3 psql mysql mariadb duckdb mlr socat lftp ed
-     octave matlab maxima gnuplot pdflatex latexmk lualatex xelatex ansible ansible-playbook terraform tofu
-     pulumi helm salt fab invoke ghc
+     dc m4 gdb lldb sqlite3 psql mysql mariadb duckdb mlr socat lftp ed octave matlab maxima gnuplot pdflatex
+     latexmk lualatex xelatex ansible ansible-playbook terraform tofu pulumi helm salt fab invoke ghc
      """),
+    (INTERPRETER, "textprog:editor",
+     "an editor: runs the commands it is given (`-c CMD`, `+CMD`, `--eval`, a script), not the files it opens",
+     "vim vi nvim ex emacs emacsclient"),
     (INTERPRETER, "script:agent", _AGENT,
      "codex gemini aider opencode cursor-agent goose amp crush claude qwen copilot droid kiro-cli cline"),
     (RUNNER, "deferred:later", _RUNNER,
