@@ -210,7 +210,8 @@ def test_look_alikes_stay_clean(command: str, checkout: Path) -> None:
     "frobnicate repos/acme/widgets/pulls/5/merge-async",
     "x=$(echo Z2ggcHIgbWVyZ2UgNQ== | base64 -d); frobnicate \"$x\"",
     f"echo {MQ} > job.txt && frobnicate job.txt", "tar --to-command='gh pr merge 5' -xf x.tar",
-    "rsync -e 'gh pr merge 5' a b:c", "fd -x gh pr merge",
+    "rsync -e 'gh pr merge 5' a b:c", "fd -x gh pr merge", "less '+!gh pr merge 5' README.md",
+    "scp -o 'ProxyCommand=gh pr merge 5' a b:c",
 ])
 def test_an_unknown_program_handed_merge_shaped_text_is_undetermined(command: str, checkout: Path) -> None:
     got, found = judge(command, checkout)
@@ -228,7 +229,7 @@ def test_kinds_readings_and_reasons_are_well_formed() -> None:
             assert callable(getattr(importlib.import_module(f"hook.detect.{module}"), function)), name
         else:
             assert reading in ("", "decoder", "shell"), name
-    assert set(programs.RUNS_WITH) <= {n for n, r in programs.PROGRAMS.items() if r[0] == programs.DATA} | {"git-lfs"}
+    assert set(programs.RUNS_WITH) <= {n for n, r in programs.PROGRAMS.items() if r[0] == programs.DATA}
 
 
 def test_the_prefilter_reads_the_same_table() -> None:
@@ -258,3 +259,15 @@ def test_the_dispatcher_unwraps_exactly_the_table_s_wrappers() -> None:
 ])
 def test_merge_shaped(text: str, shaped: bool) -> None:
     assert prefilter.merge_shaped(text) is shaped
+
+
+def test_what_is_merge_shaped_passes_the_prefilter() -> None:
+    """An unknown program is judged only when the prefilter lets the text through: every merge-shaped
+    marker is one of its keywords, but for gh's own words (``gh pr view`` is gh's, read by its detector) and
+    ``GH_REPO`` (it steers gh, and merges nothing by itself)."""
+    for part in prefilter._SHAPED:
+        if part not in ("gh_repo", "gh_host"):
+            assert prefilter.might_merge(f"frobnicate {part}"), part
+    for word in prefilter._SHAPED_WORDS - {"gh", "gh.exe"}:
+        assert prefilter.might_merge(f"frobnicate {word}"), word
+

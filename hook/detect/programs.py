@@ -11,8 +11,9 @@ Kinds:
   ``lua``, ``tclsh``, ``expect``, ``awk``, ``make``): read where modelled; otherwise, code that is handed
   merge-shaped text makes the answer undetermined;
 - ``runner``: runs a command later or elsewhere (``tmux``, ``at``, ``crontab``, ``systemd-run``, ``ssh``,
-  containers): what it runs is read, and a merge found there is undetermined (its time, directory and
-  environment are not this command's);
+  containers: hook/detect/deferred.py, hook/detect/elsewhere.py), or after options not modelled exactly
+  (``strace``, ``chroot``): what it runs is read, and a merge found there is undetermined (its time,
+  directory and environment are not this command's);
 - ``client``: reaches GitHub or git itself and has its own detector (``gh``, ``git``, ``curl``);
 - ``unknown``: everything else (and the few rows listed only for a property, such as ``openssl``, a
   decoder). An unknown program whose arguments, stdin, here-document or named files carry merge-shaped
@@ -24,7 +25,8 @@ Each row is ``(kind, reading, reason, names)``; ``reading`` is ``""`` (the kind 
 program is one name in a row here (or a row of its own) and one row in tests/test_hook_programs.py. Plain
 literals, imported only by the full reader: the prefilter keeps its own view
 (`hook.detect.prefilter.CONSUMERS`, `INTERPRETERS`), pinned to this table by a test, so the fast path pays
-nothing for it (design §7).
+nothing for it (design §7). ``RUNS_WITH`` refines a few data rows: with one of those options the program
+runs a command it is given.
 """
 
 from __future__ import annotations
@@ -218,10 +220,6 @@ RUNS_WITH: dict[str, tuple[str, ...]] = {
     "sftp": ("-S", "-b", "-D", "-o"),
     "zip": ("-TT", "--unzip-command"),
     "less": ("+!",),
-    "ssh-keygen": ("-O",),
-    "patch": ("--merge",),
-    "code": ("--install-extension",),
-    "git-lfs": (),
 }
 """Options with which a *data* program runs a command it is given (``tar --to-command=CMD``, ``rsync -e CMD``,
 ``fd -x CMD``): with one of them it is read as an unknown program (hook/detect/opaque.py)."""
