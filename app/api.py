@@ -49,14 +49,15 @@ def outside_orgs(repo: str) -> Reply | None:
     return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}", 403)
 
 
-def _verdict_reply(repo: str, number: int | None) -> Reply:
+def _verdict_reply(repo: str, number: int | None, *, by_branch: bool = False) -> Reply:
     refused = outside_orgs(repo)
     if refused is not None:
         return refused
     redis = services().redis
     record = reads.verdict(redis, repo, number) if number is not None else None
-    if record is None:
-        return _error("no verdict", 404, managed=reads.is_managed(redis, repo))
+    if record is None:  # a branch's PR without a verdict yet is named: the hook's stack rule reads it as unknown
+        named = {"number": number} if by_branch and number is not None else {}
+        return _error("no verdict", 404, managed=reads.is_managed(redis, repo), **named)
     return jsonify(record), 200
 
 
@@ -75,7 +76,7 @@ def verdict_by_branch(owner: str, name: str, branch: str) -> Reply:
     repo = _repo(owner, name)
     if repo is None:
         return _error("not a repository name", 400)
-    return _verdict_reply(repo, reads.number_for_branch(services().redis, repo, branch))
+    return _verdict_reply(repo, reads.number_for_branch(services().redis, repo, branch), by_branch=True)
 
 
 @bp.get("/repos/<owner>/<name>/held")

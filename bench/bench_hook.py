@@ -35,8 +35,8 @@ from pathlib import Path
 from bench.timing import Command, Row, alternating_medians, interpreter_floor
 
 REPO = "merge-hold-bench/widgets"
-NON_MERGE_BUDGET = 1.3
-MERGE_BUDGET = 2.5
+NON_MERGE_BUDGET = 1.1
+MERGE_BUDGET = 2.0
 
 
 def _redis_url(workdir: Path) -> AbstractContextManager[str]:

@@ -60,7 +60,8 @@ def pr_state(repo: str, number: int) -> str:
 def verdict(repo: str, number: int) -> str:
     """The verdict record (`core.verdict.verdict_record`), stored by `core.records`: what the hook and the
     API read, in one GET. It carries its ``version`` (the fencing token of a status write) and the
-    ``state_version`` it was computed from."""
+    ``state_version`` it was computed from, and ``default_base`` (is ``base`` the repo's default branch?):
+    when false the hook follows the stack below the PR through `head_index` before letting a merge through."""
     return f"{_repo(repo)}:pr:{number}:verdict"
 
 

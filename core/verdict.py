@@ -117,7 +117,7 @@ def compute_verdict(
 
 def verdict_record(
     verdict: Verdict, *, version: int, computed_at: datetime, status: dict[str, Any],
-    hold_label: str | None = None,
+    hold_label: str | None = None, default_branch: str | None = None,
 ) -> dict[str, Any]:
     """The JSON stored under `core.keys.verdict`: what the agent hook and the API read.
 
@@ -125,8 +125,12 @@ def verdict_record(
     ``state`` is the posted status state (``success``/``failure``/``pending``/``error``); each hold has
     ``id, source, scope, holder, reason, created_at, expires_at, origin``; times are ISO 8601 UTC.
     ``hold_label`` is the repo's hold label (the hook blocks an agent removing it from a held PR).
+    ``default_base`` (present when the repo's ``default_branch`` is known) says whether the PR's base is the
+    default branch: when it is not, the PR may sit on another open PR (a stack), and the hook follows the
+    chain down through the head index before it lets a merge through (a merge of a stacked PR merges the PRs
+    below it too).
     """
-    return {
+    record = {
         "schema": RECORD_SCHEMA,
         "repo": verdict.repo,
         "number": verdict.number,
@@ -143,3 +147,6 @@ def verdict_record(
         "computed_at": to_iso(computed_at),
         "version": version,
     }
+    if default_branch is not None:
+        record["default_base"] = verdict.base == default_branch
+    return record

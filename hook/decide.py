@@ -14,6 +14,8 @@ Pure: facts in (the detected merge, what the verdict source answered, the spec, 
   PR's head (`hook.pushes`);
 - a lift of a hold on a held PR (label removal, ``/unhold`` comment, review dismissal): ``on_lift``
   (`hook.lifts`);
+- an act that weakens the gate (forging ``merge-hold``, branch protection, rulesets, the App, the repo
+  config): ``on_tamper``, by default blocked in a repo that has any hold (`hook.tampers`);
 - a merge whose target the command does not reveal: ``on_undetermined``. With ``block-if-any-held`` it
   is blocked iff the repo has a held PR. When even the repository is unknown (no URL, ``-R``,
   ``GH_REPO`` or git remote), nothing can be looked up, so the case is an unknown verdict and
@@ -34,6 +36,7 @@ from hook.judgement import (
 from hook.lifts import judge_lift, judge_lift_undetermined, what
 from hook.pushes import judge_push
 from hook.spec import Spec
+from hook.tampers import judge_tamper
 from hook.verdicts.sources import PrAnswer, PrQuery, RepoAnswer
 
 TYPE_CHECKING = False
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hook.detect.model import Merge
-    from hook.pushes import Contains
+    from hook.pushes import Changes, Contains
 
 class Plan:
     """The lookups a batch of merges needs: PR queries and repo queries, each merge's slot in them."""
@@ -71,8 +74,15 @@ class Plan:
     def needs_lookup(self) -> bool:
         return bool(self.prs or self.repos)
 
+    def merging(self) -> list[int]:
+        """The PR queries of merges proper (not lifts): a stacked PR's merge merges the PRs below it too."""
+        return [index for merge, (kind, index) in zip(self.merges, self.slots, strict=True)
+                if kind == "pr" and not merge.lift and not merge.tamper]
+
 
 def _lookup_kind(merge: Merge, spec: Spec) -> str:
+    if merge.tamper:
+        return "repo" if spec.on_tamper == "block-if-any-held" and merge.repo is not None else "none"
     if merge.lift and spec.on_lift == "allow":
         return "none"
     if merge.repo is None:
@@ -87,9 +97,12 @@ def _lookup_kind(merge: Merge, spec: Spec) -> str:
 
 
 def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAnswer]] | None,
-              unreachable: str | None, now_iso: str, contains: Contains | None = None) -> list[Judgement]:
+              unreachable: str | None, now_iso: str, contains: Contains | None = None,
+              changes: Changes | None = None) -> list[Judgement]:
     """``answers`` is None when no lookup was needed or it failed (``unreachable`` says why).
-    ``contains`` answers the push rule's ancestry question (default: the local git, `hook.verdicts.ancestry`)."""
+    ``contains`` answers the push rule's ancestry question and ``changes`` whether a push sends a change to
+    the repo config (default for both: the local git, `hook.verdicts.ancestry`; a ``contains`` given alone
+    leaves the config question out)."""
     out = []
     for merge, (kind, index) in zip(plan.merges, plan.slots, strict=True):
         if kind != "none" and unreachable is not None:
@@ -97,18 +110,32 @@ def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAn
         elif kind == "pr" and answers is not None:
             judge = judge_lift if merge.lift else judge_pr
             out.append(judge(merge, answers[0][index], spec, now_iso))
+        elif merge.tamper:
+            out.append(judge_tamper(merge, answers[1][index] if kind == "repo" and answers is not None else None,
+                                    spec))
         elif kind == "repo" and answers is not None and merge.via == "git_push":
             if contains is None:
+                from hook.verdicts.ancestry import changes as git_changes
                 from hook.verdicts.ancestry import contains as git_contains
 
-                contains = git_contains
-            out.append(judge_push(merge, answers[1][index], spec, contains))
+                contains, changes = git_contains, changes or git_changes
+            out.append(judge_push(merge, answers[1][index], spec, contains, changes,
+                                  _default_branch(merge) if changes is not None else None))
         elif kind == "repo" and answers is not None:
             judge_repo = judge_lift_undetermined if merge.lift else judge_undetermined
             out.append(judge_repo(merge, answers[1][index], spec))
         else:
             out.append(judge_without_lookup(merge, spec))
     return out
+
+
+def _default_branch(merge: Merge) -> str | None:
+    """The remote's default branch as the local clone recorded it (``refs/remotes/origin/HEAD``): a base too."""
+    if not merge.gitdir:
+        return None
+    from hook.detect.gitrepo import default_branch
+
+    return default_branch(merge.gitdir)
 
 
 def judge_without_lookup(merge: Merge, spec: Spec) -> Judgement:
@@ -163,7 +190,8 @@ def judge_pr(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgem
         return unknown(merge, spec, problem, number)
     record: dict[str, Any] = answer.record  # type: ignore[assignment]  # checked by _record_problem
     if not record["held"]:
-        return Judgement(merge, "allow", "free", f"{repo}#{number} has no holds", pr=number)
+        free = Judgement(merge, "allow", "free", f"{repo}#{number} has no holds", pr=number)
+        return _stack(merge, answer, spec, now_iso) or free
     holds = [h for h in record.get("holds", []) if isinstance(h, dict)]
     active = [h for h in holds if not expired(h, now_iso)]
     if holds and not active:
@@ -173,3 +201,24 @@ def judge_pr(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgem
                      message=held_message(f"{repo}#{number}", active, record, push=False))
 
 
+def _stack(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgement | None:
+    """A free PR stacked on held ones: merging it merges them too (`hook.verdicts.stacks`)."""
+    repo, number = merge.repo or "", answer.number
+    for below, record in answer.below:
+        problem = record_problem(record)
+        if problem:
+            return unknown(merge, spec, f"#{below}, stacked below it: {problem}", number)
+        holds = [h for h in record.get("holds", []) if isinstance(h, dict)] if isinstance(record, dict) else []
+        active = [h for h in holds if not expired(h, now_iso)]
+        if isinstance(record, dict) and record.get("held") and (active or not holds):
+            target = f"{repo}#{below}"
+            message = held_message(target, active, record, push=False).replace(
+                f"merge-hold: {target} is on hold.",
+                f"merge-hold: {repo}#{number} is stacked on {target}, which is on hold: merging #{number} merges "
+                f"#{below} too.", 1)
+            summary = "; ".join(hold_line(h) for h in active[:3]) or "held"
+            return Judgement(merge, "block", "held-below", f"{repo}#{number} is stacked on held {target}: {summary}",
+                             pr=number, message=message)
+    if answer.stack_problem:
+        return unknown(merge, spec, f"the PRs below it cannot be read: {answer.stack_problem}", number)
+    return None

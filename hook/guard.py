@@ -247,6 +247,11 @@ def judge(spec: Spec, call: ToolCall) -> str | None:
             raise _GuardError(str(exc)) from None
         try:
             answers = source.lookup(plan.prs, plan.repos)
+            merging = plan.merging()  # a free PR stacked on others merges them too: read the chain below
+            if merging:
+                from hook.verdicts.stacks import follow
+
+                follow(source, [plan.prs[i] for i in merging], [answers[0][i] for i in merging])
         except Unreachable as exc:
             unreachable = str(exc)
         finally:

@@ -43,7 +43,11 @@ def what(lift: str) -> str:
             "comment?": "posts a comment or review whose text the guard cannot see",
             "review": "posts a review that lifts holds",
             "approve": "approves the PR, which lifts its reviewer's changes-requested hold",
-            "dismiss": "dismisses a review"}.get(lift, "lifts a hold")
+            "dismiss": "dismisses a review",
+            "label+": "adds labels to the PR (an exempt label lets it through room and freeze holds)",
+            "uncomment": "deletes a comment (it may be the one that holds a PR)",
+            "base": "changes the PR's base branch (a held PR may then merge where merge-hold is not required)",
+            "update-branch": "updates the PR's branch from its base (a new head commit)"}.get(lift, "lifts a hold")
 
 
 def _lifts(lift: str, record: dict[str, Any], active: list[dict[str, Any]]) -> bool:
@@ -59,7 +63,9 @@ def _lifts(lift: str, record: dict[str, Any], active: list[dict[str, Any]]) -> b
         return name in labels
     if lift == "approve":
         return any(h.get("source") == "review" for h in active)
-    return True  # comment, comment?, review, dismiss: on a held PR
+    if lift == "label+":
+        return any(h.get("source") in ("room", "freeze") for h in active)
+    return True  # comment, comment?, review, dismiss, base, update-branch: on a held PR
 
 
 def judge_lift(merge: Merge, answer: PrAnswer, spec: Spec, now_iso: str) -> Judgement:

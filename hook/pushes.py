@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from hook.verdicts.sources import RepoAnswer
 
     Contains = Callable[[str, str, Sequence[str]], bool | None]
+    Changes = Callable[[str, Sequence[str], Sequence[str]], bool | None]
+
+CONFIG_PATHS = (".github/merge-hold.yml", ".github/merge-hold.yaml")
 
 
 def _stem(pattern: str, branch: str) -> str | None:
@@ -41,7 +44,46 @@ def written(merge: Merge, base: str) -> tuple[str, ...] | None:
     return None if stem is None else tuple(c.replace("*", stem, 1) for c in merge.commits[:1])
 
 
-def judge_push(merge: Merge, repo: RepoAnswer, spec: Spec, contains: Contains) -> Judgement:
+def judge_push(merge: Merge, repo: RepoAnswer, spec: Spec, contains: Contains, changes: Changes | None = None,
+               default: str | None = None) -> Judgement:
+    """The push rule, then the gate's own file: a push that sends a change to ``.github/merge-hold.yml`` onto
+    a base branch (of a held PR, or the remote's default branch, ``default``) weakens the gate (``on_tamper``)."""
+    judgement = _judge_push(merge, repo, spec, contains)
+    if judgement.blocks or changes is None:
+        return judgement
+    return config_push(merge, repo, spec, changes, default) or judgement
+
+
+def config_push(merge: Merge, repo: RepoAnswer, spec: Spec, changes: Changes, default: str | None) -> Judgement | None:
+    """Blocked when the push writes a base branch with a commit, not yet on any remote branch, that changes
+    merge-hold's configuration; None when it does not (or ``on_tamper`` lets it through)."""
+    if spec.on_tamper == "allow" or not repo.managed or merge.undetermined or not merge.gitdir:
+        return None
+    if spec.on_tamper == "block-if-any-held" and not repo.held:
+        return None
+    bases = {base for base, _, _ in repo.heads.values()} | ({default} if default else set())
+    written_bases = [b for b in sorted(bases) if written(merge, b) is not None]
+    if not written_bases:
+        return None
+    commits = tuple(c for b in written_bases for c in (written(merge, b) or ()))
+    found = changes(merge.gitdir, commits, CONFIG_PATHS)
+    name, base = merge.repo or "", written_bases[0]
+    if found is None:
+        return unknown(merge, spec, f"git cannot tell whether the push changes {CONFIG_PATHS[0]}")
+    if not found:
+        return None
+    act = f"Push a change to {CONFIG_PATHS[0]} onto {base}"
+    held = ", ".join(f"#{n}" for n in repo.held[:10])
+    from hook.tampers import PERSON
+
+    message = (f"merge-hold: this push writes `{base}` of {name} with a commit that changes {CONFIG_PATHS[0]}, "
+               f"merge-hold's configuration" + (f", while {name} has PRs on hold ({held})" if held else "")
+               + f". That weakens the merge gate, so it is blocked (on_tamper: {spec.on_tamper}). {PERSON}")
+    return Judgement(merge.replace(tamper=act), "block", "tamper", f"{act} in {name}; on_tamper is {spec.on_tamper}",
+                     message=message)
+
+
+def _judge_push(merge: Merge, repo: RepoAnswer, spec: Spec, contains: Contains) -> Judgement:
     name = merge.repo or ""
     where = f"`{merge.push_target}` of {name}" if merge.push_target else f"a branch of {name}"
     if not repo.managed:

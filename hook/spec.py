@@ -21,6 +21,10 @@ A JSON file the user, or the engine that starts agent sessions, writes::
 - ``on_lift`` (``block`` | ``allow``, default ``block``): what a tool call that would lift a hold on a
   held PR gets (removing the hold label, a comment or review carrying ``/unhold``, ``/hold cancel`` or
   ``/remove-hold``, dismissing a review): lifting is a person's act.
+- ``on_tamper`` (``block-if-any-held`` | ``block`` | ``allow``, default ``block-if-any-held``): what a tool
+  call that would weaken the gate gets (forging the ``merge-hold`` status or check run, changing or deleting
+  branch protection, its required checks or a ruleset, suspending or uninstalling the App, writing
+  ``.github/merge-hold.yml``): a person's act, blocked in a repo that has any hold.
 - ``timeout_ms`` (default 800): a hard budget on the whole verdict lookup, connection included.
 - Relative ``token_file`` and ``record_file`` paths are relative to the spec file's directory.
 
@@ -39,6 +43,10 @@ ON_LIFT = ("block", "allow")
 DEFAULT_ON_LIFT = "block"
 """Lifting a hold is a person's act (design §6): an agent's lift is blocked like a merge."""
 ON_UNDETERMINED = ("block", "allow", "block-if-any-held")
+ON_TAMPER = ("block-if-any-held", "block", "allow")
+DEFAULT_ON_TAMPER = "block-if-any-held"
+"""Weakening the gate (forging ``merge-hold``, branch protection, rulesets, the App, ``.github/merge-hold.yml``)
+is a person's act (design §6): an agent's is blocked in a repo that has any hold."""
 DEFAULT_ON_UNKNOWN = "block"
 """Doubt about a managed repo's PR blocks: the hook is a gate, and the user can be asked."""
 DEFAULT_ON_UNDETERMINED = "block-if-any-held"
@@ -60,6 +68,7 @@ class Spec:
 
     __slots__ = (
         "on_lift",
+        "on_tamper",
         "on_undetermined",
         "on_unknown",
         "path",
@@ -81,6 +90,7 @@ class Spec:
         on_undetermined: str = DEFAULT_ON_UNDETERMINED,
         timeout_ms: int = DEFAULT_TIMEOUT_MS,
         on_lift: str = DEFAULT_ON_LIFT,
+        on_tamper: str = DEFAULT_ON_TAMPER,
     ) -> None:
         self.spec_version = SPEC_VERSION
         self.path = path
@@ -91,6 +101,7 @@ class Spec:
         self.on_undetermined = on_undetermined
         self.timeout_ms = timeout_ms
         self.on_lift = on_lift
+        self.on_tamper = on_tamper
 
     @property
     def is_http(self) -> bool:
@@ -155,6 +166,7 @@ def parse_spec(data: object, path: str) -> Spec:
         on_undetermined=_choice(data, "on_undetermined", ON_UNDETERMINED, DEFAULT_ON_UNDETERMINED),
         timeout_ms=timeout,
         on_lift=_choice(data, "on_lift", ON_LIFT, DEFAULT_ON_LIFT),
+        on_tamper=_choice(data, "on_tamper", ON_TAMPER, DEFAULT_ON_TAMPER),
     )
     if spec.is_http and spec.token_file is None:
         raise SpecError("an http(s) verdict_source needs a token_file (the API requires a bearer token)")

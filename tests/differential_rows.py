@@ -164,4 +164,22 @@ ROWS: list[tuple[str, str]] = [
     # a file appended to, or written by a program whose output is unknown
     ("echo 5 >> f.txt; echo 5 >> f.txt; gh pr merge $(cat f.txt)", "undetermined"),
     ("echo 5 > f.txt; python3 -c 'print(7)' > f.txt; gh pr merge $(cat f.txt)", "undetermined"),
+    # programs of other families, run for real (busybox, lua, tclsh, expect, tmux): a shell reads exactly,
+    # interpreter code and a later run are undetermined, their look-alikes clean
+    ("busybox sh -c 'gh pr merge 5 -R acme/other'", "determined"),
+    ("busybox ash -c 'x=7; gh pr merge $x'", "determined"),
+    ("busybox env GH_REPO=acme/other gh pr merge 5", "determined"),
+    ("echo 5 | busybox xargs gh pr merge", "determined"),
+    ("busybox timeout 5 gh pr merge 6", "determined"),
+    ("busybox sh -c 'echo gh pr merge 5'", "determined"),
+    ("lua -e 'os.execute(\"gh pr merge 5\")'", "undetermined"),
+    ("lua5.4 -e 'os.execute([[gh pr merge 5 -R acme/other]])'", "undetermined"),
+    ("lua -e 'print(1 + 1)'", "determined"),
+    ("tclsh <<'EOF'\nexec gh pr merge 5\nEOF", "undetermined"),
+    ("echo 'puts [expr 1 + 1]' | tclsh", "determined"),
+    ("expect -c 'spawn gh pr merge 5; expect eof' >/dev/null", "undetermined"),
+    ("expect -c 'puts hi'", "determined"),
+    ("tmux new-session -d 'gh pr merge 5'", "undetermined"),
+    ("tmux new-session -d 'echo gh pr merge 5 > /dev/null'", "determined"),
+    ("tmux ls 2>/dev/null || true", "determined"),
 ]

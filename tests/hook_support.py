@@ -54,11 +54,12 @@ def hold(source: str, holder: str, reason: str, *, repo: str = "acme/widgets", n
 
 def record(repo: str, number: int, holds: list[Hold], *, base: str = "main", head_ref: str = "feature",
            error: str | None = None, head_sha: str = "3f2a9c1" * 5 + "abcde",
-           hold_label: str | None = "do-not-merge/hold") -> dict[str, Any]:
-    """A verdict record exactly as the workers store it (`core.verdict.verdict_record`)."""
+           hold_label: str | None = "do-not-merge/hold", default_branch: str | None = "main") -> dict[str, Any]:
+    """A verdict record exactly as the workers store it (`core.verdict.verdict_record`); ``default_branch``
+    None: as a server that does not publish ``default_base`` stores it."""
     verdict = Verdict(repo, number, tuple(holds), head_sha, base, head_ref, error=error)
     state = "error" if error else ("failure" if verdict.held else "success")
-    return verdict_record(verdict, version=7, computed_at=NOW, hold_label=hold_label,
+    return verdict_record(verdict, version=7, computed_at=NOW, hold_label=hold_label, default_branch=default_branch,
                           status={"state": state, "description": "Held" if holds else "No holds"})
 
 

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = "acme/widgets"
@@ -88,9 +89,12 @@ class Sandbox:
             # aliases the text of a command does not show: the guard must read them where git does
             "[alias]\n\tmm = !gh pr merge 9 -R acme/other\n[include]\n\tpath = extra.gitconfig\n")
         (self.home / "extra.gitconfig").write_text("[alias]\n\tpp = push origin HEAD:main\n")
+        self.tmux = root / "tmux"  # a tmux server of its own: sessions a program starts run here, later
+        self.tmux.mkdir(exist_ok=True)
         self.env = {"PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home),
                     "MH_ORACLE_LOG": str(self.log), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
-                    "LC_ALL": "C.UTF-8", "TMPDIR": str(root)}
+                    "LC_ALL": "C.UTF-8", "TMPDIR": str(root), "TMUX_TMPDIR": str(self.tmux),
+                    "SHELL": "/bin/sh", "TERM": "dumb"}
         git = {"check": True, "capture_output": True, "env": self.env}
         subprocess.run(["git", "init", "-q", "--bare", str(remotes / f"{REPO}.git")], **git)  # type: ignore[call-overload]
         subprocess.run(["git", "init", "-q", "-b", BRANCH, str(self.checkout)], **git)  # type: ignore[call-overload]
@@ -110,7 +114,21 @@ class Sandbox:
         self.log.mkdir()
         done = subprocess.run(["bash", "--noprofile", "--norc", "-c", program], cwd=self.checkout, env=self.env,
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
+        self._wait_for_tmux(timeout)
         return self.calls(), done
+
+    def _wait_for_tmux(self, timeout: float) -> None:
+        """A tmux session the program started runs its command after the program ended: wait until the
+        server has no session left (it exits then), so what it ran is in this program's log."""
+        if not any(self.tmux.glob("tmux-*/*")):
+            return  # no server was ever started
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            alive = subprocess.run(["tmux", "has-session"], env=self.env, capture_output=True, check=False)
+            if alive.returncode != 0:
+                return
+            time.sleep(0.05)  # polling a condition (the server's sessions), with a deadline
+        subprocess.run(["tmux", "kill-server"], env=self.env, capture_output=True, check=False)
 
     def calls(self) -> list[Call]:
         out = []

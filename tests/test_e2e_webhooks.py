@@ -78,6 +78,7 @@ def test_hold_and_unhold_by_comment(svc: Service, github_emulator: GitHubEmulato
     record = svc.verdict(REPO, PR)
     assert record is not None and record["held"] and record["holds"][0]["holder"] == "alice"
     assert record["head_sha"] == SHA and record["base"] == "master"
+    assert record["default_base"] is True  # the hook's stack rule: based on the default branch, nothing below
     svc.deliver("issue_comment", comment("/unhold", at="2019-05-15T15:31:00Z", comment_id=101))
     svc.drain()
     assert status(github_emulator) == ("success", "No holds")

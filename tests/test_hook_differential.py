@@ -13,6 +13,7 @@ first on PATH (tests/shell_oracle.py); what they received is the truth. The test
 from __future__ import annotations
 
 import shlex
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -164,7 +165,7 @@ def statement(draw: Draw) -> str:
         "braces", "ifs", "param", "eval", "bash-c", "heredoc", "heredoc-pipe", "pipe-sh", "xargs", "find",
         "wrapper", "python", "git-alias", "command-var", "subshell", "group",
         "case", "case", "case-assign", "pipe-compound", "alias", "patsub", "case-conv", "substr", "runtime",
-        "runtime", "setup"]))
+        "runtime", "setup", *(["family", "family"] if FAMILIES else [])]))
     q = draw(rendered(words))
     if construct == "direct":
         return line(inv, q)
@@ -287,12 +288,40 @@ def statement(draw: Draw) -> str:
     if construct == "setup":  # set-up output the guard models: the merge stays determined unless it reads it
         printer = draw(st.sampled_from(["ssh-agent -s", "brew shellenv", "direnv export bash"]))
         return f'eval "$({printer})"; ' + line(inv, q)
+    if construct == "family":  # a real program of another family runs it (tests/shell_oracle.py runs them)
+        return family(inv, plain, draw(st.sampled_from(FAMILIES)))
     if construct == "subshell":
         return f"( {line(inv, q)} )"
     if construct == "group":
         return f"{{ {line(inv, q)}; }}"
     return line(inv, q)
 
+
+def family(inv: Invocation, plain: str, name: str) -> str:
+    """``plain`` run by a program of another family: a shell (busybox sh, an applet), an interpreter whose code
+    runs it (lua, tclsh, expect), or a terminal multiplexer that runs it later (tmux)."""
+    argv = (["env", inv.prefix.strip()] if inv.prefix else []) + inv.words
+    braced = " ".join("{" + w + "}" for w in argv)
+    simple = not any(c in w for w in argv for c in "{}\\")
+    if name == "busybox-sh":
+        return f"busybox sh -c {shlex.quote(plain)}"
+    if name == "busybox-env":
+        return f"busybox env {inv.prefix}{shlex.join(inv.words)}"
+    if name == "lua" and "]==]" not in plain:
+        return "lua -e " + shlex.quote(f"os.execute([==[{plain}]==])")
+    if name == "tclsh" and simple:
+        return f"tclsh <<'EOF'\nexec {braced}\nEOF"
+    if name == "expect" and simple:
+        return "expect -c " + shlex.quote(f"spawn {braced}; expect eof") + " >/dev/null"
+    if name == "tmux":
+        return f"tmux new-session -d {shlex.quote(plain)}"
+    return f"busybox sh -c {shlex.quote(plain)}"
+
+
+FAMILIES = [name for name, program in (("busybox-sh", "busybox"), ("busybox-env", "busybox"), ("lua", "lua"),
+                                       ("tclsh", "tclsh"), ("expect", "expect"), ("tmux", "tmux"))
+            if shutil.which(program)]
+"""Programs of other families Debian ships (.ci/run installs them when missing); a missing one is left out."""
 
 DECOYS = st.sampled_from([
     'echo "gh pr merge 5 -R acme/widgets"', "printf '%s\\n' 'gh pr merge 7'", "true", "x=3",

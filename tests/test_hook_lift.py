@@ -170,4 +170,5 @@ def test_explain_shows_lifts_apart_from_merges(world: dict[str, Any]) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "merges": [{"via": "gh_pr_merge", "repo": REPO, "pr": 6, "branch": None}], "undetermined": False,
-        "lifts": [{"via": "gh_pr_edit", "repo": REPO, "pr": 5, "branch": None, "lift": "label:do-not-merge/hold"}]}
+        "lifts": [{"via": "gh_pr_edit", "repo": REPO, "pr": 5, "branch": None, "lift": "label:do-not-merge/hold"}],
+        "tampers": []}

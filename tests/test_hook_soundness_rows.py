@@ -57,6 +57,28 @@ ROWS: list[tuple[str, list[tuple[str | None, int | None]], bool]] = [
      [("acme/widgets", None)], True),
     ("curl -K <(echo 'url = \"https://api.github.com/repos/acme/widgets/pulls/5/merge\"') -X PUT",
      [(None, None)], True),
+    # deferred runners and containers (issue 15): what they run runs later or elsewhere, never determined
+    ("echo '*/5 * * * * gh pr merge 5' | crontab -", [("acme/widgets", 5)], True),
+    ("crontab <<'EOF'\nGH_REPO=acme/other\n@reboot gh pr merge 5 -R acme/other\nEOF", [("acme/other", 5)], True),
+    ("at now + 1 minute <<< 'gh pr merge 5'", [("acme/widgets", 5)], True),
+    ("echo 'gh pr merge 5' | batch", [("acme/widgets", 5)], True),
+    ("at -f job.sh now", [("acme/widgets", None)], True),  # a job file this text does not show
+    ("systemd-run --user --on-active=60 gh pr merge 5", [("acme/widgets", 5)], True),
+    ("systemd-run --unit=m -p Nice=5 -- gh pr merge 5 -R acme/other", [("acme/other", 5)], True),
+    ("launchctl submit -l m -- /usr/local/bin/gh pr merge 5", [("acme/widgets", 5)], True),
+    ("pueue add -- gh pr merge 5", [("acme/widgets", 5)], True),
+    ("tmux send-keys -t work 'gh pr merge 5' Enter", [("acme/widgets", 5)], True),
+    ("screen -S w -X stuff 'gh pr merge 5\n'", [("acme/widgets", 5)], True),
+    ("docker run --rm -e GH_TOKEN ghcr.io/cli/cli pr merge 5 -R acme/widgets", [("acme/widgets", 5),
+                                                                                ("acme/widgets", None)], True),
+    ("podman run --rm -e GH_TOKEN=$T img gh pr merge 5", [(None, 5), ("acme/widgets", None)], True),
+    ("nerdctl exec -it box gh pr merge 5 -R acme/other", [("acme/other", 5), ("acme/widgets", None)], True),
+    ("kubectl exec deploy/bot -- gh pr merge 5 -R acme/other", [("acme/other", 5), ("acme/widgets", None)], True),
+    ("kubectl run once --image=ghcr.io/cli/cli --restart=Never -- pr merge 5 -R acme/other",
+     [("acme/other", 5), ("acme/widgets", None)], True),
+    ("docker compose run --rm bot gh pr merge 5", [(None, 5), ("acme/widgets", None)], True),
+    ("ssh ci 'cd widgets && gh pr merge 5'", [(None, 5), ("acme/widgets", None)], True),
+    ("docker ps && kubectl get pods && tmux ls && crontab -l && at -l", [], False),
 ]
 
 

@@ -124,7 +124,8 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     )
     held_state = config.held_state if config else "failure"
     status = build_status(verdict, held_state=held_state, target_url=target_url(rt, repo, number))
-    _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None)
+    _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None,
+                  meta.default_branch if meta is not None else None)
     groups.follow(rt, repo, number)  # merge groups checking this PR carry its verdict too
     if config is not None:
         _schedule_wakeup(rt, repo, number, verdict, config, now, exemption)
@@ -161,10 +162,11 @@ def mergeability(state: PullState) -> int:
 
 
 def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[str, Any], now: datetime,
-                  state_version: int, hold_label: str | None = None) -> None:
+                  state_version: int, hold_label: str | None = None, default_branch: str | None = None) -> None:
     repo, number = state.repo, state.number
     previous = store.load_verdict(rt.redis, repo, number)
-    record = verdict_record(verdict, version=0, computed_at=now, status=status, hold_label=hold_label)
+    record = verdict_record(verdict, version=0, computed_at=now, status=status, hold_label=hold_label,
+                            default_branch=default_branch)  # default_base: the hook's stack rule
     # The state it was computed from: a reconcile that finds the state newer recomputes the PR.
     record["state_version"] = state_version
     comparable = {k: v for k, v in record.items() if k not in RECORD_ONLY}

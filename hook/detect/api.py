@@ -1,26 +1,24 @@
-"""GitHub's API endpoints that merge, shared by ``gh api``, curl, wget and httpie.
+"""``gh api`` (REST and GraphQL), and GitHub's GraphQL endpoint for every client.
 
-REST: ``PUT repos/O/R/pulls/N/merge``; ``PATCH repos/O/R/git/refs/heads/B`` (moving a base branch to
-a PR's head lands it: GitHub then marks the PR merged); ``POST repos/O/R/merges`` (merges a head
-branch into a base). Not merges: a GET on ``/merge`` (``is it merged?``), ``update-branch``.
-GraphQL: the mutations ``mergePullRequest``, ``enablePullRequestAutoMerge``, ``enqueuePullRequest``,
-``mergeBranch``, ``updateRef(s)``; their targets are node ids, so such merges are undetermined.
+REST requests, from any client, go to hook/detect/rest.py (GitHub's own list of write operations:
+merges, lifts, acts that weaken the gate). GraphQL: the documents' mutations (hook/detect/graphql.py);
+their targets are node ids, so such merges are undetermined.
 """
 
 from __future__ import annotations
 
+from hook.detect.graphql import graphql, merge_mutations
 from hook.detect.model import Merge
 from hook.detect.pflag import may_be_flag
+from hook.detect.rest import rest
 from hook.shell.syntax import DYN, Command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hook.detect.context import Ctx
     from hook.shell.expansion import Arg
-    from hook.shell.syntax import Word
 
-MERGE_MUTATIONS = ("mergePullRequest", "enablePullRequestAutoMerge", "enqueuePullRequest", "mergeBranch",
-                   "updateRef", "updateRefs")
+__all__ = ["gh_api", "graphql", "merge_mutations", "rest", "split_url"]
 _VALUE_SHORT = "XfFHpqt"
 _VALUE_LONG = frozenset({"--method", "--raw-field", "--field", "--header", "--preview", "--jq", "--template",
                          "--input", "--hostname", "--cache"})
@@ -86,11 +84,25 @@ def _gh_api(ctx: Ctx, endpoint: str, method: str, fields: dict[str, Arg], input_
     path = endpoint.replace("{owner}", owner).replace(":owner", owner).replace("{repo}", name)
     path = path.replace(":repo", name).replace("{branch}", ctx.branch() or DYN)
     url_host, segments = split_url(path)
-    body = {key: value for key, (value, _) in fields.items()} if input_file is None else None
+    body = {key: value for key, (value, _) in fields.items()} if input_file is None else _input_fields(
+        ctx.stdin_text(cmd) if input_file == "-" else ctx.read_file(input_file))
     sha_word = fields["sha"][1] if "sha" in fields else None
     if hostname:
         host = _host(hostname)
     rest(ctx, "gh_api_rest", method, url_host if "://" in path else host, segments, body, sha_word)
+
+
+def _input_fields(text: str | None) -> dict[str, str] | None:
+    """``--input FILE``: the request body's top-level fields, when the file is JSON the text shows."""
+    if text is None or DYN in text or not text.lstrip().startswith("{"):
+        return None
+    import json
+
+    try:
+        data = json.loads(text, strict=False)
+    except ValueError:
+        return None
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else None
 
 
 def _host(hostname: str | None) -> str | None:
@@ -108,41 +120,6 @@ def _graphql_text(ctx: Ctx, cmd: Command, query: Arg | None, input_file: str | N
     if input_file is not None:
         return ctx.stdin_text(cmd) if input_file == "-" else ctx.read_file(input_file)
     return None
-
-
-def graphql(ctx: Ctx, via: str, method: str, text: str | None, host: str | None = None,
-            variables: str = "") -> None:
-    """A request to the GraphQL endpoint: merge mutations found in its body, or an unseen body; and
-    mutations that would lift a hold (`hook.detect.lift`)."""
-    if method not in ("POST", DYN) and DYN not in method:
-        return
-    from hook.detect.lift import graphql_lift
-
-    graphql_lift(ctx, via, text, host, variables)
-    if text is None or (DYN in text and not merge_mutations(text)):
-        # an unseen document may hold any mutation; a visible query with a computed piece does not
-        if text is None or "mutation" in text or not ("query" in text or "{" in text):
-            ctx.add(Merge(via=via, host=host, undetermined=True, detail="GraphQL body not visible"))
-        return
-    for name in merge_mutations(text):
-        ctx.add(Merge(via=via, host=host, undetermined=True, detail=f"{name}: target is a node id"))
-
-
-def merge_mutations(text: str) -> list[str]:
-    """Merge mutations named in a GraphQL document (``disablePullRequestAutoMerge`` is not one)."""
-    if "mutation" not in text:
-        return []
-    found = []
-    for name in MERGE_MUTATIONS:
-        at = text.find(name)
-        while at >= 0:
-            before = text[at - 1] if at else " "
-            after = text[at + len(name) : at + len(name) + 1] or " "
-            if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-                found.append(name)
-                break
-            at = text.find(name, at + 1)
-    return found
 
 
 def split_url(text: str) -> tuple[str | None, list[str]]:
@@ -163,61 +140,3 @@ def split_url(text: str) -> tuple[str | None, list[str]]:
     elif segments[:1] == ["api"] and segments[1:2] == ["graphql"]:
         segments = segments[1:]
     return host, segments
-
-
-def rest(ctx: Ctx, via: str, method: str, host: str | None, segments: list[str],
-         body: dict[str, str] | None, sha_word: Word | None = None) -> None:
-    """A REST request: the merges it performs, if any."""
-    if segments[:1] != ["repos"] and "repos" in segments:  # "$API/repos/...": a computed base URL
-        segments = segments[segments.index("repos") :]
-    if len(segments) < 4 or segments[0] != "repos":
-        if segments and DYN in segments[0] and segments[-1] == "merge" and _may_be(method, "PUT"):
-            ctx.add(Merge(via=via, host=host, undetermined=True, detail="PUT to a computed …/merge URL"))
-        return
-    if segments[1] == DYN and segments[2] in ("pulls", "git", "merges", "issues"):  # repos/$REPO/pulls/...
-        segments = ["repos", DYN, *segments[1:]]
-    owner, name = segments[1], segments[2]
-    repo = None if DYN in owner or DYN in name else f"{owner}/{name}"
-    tail = segments[3:]
-    if len(tail) == 3 and tail[0] == "pulls" and tail[2] == "merge" and _may_be(method, "PUT"):
-        number = tail[1]
-        pr = int(number) if number.isdigit() else None
-        ctx.add(Merge(via=via, repo=repo, host=host, pr=pr, undetermined=pr is None or repo is None or method != "PUT",
-                      detail="" if pr is not None else "PR number computed at run time"))
-    elif tail[:3] == ["git", "refs", "heads"] and len(tail) > 3 and _may_be(method, "PATCH"):
-        base = "/".join(tail[3:])
-        pr = pr_from_head_sha(sha_word)
-        ctx.add(Merge(via=via, repo=repo, host=host, pr=pr, push_target=None if DYN in base else base,
-                      undetermined=pr is None or repo is None or DYN in base,
-                      detail="moves a branch; a PR whose head it reaches is marked merged"))
-    elif tail == ["merges"] and _may_be(method, "POST"):
-        head, base_branch = (body or {}).get("head"), (body or {}).get("base")
-        known = head is not None and base_branch is not None and DYN not in head + base_branch
-        ctx.add(Merge(via=via, repo=repo, host=host, branch=head if known else None,
-                      push_target=base_branch if known else None, undetermined=not known or repo is None,
-                      detail="merges a branch into a base branch"))
-    else:
-        from hook.detect.lift import rest_lift
-
-        rest_lift(ctx, via, method, host, repo, tail, body)
-
-
-def pr_from_head_sha(word: Word | None) -> int | None:
-    """``sha=$(gh pr view 5 --json headRefOid ...)`` names PR 5."""
-    if word is None:
-        return None
-    for part in word.parts:
-        for event in part.inner or []:
-            if not isinstance(event, Command):
-                continue
-            texts = [w.literal() for w in event.words]
-            if texts[:3] == ["gh", "pr", "view"] and any("headRefOid" in (t or "") for t in texts):
-                for text in texts[3:]:
-                    number = (text or "").lstrip("#")
-                    if number.isdigit():
-                        return int(number)
-    return None
-
-
-def _may_be(method: str, wanted: str) -> bool:
-    return method == wanted or DYN in method

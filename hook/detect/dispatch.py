@@ -1,10 +1,13 @@
-"""One expanded command line: see through wrappers (``timeout``, ``sudo``, ``env``, ``xargs`` ...),
-shells (``bash -c``, heredocs and pipes fed to a shell, ``eval``), then hand ``gh``, ``git``, ``curl``
-and friends to their detectors. Commands that only print text (``echo``, ``grep``) are not run.
+"""One expanded command line: see through wrappers (``timeout``, ``sudo``, ``env``, ``xargs`` ...:
+hook/detect/wrappers.py), then read the program as the program table says (hook/detect/programs.py):
+shells (``bash -c``, heredocs and pipes fed to a shell) by the shell model, ``gh``, ``git``, ``curl``,
+interpreters and runners by their detectors, data programs (``echo``, ``grep``) not at all, and any
+other program by the rule for programs the guard does not read (hook/detect/opaque.py).
 """
 
 from __future__ import annotations
 
+from hook.detect.programs import WRAPPER, command_name, row
 from hook.detect.runstring import run_string
 from hook.shell.syntax import DYN
 
@@ -16,58 +19,10 @@ if TYPE_CHECKING:
     from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
-# name -> (short options taking a value, long options taking a value, operands before the command)
-_WRAPPERS: dict[str, tuple[str, tuple[str, ...], int]] = {
-    "timeout": ("sk", ("--signal", "--kill-after"), 1),
-    "gtimeout": ("sk", ("--signal", "--kill-after"), 1),
-    "nohup": ("", (), 0),
-    "exec": ("a", (), 0),
-    "builtin": ("", (), 0),
-    "command": ("", (), 0),
-    "sudo": ("ugpCDrtTU", ("--user", "--group", "--prompt", "--chdir", "--role", "--type", "--other-user"), 0),
-    "doas": ("uC", (), 0),
-    "time": ("of", ("--output", "--format"), 0),
-    "nice": ("n", ("--adjustment",), 0),
-    "ionice": ("cnp", ("--class", "--classdata"), 0),
-    "stdbuf": ("ioe", ("--input", "--output", "--error"), 0),
-    "chronic": ("", (), 0),
-    "unbuffer": ("", (), 0),
-    "setsid": ("", (), 0),
-    "caffeinate": ("tw", (), 0),
-    "taskset": ("", (), 1),
-    "flock": ("wE", ("--timeout", "--conflict-exit-code"), 1),
-    "torsocks": ("", (), 0),
-    "coproc": ("", (), 0),
-    "proxychains": ("f", (), 0),
-    "proxychains4": ("f", (), 0),
-}
-# runner tools that execute the command after their subcommand (and after `--` when given)
-_RUNNERS = {"op": "run", "doppler": "run", "infisical": "run", "aws-vault": "exec", "uv": "run",
-            "poetry": "run", "pipenv": "run", "direnv": "exec", "mise": "exec", "rtx": "exec",
-            "pnpm": "exec", "dotenv": "", "npx": "", "bunx": "", "devbox": "run"}
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "mksh", "fish", "rbash", "yash"})
-_PWSH = frozenset({"pwsh", "powershell", "pwsh-preview"})
-_DECODERS = frozenset({"base64", "base32", "basenc", "xxd", "openssl", "gunzip", "zcat", "gzip", "bzip2",
-                       "xz", "rev", "tr", "uudecode", "certutil"})
 _EXPORTERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-# name -> "module:function" of its detector, imported on first use: a `git push` loads no HTTP or gh
-# reader (start-up budget, design §7)
-_DETECTORS = {
-    "gh": "gh:gh", "hub": "gh:hub", "git": "git:git", "curl": "http:curl",
-    "wget": "http:wget", "http": "http:httpie", "https": "http:httpie",
-    "xh": "http:httpie", "xhs": "http:httpie", "invoke-restmethod": "http:invoke_rest",
-    "irm": "http:invoke_rest", "invoke-webrequest": "http:invoke_rest",
-    "iwr": "http:invoke_rest", "make": "make:make", "gmake": "make:make",
-    **dict.fromkeys(("just", "task", "npm", "yarn", "pnpm", "bun", "rake", "mage"), "make:runner"),
-    **dict.fromkeys(("echo", "printf", "cat", "tee"), "script:writes"),
-    **dict.fromkeys(("node", "nodejs", "ruby", "perl", "php", "osascript", "deno"), "script:interpreter"),
-    **dict.fromkeys(("codex", "gemini", "aider", "opencode", "cursor-agent", "goose", "amp", "crush"),
-                    "script:agent"),
-    **dict.fromkeys(("start-process", "saps", "start"), "script:start_process"),
-    "trap": "shellrun:trap", "hash": "shellrun:hash_p", "source": "shellrun:source", ".": "shellrun:source",
-    "alias": "shellenv:alias", "unalias": "shellenv:unalias", "sed": "textprog:sed", "gsed": "textprog:sed",
-    "parallel": "textprog:parallel", **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), "textprog:awk"),
-}
+UNWRAPPED = frozenset({"eval", "iex", "invoke-expression", "pnpm"})
+"""Programs hook/detect/wrappers.py unwraps that the table does not class as wrappers: eval runs shell text
+(an interpreter), pnpm runs scripts too (a task runner); their rows say so."""
 _MAX_UNWRAP = 16
 
 
@@ -79,7 +34,12 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
         if DYN in name:
             _detector("gh:dynamic_command")(ctx, args, cmd, overlay)
             return
-        unwrapped = _unwrap(ctx, name, args, cmd, overlay)
+        found = row(name)
+        if name not in UNWRAPPED and (found is None or found[0] != WRAPPER):
+            break
+        from hook.detect.wrappers import unwrap  # loaded for a wrapper only (start-up budget, design §7)
+
+        unwrapped = unwrap(ctx, name, args, cmd, overlay, dispatch)
         if unwrapped is None:
             return
         if unwrapped is args:
@@ -95,22 +55,31 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
         ctx.run_text(written, powershell=False)
     elif handler is not None:
         handler(ctx, args, cmd, overlay)
-    elif name in _DECODERS:
+    else:
+        _by_kind(ctx, name, args, cmd, overlay)
+
+
+def _by_kind(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    """The program table's reading of ``name`` (hook/detect/programs.py): its detector, the shell model, or
+    the rule for programs the guard does not read (hook/detect/opaque.py)."""
+    from hook.detect.programs import DATA, INTERPRETER, RUNS_WITH, UNKNOWN
+
+    found = row(name)
+    kind, reading = (found[0], found[1]) if found is not None else (UNKNOWN, "")
+    if reading == "decoder":
         ctx.decoder_seen = True
-    elif name in _SHELLS or name in _PWSH or name == "cmd":
+    elif reading == "shell":
         _shell(ctx, name, args, cmd, overlay)
-    elif (spec := _route(name)) is not None:
-        _detector(spec)(ctx, args, cmd, overlay)
+    elif ":" in reading:
+        _detector(reading)(ctx, args, cmd, overlay)
+    if kind == DATA and name in RUNS_WITH and any(
+            a[0].split("=", 1)[0] in RUNS_WITH[name] or a[0].startswith(RUNS_WITH[name]) for a in args[1:]):
+        kind = UNKNOWN  # `tar --to-command=CMD`, `rsync -e CMD`: it runs a command it is given
+    if kind == UNKNOWN or (kind == INTERPRETER and not reading):
+        from hook.detect.opaque import opaque
 
-
-def _route(name: str) -> str | None:
-    if name in _DETECTORS:
-        return _DETECTORS[name]
-    if name.startswith(("python", "pypy")):
-        return "script:interpreter"
-    if "claude" in name:
-        return "script:agent"
-    return None
+        what = "a program the guard does not know" if kind == UNKNOWN else "an interpreter whose code it does not read"
+        opaque(ctx, name, args, cmd, what=what, files=True)
 
 
 def _detector(spec: str) -> Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]:
@@ -120,138 +89,8 @@ def _detector(spec: str) -> Callable[[Ctx, list[Arg], Command, dict[str, str | N
     return found
 
 
-def command_name(word: str) -> str:
-    """``/usr/bin/gh`` -> ``gh``; ``gh.exe`` -> ``gh``; lower case (PowerShell and macOS ignore case)."""
-    name = word.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    for suffix in (".exe", ".cmd", ".bat"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def _unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command,
-            overlay: dict[str, str | None]) -> list[Arg] | None:
-    """The command a wrapper runs (``args`` itself when ``name`` is no wrapper; None: runs nothing)."""
-    if name in _WRAPPERS:
-        shorts, longs, operands = _WRAPPERS[name]
-        i = _skip_options(args, 1, shorts, longs)
-        if name == "builtin" and i < len(args) and DYN not in args[i][0]:
-            from hook.detect.shellrun import BUILTINS
-
-            if args[i][0] not in BUILTINS:
-                return None  # `builtin gh …` fails: gh is no shell builtin
-        if name == "command" and any(a[0] in ("-v", "-V") for a in args[1:i]):
-            return None  # `command -v gh` only looks the name up
-        if name == "sudo":
-            i = _assignments(args, i, overlay)
-        i += operands
-        if name == "flock" and i < len(args) and args[i][0] in ("-c", "--command"):
-            run_string(ctx, args[i + 1 :], env=overlay)
-            return None
-        return args[i:]
-    if name == "env":
-        return _env(ctx, args, overlay)
-    if name in ("xargs", "find"):  # loaded only when one runs (start-up budget, design §7)
-        from hook.detect import xargs
-
-        if name == "find":
-            for inner in xargs.find_exec(args):
-                dispatch(ctx, inner, cmd, overlay)
-            return None
-        if xargs.known_input(ctx, args, cmd, overlay):
-            return None
-        return xargs.unknown_input(args)
-    if name in ("watch", "ssh", "su", "script"):
-        _shell_string_wrapper(ctx, name, args)
-        return None
-    if name in ("eval", "iex", "invoke-expression"):
-        run_string(ctx, args[1:], same_shell=True, env=overlay)
-        return None
-    if name in _RUNNERS and (not _RUNNERS[name] or (len(args) > 1 and args[1][0] == _RUNNERS[name])):
-        start = 2 if _RUNNERS[name] else 1
-        rest = args[start:]
-        dashes = [i for i, a in enumerate(rest) if a[0] == "--"]
-        if dashes:
-            return rest[dashes[0] + 1 :]
-        i = _skip_options(rest, 0, "", ())
-        return rest[i + (1 if name in ("direnv", "aws-vault") else 0) :]
-    return args
-
-
-def _skip_options(args: list[Arg], i: int, shorts: str, longs: tuple[str, ...]) -> int:
-    while i < len(args):
-        a = args[i][0]
-        if a == "--":
-            return i + 1
-        if not a.startswith("-") or a == "-" or DYN in a:
-            return i
-        if a.startswith("--"):
-            i += 2 if a in longs else 1
-        elif a[1:].isdigit():  # nice -10
-            i += 1
-        else:
-            flags = a[1:]
-            taken = next((k for k, f in enumerate(flags) if f in shorts), -1)
-            i += 2 if taken == len(flags) - 1 else 1
-    return i
-
-
-def _assignments(args: list[Arg], i: int, overlay: dict[str, str | None]) -> int:
-    while i < len(args) and "=" in args[i][0] and args[i][0].split("=", 1)[0].isidentifier():
-        name, value = args[i][0].split("=", 1)
-        overlay[name] = value
-        i += 1
-    return i
-
-
-def _env(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None]) -> list[Arg] | None:
-    i = 1
-    while i < len(args):
-        a = args[i][0]
-        if a in ("-i", "--ignore-environment", "-"):
-            overlay["GH_REPO"] = None
-        elif a in ("-u", "--unset"):
-            overlay[args[i + 1][0] if i + 1 < len(args) else ""] = None
-            i += 1
-        elif a.startswith("--unset="):
-            overlay[a.split("=", 1)[1]] = None
-        elif a in ("-C", "--chdir") or a.startswith("--chdir="):
-            target = a.split("=", 1)[1] if "=" in a else (args[i + 1][0] if i + 1 < len(args) else None)
-            i += 0 if "=" in a else 1
-            ctx.chdir(target)
-        elif a in ("-S", "--split-string") or a.startswith("--split-string="):
-            text = a.split("=", 1)[1] if "=" in a else " ".join(x[0] for x in args[i + 1 : i + 2])
-            rest = args[i + (1 if "=" in a else 2) :]
-            return [(t, None) for t in text.split()] + rest
-        elif a == "--":
-            i += 1
-            break
-        elif not a.startswith("-"):
-            break
-        i += 1
-    i = _assignments(args, i, overlay)
-    return args[i:] or None
-
-
-def _shell_string_wrapper(ctx: Ctx, name: str, args: list[Arg]) -> None:
-    if name == "watch":
-        i = _skip_options(args, 1, "nqd", ("--interval", "--differences"))
-        run_string(ctx, args[i:])
-    elif name == "ssh":
-        i = _skip_options(args, 1, "BbcDEeFIiJLlmOoPpQRSWw", ())
-        saved = ctx.cwd
-        ctx.cwd = None  # the remote side's directory and repository are unknown here
-        run_string(ctx, args[i + 1 :])
-        ctx.cwd = saved
-    else:  # su -c CMD, script -c CMD
-        for i, a in enumerate(args):
-            if a[0] in ("-c", "--command", "-qc") and i + 1 < len(args):
-                run_string(ctx, args[i + 1 : i + 2])
-                break
-
-
 def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    if name in _PWSH:
+    if name in ("pwsh", "powershell", "pwsh-preview"):
         from hook.detect.script import powershell
 
         powershell(ctx, args, cmd)

@@ -60,6 +60,14 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
         gh_api(ctx, rest[i + 1 :], cmd, overlay)
     elif top == "alias" and len(rest) > i + 3 and rest[i + 1][0] == "set":
         ctx.gh_aliases[rest[i + 2][0]] = rest[i + 3][0]
+    elif top in ("codespace", "cs") and len(rest) > i + 1 and rest[i + 1][0] in ("ssh", "exec"):
+        from hook.detect.opaque import handed, undetermined  # runs a command in a codespace: elsewhere
+
+        remote: list[Arg] = list(rest[i + 2 :])
+        reason = handed(ctx, remote, cmd, files=False)
+        if reason is not None:
+            dashes = next((k for k, a in enumerate(remote) if a[0] == "--"), len(remote))
+            undetermined(ctx, "gh", remote[dashes + 1 :], f"gh codespace ssh: {reason}", via="gh_alias", cmd=cmd)
     elif top in ("extension", "extensions", "ext") and len(rest) > i + 2 and rest[i + 1][0] == "exec":
         _unknown(ctx, rest[i + 2][0], rest[i + 3 :], overlay, aliases=False)
     elif top not in GH_BUILTINS:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hook.detect.gitargs import positional as _positional
 from hook.detect.model import Merge
 from hook.detect.prefilter import GIT_BUILTINS as _BUILTINS
+from hook.detect.prefilter import merge_shaped
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -25,6 +26,13 @@ _GLOBAL_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--c
 _MERGE_VALUE = frozenset({"-m", "-F", "-s", "-X", "--message", "--file", "--strategy", "--strategy-option",
                           "--into-name", "--cleanup"})
 _MERGEISH = ("merge", "land", "ship")
+# configuration keys whose value git runs as a command (or reads commands from)
+_COMMAND_KEYS = ("pager", "editor", "command", "askpass", "fsmonitor", "helper", "external", "driver", "clean",
+                 "smudge", "process", "program", "hookspath", "cmd", "difffilter", "receivepack", "uploadpack",
+                 "textconv", "tool", ".path")
+# variables whose value git runs as a command
+_COMMAND_ENV = ("GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_ASKPASS",
+                "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND")
 
 
 def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -59,6 +67,7 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     if i >= len(args):
         return
     sub, rest = args[i][0], [a[0] for a in args[i + 1 :]]
+    _commands_in_settings(ctx, settings, overlay)
     if DYN in sub:  # `git $(…) origin HEAD:main`: the subcommand is the run's
         remote = ctx.repo(cwd)
         ctx.add(Merge(via="git_ext", repo=remote[1] if remote else None, host=remote[0] if remote else None,
@@ -68,6 +77,8 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         from hook.detect import gitconfig  # only for a name git does not know (start-up budget)
 
         configured = gitconfig.alias(sub, cwd, ctx.env, aliases) if "" not in aliases else gitconfig.UNKNOWN
+        if configured is None and cwd is None and ctx.cwd is None:
+            configured = gitconfig.UNKNOWN  # a directory the guard cannot follow: its repository may define it
         if configured is not None:
             _alias(ctx, args[:i], sub, configured, args[i + 1 :], cwd, cmd, overlay)
             return
@@ -102,8 +113,43 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
             ctx.push_config_changed = True
     elif sub == "branch" and any(a.split("=", 1)[0] in _UPSTREAM_FLAGS for a in rest):
         ctx.push_config_changed = True
+    elif sub in ("bisect", "submodule", "filter-branch"):
+        _runs(ctx, sub, args[i + 1 :], cmd, overlay)
     elif DYN not in sub and sub not in _BUILTINS:
         _external(ctx, cwd, sub, rest)
+
+
+def _commands_in_settings(ctx: Ctx, settings: dict[str, str], overlay: dict[str, str | None]) -> None:
+    """``-c core.pager=CMD``, ``GIT_SSH_COMMAND=CMD`` …: git runs such values as commands; merge-shaped ones
+    make the answer undetermined (hook/detect/opaque.py)."""
+    values = [v for k, v in settings.items() if not k or k.endswith(_COMMAND_KEYS) or k.startswith("pager.")]
+    values += [v for v in (ctx.getenv(n, overlay) for n in _COMMAND_ENV) if v]
+    if values:
+        from hook.detect.opaque import handed, undetermined
+
+        words: list[Arg] = [(v, None) for v in values]
+        reason = handed(ctx, words, None, files=False)
+        if reason is not None:
+            undetermined(ctx, "git", [], f"git runs a configured command, and {reason}", via="git_ext")
+
+
+def _runs(ctx: Ctx, sub: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    """``git bisect run CMD…`` (at other checkouts), ``git submodule foreach CMD`` (in each submodule, another
+    repository), ``git filter-branch --tree-filter CMD`` (in a scratch tree): read, and undetermined."""
+    words = [a[0] for a in args]
+    mark = ctx.mark()
+    if sub == "bisect" and words[:1] == ["run"]:
+        ctx.simple_command(list(args[1:]), cmd, overlay)
+    elif sub == "submodule" and "foreach" in words:
+        text = " ".join(w for w in words[words.index("foreach") + 1 :] if w not in ("--recursive", "-q", "--quiet"))
+        saved, ctx.cwd = ctx.cwd, None  # each submodule is another repository
+        ctx.run_text(text)
+        ctx.cwd = saved
+    elif sub == "filter-branch":
+        for k, w in enumerate(words[:-1]):
+            if w.endswith("-filter") and w.startswith("--"):
+                ctx.run_text(words[k + 1])
+    ctx.uncertain(mark, f"git {sub} runs it at another checkout or in another repository")
 
 
 def _short(ref: str) -> str:
@@ -231,8 +277,8 @@ def _split_cmdline(value: str) -> list[str] | None:
 
 
 def _external(ctx: Ctx, cwd: str | None, sub: str, rest: list[str]) -> None:
-    """A third-party ``git-NAME``: a merge-sounding one may merge."""
-    if any(word in sub.lower() for word in _MERGEISH):
+    """A third-party ``git-NAME``: an unknown program (hook/detect/opaque.py); a merge-sounding one may merge."""
+    if any(word in sub.lower() for word in _MERGEISH) or any(merge_shaped(r) for r in rest):
         number = next((r.lstrip("#") for r in rest if r.lstrip("#").isdigit()), None)
         found = ctx.repo(cwd)
         ctx.add(Merge(via="git_ext", repo=found[1] if found else None, host=found[0] if found else None,

@@ -133,8 +133,26 @@ def _httpie(ctx: Ctx, args: list[Arg]) -> None:
         return
     url = rest[0] if "://" in rest[0] or rest[0].startswith(DYN) else "https://" + rest[0].lstrip(":/")
     items = rest[1:]
-    body = "&".join(items) if all("@" not in item for item in items) else None
-    _requests(ctx, "http", method or ("POST" if items else "GET"), [url], body, args)
+    _requests(ctx, "http", method or ("POST" if items else "GET"), [url], _httpie_body(items), args)
+
+
+def _httpie_body(items: list[str]) -> str | None:
+    """HTTPie's request items as the JSON body it sends: ``key=value`` (a string), ``key:=json``; headers
+    (``Name:value``) and query items (``key==value``) are not the body; a file (``@``) is not read."""
+    fields: dict[str, str] = {}
+    for item in items:
+        if "@" in item or DYN in item:
+            return None
+        at_eq, at_colon = item.find("="), item.find(":")
+        if at_colon >= 0 and (at_eq < 0 or at_colon < at_eq) and not item[at_colon:].startswith(":="):
+            continue  # a header
+        if "==" in item and item.find("==") == at_eq:
+            continue  # a query parameter
+        key, _, value = item.partition(":=" if ":=" in item and item.find(":=") < at_eq + 1 else "=")
+        fields[key] = value
+    import json
+
+    return json.dumps(fields) if fields else ""
 
 
 def invoke_rest(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:

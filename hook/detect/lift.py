@@ -5,9 +5,11 @@
   written here or stdin from a heredoc) carries ``/unhold``, ``/hold cancel`` or ``/remove-hold``:
   ``comment``; a body the text does not show: ``comment?``;
 - ``gh pr review``: such a body, ``review``; ``--approve``, ``approve``;
-- REST (``gh api``, curl, wget, httpie): ``POST …/issues/N/comments``, ``PATCH …/issues/comments/ID``,
-  ``POST …/pulls/N/reviews[/ID/events]``, ``PUT …/pulls/N/reviews/ID``, ``PUT …/reviews/ID/dismissals``,
-  ``DELETE …/issues/N/labels[/NAME]``, ``PUT …/issues/N/labels``, ``PATCH …/issues/N`` with ``labels``;
+- REST (``gh api``, curl, wget, httpie; hook/detect/rest.py finds the operation): ``POST …/issues/N/comments``
+  and review comments, ``PATCH …/issues/comments/ID``, deleting a comment, ``POST …/pulls/N/reviews[/ID/events]``,
+  ``PUT …/pulls/N/reviews/ID``, ``PUT …/reviews/ID/dismissals``, ``DELETE …/issues/N/labels[/NAME]``,
+  ``PUT …/issues/N/labels``, ``PATCH …/issues/N`` with ``labels``; adding labels (an exempt label),
+  ``PATCH …/pulls/N`` with ``base``, ``PUT …/pulls/N/update-branch``;
 - GraphQL: ``addComment``, ``addPullRequestReview``, ``submitPullRequestReview``,
   ``updateIssueComment``, ``updatePullRequestReview`` with a lift in the document or its variables,
   ``dismissPullRequestReview``, ``removeLabelsFromLabelable``, ``clearLabelsFromLabelable`` (node ids:
@@ -107,6 +109,7 @@ def gh_edit_or_comment(ctx: Ctx, sub: str, args: list[Arg], cmd: Command, overla
     """``gh pr|issue edit|comment|review`` (``sub``): each hold it would lift, as a Merge with ``lift``."""
     positional: list[str] = []
     removed: list[str] = []
+    other: list[str] = []
     bodies: list[str | None] = []
     approve = False
     i = 0
@@ -139,6 +142,10 @@ def gh_edit_or_comment(ctx: Ctx, sub: str, args: list[Arg], cmd: Command, overla
             repo_flag = value
         elif name == "--remove-label":
             removed.extend(v.strip() for v in value.split(",") if v.strip())
+        elif name == "--add-label" and sub == "edit":
+            other.append("label+")  # an exempt label lets the PR through room and freeze holds
+        elif name in ("-B", "--base") and sub == "edit" and not issue_like(via):
+            other.append("base")
         elif name in ("-b", "--body"):
             bodies.append(value)
         elif name in ("-F", "--body-file"):
@@ -151,6 +158,7 @@ def gh_edit_or_comment(ctx: Ctx, sub: str, args: list[Arg], cmd: Command, overla
     lifts: list[str] = []
     for label in removed:
         lifts.append("label:*" if DYN in label else f"label:{label}")
+    lifts.extend(other)
     for body in bodies:
         kind = body_lift(body, "review" if sub == "review" else "comment")
         if kind:
@@ -164,6 +172,10 @@ def gh_edit_or_comment(ctx: Ctx, sub: str, args: list[Arg], cmd: Command, overla
         ctx.add(where.replace(lift=lift))
 
 
+def issue_like(via: str) -> bool:
+    return via.startswith("gh_issue")
+
+
 # --- REST and GraphQL -----------------------------------------------------------------------------------
 
 
@@ -175,12 +187,10 @@ def _decoded(segment: str) -> str:
     return unquote(segment)
 
 
-def rest_lift(ctx: Ctx, via: str, method: str, host: str | None, repo: str | None, tail: list[str],
+def rest_lift(ctx: Ctx, via: str, opid: str, host: str | None, repo: str | None, values: dict[str, str],
               body: dict[str, str] | None) -> None:
-    """A REST request under ``repos/O/R/`` (``tail``) that would lift a hold."""
-    def may(wanted: str) -> bool:
-        return method == wanted or DYN in method
-
+    """A REST write on a PR or its comments (GitHub's ``operationId``, its path's ``values``) that would lift
+    a hold: each as a Merge with ``lift``."""
     def add(lift: str | None, number: str | None) -> None:
         if lift is None:
             return
@@ -192,28 +202,34 @@ def rest_lift(ctx: Ctx, via: str, method: str, host: str | None, repo: str | Non
     text = None if body is None else body.get("body", "")
     if text is not None and text.startswith("@"):  # gh api -F body=@FILE
         text = None if DYN in text else ctx.read_file(text[1:])
-    kind, number = (tail[0] if tail else ""), (tail[1] if len(tail) > 1 else None)
-    if kind == "issues" and len(tail) == 3 and tail[2] == "comments" and may("POST"):
+    number = values.get("issue_number") or values.get("pull_number")
+    event = (body or {}).get("event", "").upper() if body is not None else DYN
+    if opid in ("issues/create-comment", "pulls/create-review-comment", "pulls/create-reply-for-review-comment"):
         add(body_lift(text), number)
-    elif kind == "issues" and len(tail) == 3 and number == "comments" and may("PATCH"):
+    elif opid in ("issues/update-comment", "pulls/update-review-comment"):
         add(body_lift(text), None)  # an edited comment is read again when the server rebuilds
-    elif kind == "pulls" and len(tail) in (3, 5) and tail[2] == "reviews" and (
-            may("POST") if len(tail) == 3 or tail[4] == "events" else False):
-        event = (body or {}).get("event", "").upper()
+    elif opid in ("issues/delete-comment", "pulls/delete-review-comment"):
+        add("uncomment", None)  # the comment may be a hold's: its PR is not in the URL
+    elif opid in ("pulls/create-review", "pulls/submit-review"):
         add(body_lift(text, "review"), number)
         add("approve" if event == "APPROVE" or DYN in event else None, number)
-    elif kind == "pulls" and len(tail) == 4 and tail[2] == "reviews" and may("PUT"):
+    elif opid == "pulls/update-review":
         add(body_lift(text, "review"), number)
-    elif kind == "pulls" and len(tail) == 5 and tail[2] == "reviews" and tail[4] == "dismissals" and may("PUT"):
+    elif opid == "pulls/dismiss-review":
         add("dismiss", number)
-    elif kind == "issues" and len(tail) >= 3 and tail[2] == "labels":
-        if len(tail) > 3 and may("DELETE"):
-            name = _decoded("/".join(tail[3:]))
-            add("label:*" if DYN in name else f"label:{name}", number)
-        elif len(tail) == 3 and (may("DELETE") or may("PUT")):
-            add("label:*", number)  # removes every label, or replaces the set
-    elif kind == "issues" and len(tail) == 2 and may("PATCH") and (body is None or "labels" in body):
+    elif opid == "issues/remove-label":
+        name = _decoded(values.get("name", DYN))
+        add("label:*" if DYN in name else f"label:{name}", number)
+    elif opid in ("issues/remove-all-labels", "issues/set-labels"):
+        add("label:*", number)  # removes every label, or replaces the set
+    elif opid == "issues/update" and (body is None or "labels" in body):
         add("label:*", number)
+    elif opid in ("issues/add-labels", "issues/approve-suggestion"):
+        add("label+", number)  # an exempt label lets the PR through room and freeze holds
+    elif opid == "pulls/update" and (body is None or "base" in body):
+        add("base", number)
+    elif opid == "pulls/update-branch":
+        add("update-branch", number)
 
 
 def graphql_lift(ctx: Ctx, via: str, text: str | None, host: str | None, variables: str = "") -> None:

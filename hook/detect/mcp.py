@@ -1,4 +1,5 @@
-"""MCP tools that merge or lift a hold: ``mcp__<server>__merge_pull_request`` (github/github-mcp-server)
+"""MCP tools that merge, lift a hold or weaken the gate: ``mcp__<server>__merge_pull_request``
+(github/github-mcp-server)
 and the plugin form ``mcp__plugin_<plugin>_<server>__merge_pull_request``, with ``owner``, ``repo`` and
 ``pullNumber`` (or ``pull_number``). Other servers' spellings of merge, auto-merge and enqueue are
 recognised by the tool's last name segment, compared without ``_``/``-`` and case.
@@ -30,8 +31,15 @@ LIFT_TOOLS = {
     "remove_issue_label": "label",
     "remove_label": "label",
     "dismiss_pull_request_review": "dismiss",
+    "update_pull_request": "base",  # base: a held PR may then merge where merge-hold is not required
 }
 """Tools that may lift a hold (design §6: a person's act), and how."""
+TAMPER_TOOLS = {
+    "create_or_update_file": "path",  # github-mcp-server: owner, repo, path, content, branch
+    "delete_file": "path",
+    "push_files": "files",  # files: [{path, content}], branch
+}
+"""Tools that may weaken the gate (design §6): writing ``.github/merge-hold.yml``."""
 _NUMBER_KEYS = ("pullNumber", "pull_number", "pullRequestNumber", "pr_number", "prNumber", "issue_number",
                 "issueNumber", "number", "pr")
 
@@ -42,6 +50,7 @@ def _norm(name: str) -> str:
 
 _MERGES = frozenset(_norm(n) for n in MERGE_TOOLS)
 _LIFTS = {_norm(n): kind for n, kind in LIFT_TOOLS.items()}
+_TAMPERS = {_norm(n): kind for n, kind in TAMPER_TOOLS.items()}
 
 
 def _last(tool_name: str) -> str:
@@ -61,7 +70,8 @@ def is_merge_tool(tool_name: str) -> bool:
 
 def is_gated_tool(tool_name: str) -> bool:
     """Whether the guard must look at this MCP tool call (it may merge or lift a hold)."""
-    return tool_name.startswith("mcp__") and (_last(tool_name) in _MERGES or _last(tool_name) in _LIFTS)
+    last = _last(tool_name)
+    return tool_name.startswith("mcp__") and (last in _MERGES or last in _LIFTS or last in _TAMPERS)
 
 
 def claude_matcher() -> str:
@@ -70,7 +80,7 @@ def claude_matcher() -> str:
     def pattern(name: str) -> str:
         return "[_-]?".join(f"[{c.upper()}{c}]" if c.isalpha() else c for c in _norm(name))
 
-    names = sorted({*MERGE_TOOLS, *LIFT_TOOLS}, key=_norm)
+    names = sorted({*MERGE_TOOLS, *LIFT_TOOLS, *TAMPER_TOOLS}, key=_norm)
     return "^mcp__.*__(?:" + "|".join(pattern(n) for n in names) + ")$"
 
 
@@ -98,6 +108,8 @@ def _lift(kind: str, tool_input: Mapping[str, Any]) -> str | None:
         return f"label:{label}" if isinstance(label, str) and label else "label:*"
     if kind == "labels":
         return "label:*" if "labels" in tool_input else None
+    if kind == "base":
+        return "base" if "base" in tool_input else None
     event = tool_input.get("event")
     if isinstance(event, str) and event.upper() == "APPROVE":
         return "approve"
@@ -112,6 +124,8 @@ def detect_mcp(tool_name: str, tool_input: Mapping[str, Any]) -> list[Merge]:
         return []
     repo, pr = _repo_and_number(tool_input)
     detail = tool_name.rsplit("__", 1)[-1]
+    if _last(tool_name) in _TAMPERS:
+        return _tamper(_TAMPERS[_last(tool_name)], tool_input, repo, detail)
     kind = _LIFTS.get(_last(tool_name))
     if kind is None:
         return [Merge(via="mcp", repo=repo, pr=pr, undetermined=repo is None or pr is None, detail=detail)]
@@ -119,3 +133,20 @@ def detect_mcp(tool_name: str, tool_input: Mapping[str, Any]) -> list[Merge]:
     if lift is None:
         return []
     return [Merge(via="mcp", repo=repo, pr=pr, lift=lift, undetermined=repo is None or pr is None, detail=detail)]
+
+
+def _tamper(kind: str, tool_input: Mapping[str, Any], repo: str | None, detail: str) -> list[Merge]:
+    """A file write that touches ``.github/merge-hold.yml`` (or whose paths are not readable)."""
+    from hook.detect.gate import CONFIG_FILES
+
+    entries = tool_input.get("files") if kind == "files" else [tool_input]
+    paths = [e.get("path") for e in entries if isinstance(e, dict)] if isinstance(entries, list) else [None]
+    if not paths or any(not isinstance(p, str) for p in paths):
+        act = "Write files whose paths are not readable (one may be .github/merge-hold.yml)"
+    elif any(p.lstrip("/").lower() in CONFIG_FILES for p in paths if isinstance(p, str)):
+        verb = "Delete" if detail.endswith("delete_file") else "Write"
+        act = f"{verb} .github/merge-hold.yml, merge-hold's configuration"
+    else:
+        return []
+    return [Merge(via="mcp", repo=repo, tamper=act, detail=detail)]
+

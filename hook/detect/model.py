@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _MERGE_FIELDS = ("via", "repo", "pr", "branch", "push_target", "undetermined", "detail", "host", "lift",
-                 "commits", "gitdir")
+                 "commits", "gitdir", "tamper")
 
 
 class Merge:
@@ -36,6 +36,10 @@ class Merge:
     merges into it first); the guard blocks it when one of them contains a held PR's head with that base.
     A ``push_target`` ending in ``*`` is a pattern (``--all``, ``refs/heads/*:refs/heads/*``) whose
     commit is the ``commits[0]`` pattern with the same stem.
+
+    A tool call that would *weaken the gate* (design §6: a person's act) is judged like a merge too:
+    ``tamper`` names the act (forging the ``merge-hold`` status, changing branch protection or a ruleset,
+    suspending the App, writing ``.github/merge-hold.yml`` …), ``repo`` where it happens.
     """
 
     __slots__ = _MERGE_FIELDS
@@ -51,12 +55,14 @@ class Merge:
     lift: str | None
     commits: tuple[str, ...]
     gitdir: str | None
+    tamper: str | None
 
     def __init__(self, via: str, repo: str | None = None, pr: int | None = None, branch: str | None = None,
                  push_target: str | None = None, undetermined: bool = False, detail: str = "",
                  host: str | None = None, lift: str | None = None, commits: tuple[str, ...] = (),
-                 gitdir: str | None = None) -> None:
-        values = (via, repo, pr, branch, push_target, undetermined, detail, host, lift, tuple(commits), gitdir)
+                 gitdir: str | None = None, tamper: str | None = None) -> None:
+        values = (via, repo, pr, branch, push_target, undetermined, detail, host, lift, tuple(commits), gitdir,
+                  tamper)
         for name, value in zip(_MERGE_FIELDS, values, strict=True):
             object.__setattr__(self, name, value)
 
@@ -81,6 +87,8 @@ class Merge:
         return Merge(**values)
 
     def to_json(self) -> dict[str, Any]:
+        if self.tamper:
+            return {"via": self.via, "repo": self.repo, "act": self.tamper}
         shown: dict[str, Any] = {"via": self.via, "repo": self.repo, "pr": self.pr, "branch": self.branch}
         if self.lift:
             shown["lift"] = self.lift
@@ -97,13 +105,13 @@ approval (it lifts its author's changes-requested hold), a review dismissal."""
 def is_merge(merge: Merge) -> bool:
     """A merge proper: not a lift, and not a ``git push`` of a branch to its own name with nothing merged
     into it here (such a push is checked against the held heads, but the text shows no merge)."""
-    if merge.lift:
+    if merge.lift or merge.tamper:
         return False
     return merge.via != "git_push" or merge.undetermined or merge.branch is not None
 
 
 class Detection:
-    """``gated``: everything the guard judges (merges, lifts, pushes to check); ``merges``: the merges
+    """``gated``: everything the guard judges (merges, lifts, tampers, pushes to check); ``merges``: the merges
     proper among them (what ``hook explain`` reports and the soundness tests compare)."""
 
     __slots__ = ("gated", "merges", "notes")
@@ -120,6 +128,10 @@ class Detection:
     @property
     def lifts(self) -> tuple[Merge, ...]:
         return tuple(m for m in self.gated if m.lift)
+
+    @property
+    def tampers(self) -> tuple[Merge, ...]:
+        return tuple(m for m in self.gated if m.tamper)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Detection is immutable: cannot set {name!r}")
@@ -138,7 +150,5 @@ class Detection:
         return any(m.undetermined for m in self.merges)
 
     def to_json(self) -> dict[str, Any]:
-        shown: dict[str, Any] = {"merges": [m.to_json() for m in self.merges], "undetermined": self.undetermined}
-        if self.lifts:
-            shown["lifts"] = [m.to_json() for m in self.lifts]
-        return shown
+        return {"merges": [m.to_json() for m in self.merges], "lifts": [m.to_json() for m in self.lifts],
+                "tampers": [m.to_json() for m in self.tampers], "undetermined": self.undetermined}

@@ -20,49 +20,59 @@ from __future__ import annotations
 # (a label removed, a comment or review, a dismissal: lifting is judged like a merge).
 _KEYWORDS = ("merge", "push", "graphql", "enqueue", "updateref", "refs", "ship", "land", "curl", "wget",
              "eval", "base64", "xxd", "\\x", "rot13", "n-za-m", "encodedcommand", "frombase64", "iex",
-             "hold", "label", "comment", "review", "dismiss")
+             "hold", "label", "comment", "review", "dismiss",
+             # GitHub's REST API by path (a write that weakens the gate: protection, rulesets, statuses, the
+             # App's installation), wherever a program is handed it
+             "repos/", "/pulls/", "api.github", "/api/v3", "installations", "ruleset", "/properties")
 _QUOTING = str.maketrans("", "", "'\"\\`")
 # gh's built-in commands; any other `gh NAME` is an alias or extension that may merge
-GH_BUILTINS = frozenset({
-    "accessibility", "a11y", "agent-task", "agent-tasks", "agent", "agents", "alias", "api", "attestation",
-    "at", "auth", "browse", "cache", "co", "codespace", "cs", "completion", "config", "copilot", "extension",
-    "extensions", "ext", "gist", "gpg-key", "help", "issue", "label", "org", "pr", "preview", "project",
-    "release", "repo", "ruleset", "rs", "run", "search", "secret", "ssh-key", "status", "variable",
-    "workflow", "version", "licenses", "skill", "skills",
-})
+GH_BUILTINS = frozenset("""
+    a11y accessibility agent agent-task agent-tasks agents alias api at attestation auth browse cache co
+    codespace completion config copilot cs ext extension extensions gist gpg-key help issue label licenses org
+    pr preview project release repo rs ruleset run search secret skill skills ssh-key status variable version
+    workflow
+""".split())  # noqa: SIM905 -- one string: the cheapest literal to load
 # git's own commands: any other name is an alias or a third-party git-NAME program
-GIT_BUILTINS = frozenset({
-    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
-    "check-attr", "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index",
-    "cherry", "cherry-pick", "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree",
-    "config", "count-objects", "credential", "describe", "diff", "diff-files", "diff-index", "diff-tree",
-    "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg",
-    "for-each-ref", "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object",
-    "help", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote", "ls-tree",
-    "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
-    "merge-one-file", "merge-tree", "mergetool", "mktag", "mktree", "mv", "notes", "pack-objects",
-    "pack-refs", "prune", "pull", "push", "range-diff", "read-tree", "rebase", "reflog", "remote",
-    "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list", "rev-parse", "revert",
-    "rm", "send-email", "shortlog", "show", "show-branch", "show-ref", "sparse-checkout", "stash",
-    "status", "submodule", "switch", "symbolic-ref", "tag", "update-index", "update-ref", "var",
-    "verify-commit", "verify-pack", "verify-tag", "whatchanged", "worktree", "write-tree", "lfs",
-})
+GIT_BUILTINS = frozenset("""
+    add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore check-mailmap
+    check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column commit commit-graph
+    commit-tree config count-objects credential describe diff diff-files diff-index diff-tree difftool
+    fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg for-each-ref format-patch fsck gc
+    get-tar-commit-id grep gui hash-object help init instaweb interpret-trailers lfs log ls-files ls-remote
+    ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index merge-one-file merge-tree
+    mergetool mktag mktree mv notes pack-objects pack-refs prune pull push range-diff read-tree rebase reflog
+    remote repack replace request-pull rerere reset restore rev-list rev-parse revert rm send-email shortlog
+    show show-branch show-ref sparse-checkout stash status submodule switch symbolic-ref tag update-index
+    update-ref var verify-commit verify-pack verify-tag whatchanged worktree write-tree
+""".split())  # noqa: SIM905 -- one string: the cheapest literal to load
 _COMMAND_START = frozenset(" \t\n;|&({$/=")
 # characters that make bash build words the text does not show: parameters, substitutions and $'…'
 # ($), backquotes, escapes a program decodes (\155), brace expansion, pathname expansion
 _CONSTRUCTORS = "$`\\{*?["
-# programs that run text they are handed or read (a pipe from `rev` or `tr` into `sh`, argv read by
-# xargs, `sed`'s `e` command, awk's `system`): their text is not the command's. `source` and `.` count
-# as the command word only (`pip install -e .` runs nothing).
-CONSUMERS = frozenset({
-    "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "fish", "rbash", "yash", "busybox", "pwsh", "powershell",
-    "cmd", "xargs", "parallel", "awk", "gawk", "mawk", "nawk", "sed", "gsed",
-})
+# The prefilter's view of the program table (hook/detect/programs.py, pinned to it by
+# tests/test_hook_programs.py; the table itself is not imported here: start-up, design §7).
+# CONSUMERS run text they are handed or read, always: shells, awk/sed/xargs/parallel, the interpreters
+# whose language is not read, the runners that read commands later (`at`, `crontab`, `tmux`) or around
+# options not modelled. `source` and `.` count as the command word only (`pip install -e .` runs nothing).
+CONSUMERS = frozenset("""
+    ansible ansible-playbook ash at awk bash batch bwrap cgexec chroot cmd cpulimit crontab daemonize dash dc
+    duckdb ed emacs emacsclient entr ex fab firejail fish forever gawk gdb ghc gnuplot gsed helm hush hyperfine
+    invoke invoke-expression ksh latexmk launchctl lftp lksh lldb ltrace lualatex m4 mariadb matlab mawk maxima
+    mksh mlr mysql nawk nodemon nq nsenter numactl nvim octave parallel pdflatex perf pkexec pm2 powershell
+    prlimit psql pueue pulumi pwsh pwsh-preview rbash reflex retry runuser salt screen sed service setpriv sg sh
+    socat sops sqlite3 start-stop-daemon strace supervisorctl systemctl systemd-inhibit systemd-run terraform
+    tmux tofu trap tsp unshare valgrind vi vim watchexec xargs xelatex xvfb-run yash zsh
+""".split())  # noqa: SIM905 -- one string: the cheapest literal to load
 _SOURCES = ("source", ".")
-# interpreters count as consumers when handed code (`python3 -c`, `node -e`, code on stdin): the code
-# may build the words (`'mer' + 'ge'`); hook/detect/script.py reads it
-_INTERPRETERS = frozenset({"node", "nodejs", "deno", "bun", "ruby", "perl", "php", "osascript", "lua"})
-_CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "-p", "--eval", "--print", "-", "eval"})
+# INTERPRETERS run code when handed some: a code flag (`python3 -c`, `node -e`, `deno eval`), code on stdin,
+# or a script file, which the reader reads (hook/detect/script.py: the merges a file names); `-m MODULE`
+# runs an installed module, the user's program
+INTERPRETERS = frozenset("""
+    bb bun clisp clojure deno elixir erl expect fennel ghci groovy guile ipython irb janet jimsh jshell julia
+    jython kotlin lua luajit node nodejs ocaml osascript perl php pypy python r racket raku rscript ruby runghc
+    runhaskell sbcl scala tclsh ts-node tsx wish
+""".split())  # noqa: SIM905 -- one string: the cheapest literal to load
+_CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "-p", "--eval", "--print", "-", "eval", "-x", "-eval", "-f"})
 _SEPARATORS = str.maketrans({**dict.fromkeys(";|&()<>", "\n"), "\t": " "})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell", "Monitor"})
 
@@ -93,17 +103,44 @@ def _constructs(text: str, bare: str) -> bool:
             return True
         for k, token in enumerate(tokens):
             name = token.rsplit("/", 1)[-1]
-            if name in CONSUMERS:
+            if name.endswith(".exe"):
+                name = name[:-4]
+            stem = name.rstrip("0123456789.-") or name  # lua5.4, tclsh8.6, python3.12
+            if name in CONSUMERS or stem in CONSUMERS:
                 return True
-            if name in _INTERPRETERS or name.startswith(("python", "pypy")):
+            if name in INTERPRETERS or stem in INTERPRETERS or name.startswith(("python", "pypy")):
                 for flag in tokens[k + 1 :]:
                     if flag in _CODE_FLAGS or (flag.startswith("-") and flag[-1:] in "ce" and len(flag) <= 4):
                         return True
+                    if flag == "-m":
+                        break  # an installed module: the user's program
                     if not flag.startswith("-"):
-                        break
+                        return True  # a script file: read for the merges it names
                 else:
                     return True  # code on stdin
     return False
+
+
+# What makes text handed to a program the guard does not read "merge-shaped" (hook/detect/opaque.py): a
+# merge word, a GitHub API path, a lift command, gh's repository variable; or one of the words below
+_SHAPED = ("merge", "enqueue", "graphql", "updateref", "unhold", "remove-hold", "hold cancel", "remove-label",
+           "api.github", "/api/v3", "repos/", "/pulls/", "gh_repo", "gh_host")
+_SHAPED_WORDS = frozenset({"gh", "push", "curl", "wget", "gh.exe"})
+_WORD_BREAKS = str.maketrans(dict.fromkeys("/\\|&;()<>!$`'\"{}[],=:+*?#~@%^", " "))
+
+
+def merge_shaped(text: str) -> bool:
+    """Whether ``text`` names a merge: a merge word (``merge``, ``merge-async``, ``mergePullRequest``,
+    ``enqueue``), a GitHub API path (``repos/…``, ``api.github.com``), GraphQL, ``gh`` or ``push`` as a word,
+    an HTTP client, a lift (``/unhold``, ``--remove-label``), ``GH_REPO``. Text a program the guard does not
+    read is handed (arguments, stdin, a here-document, a named file) makes the answer undetermined when it
+    is merge-shaped; anything else such a program cannot be steered to merge by this command."""
+    lowered = text.lower()
+    bare = lowered.translate(_QUOTING)
+    for part in _SHAPED:
+        if part in bare or part in lowered:
+            return True
+    return any(word in _SHAPED_WORDS for word in bare.translate(_WORD_BREAKS).split())
 
 
 def _gh_alias(text: str) -> bool:

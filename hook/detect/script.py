@@ -13,9 +13,27 @@ if TYPE_CHECKING:
     from hook.detect.context import Ctx
     from hook.shell.expansion import Arg
 
-_CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"), "nodejs": ("-e", "--eval"),
-               "ruby": ("-e",), "perl": ("-e", "-E"), "php": ("-r",), "osascript": ("-e",), "deno": ("eval",)}
-_PROGRAMS = frozenset({"gh", "git", "curl", "wget", "hub", "bash", "sh", "zsh"})
+# family -> the flags whose value is code (`python3 -c CODE`, `lua -e CODE`, `deno eval CODE`)
+_CODE_FLAGS = {
+    "python": ("-c",), "pypy": ("-c",), "ipython": ("-c",), "jython": ("-c",),
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"), "ts-node": ("-e", "--eval", "-p", "--print"),
+    "tsx": ("-e", "--eval", "-p", "--print"), "bun": ("-e", "--eval", "-p", "--print"), "deno": ("eval",),
+    "ruby": ("-e",), "perl": ("-e", "-E"), "raku": ("-e",), "php": ("-r", "-B", "-R", "-E"), "osascript": ("-e",),
+    "lua": ("-e",), "luajit": ("-e",), "tclsh": (), "wish": (), "jimsh": (), "expect": ("-c",), "r": ("-e",),
+    "rscript": ("-e",), "julia": ("-e", "-E", "--eval", "--print"), "elixir": ("-e", "--eval"), "erl": ("-eval",),
+    "groovy": ("-e",), "guile": ("-c",), "racket": ("-e", "--eval"), "sbcl": ("--eval",), "clisp": ("-x",),
+    "scala": ("-e",), "kotlin": ("-e",), "ghci": ("-e",), "clojure": ("-e",), "bb": ("-e", "--eval"),
+    "janet": ("-e",), "fennel": ("-e", "--eval"), "jshell": (), "irb": (), "ocaml": (), "runghc": (),
+    "runhaskell": (),
+}
+# flags that take a value that is no code (a module, a path, a setting): skipped with it
+_VALUE_FLAGS = frozenset({"-W", "-X", "-r", "--require", "--import", "-C", "--loader", "--conditions", "-I", "-M",
+                          "-d", "-c", "-l", "-L", "--project", "--config", "-n", "--input-type", "--env-file",
+                          "--inspect-port", "--title", "-x"})
+# flags whose value is the script file (`php -f FILE`, `expect -f FILE`, `R -f FILE`)
+_FILE_FLAGS = frozenset({"-f", "--file"})
+_PROGRAMS = frozenset({"gh", "git", "curl", "wget", "hub", "bash", "sh", "zsh", "busybox"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
 # what lets interpreter code start a program, reach the network or run code it builds (Python, Node,
 # Ruby, Perl, PHP, AppleScript); code with none of these cannot merge
@@ -35,12 +53,17 @@ def writes(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 
 
 def interpreter(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    """``python3 -c CODE``, ``node -e CODE``, or code on stdin: see `code`."""
+    """``python3 -c CODE``, ``lua -e CODE``, ``deno eval CODE``, code on stdin, or a script file: see `code`."""
     name = args[0][0].replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".exe")
-    family = "python" if name.startswith(("python", "pypy")) else name
-    ctx.decoder_seen = True  # its output may be text for a shell
-    if family in _CODE_FLAGS:
+    family = name if name in _CODE_FLAGS else name.rstrip("0123456789.-")  # lua5.4, tclsh8.6, php8.2
+    family = "python" if name.startswith(("python", "pypy")) else family
+    if family == "bun" and len(args) > 1 and args[1][0] in ("run", "test", "x", "install", "add", "build"):
+        from hook.detect.make import runner
+
+        runner(ctx, args, cmd, overlay)
+    elif family in _CODE_FLAGS:
         _interpreter(ctx, family, args, cmd)
+    ctx.decoder_seen = True  # its output may be text for a shell
 
 
 def agent(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -68,17 +91,56 @@ def _record_writes(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
 
 def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
     flags = _CODE_FLAGS[family]
-    for k, (text, _) in enumerate(args[1:], 1):
+    k = 1
+    if family == "deno" and len(args) > 1 and args[1][0] in ("run", "test", "bench", "serve"):
+        k = 2  # `deno run [opts] FILE`
+    while k < len(args):
+        text = args[k][0]
         if text in flags and k + 1 < len(args):
             code(ctx, args[k + 1][0])
             return
-        if not text.startswith("-"):
-            if text != "-":
-                return  # a script file: opaque, like any program
+        if family == "python" and text == "-m":
+            return  # an installed module: the user's program
+        if text in _FILE_FLAGS and k + 1 < len(args):
+            _file(ctx, args[k + 1], args[k + 2 :])
+            return
+        if text == "--":
+            k += 1
             break
+        if text.startswith("-") and text != "-":
+            k += 2 if text in _VALUE_FLAGS else 1
+            continue
+        if text != "-":
+            _file(ctx, args[k], args[k + 1 :])
+            return
+        break
+    if k < len(args) and args[k][0] != "-":
+        _file(ctx, args[k], args[k + 1 :])
+        return
     source = ctx.stdin_text(cmd)
     if source is not None:
         code(ctx, source)
+    elif cmd.piped or any(r.op == "<" for r in cmd.redirects):  # `curl … | python3`
+        ctx.runtime("an interpreter reads code produced at run time", via="script")
+
+
+def _file(ctx: Ctx, arg: Arg, rest: list[Arg]) -> None:
+    """A script file: read for the merges it names (written earlier in this command, or on disk); the
+    arguments after it may be run by it, so merge-shaped ones are undetermined (hook/detect/opaque.py)."""
+    from hook.detect.opaque import handed
+    from hook.detect.prefilter import merge_shaped
+
+    name = arg[0]
+    if DYN in name:
+        if ctx.decoder_seen:
+            ctx.runtime("an interpreter runs a script named at run time", via="script")
+        return
+    text = ctx.read_file(name)
+    if text is not None and merge_shaped(text):
+        code(ctx, text)
+    reason = handed(ctx, rest, None, files=False)
+    if reason is not None:
+        ctx.runtime(f"a script ({name}) is handed merge-shaped arguments: {reason}", via="script")
 
 
 def code(ctx: Ctx, text: str) -> None:
@@ -112,13 +174,25 @@ def _code(ctx: Ctx, text: str) -> None:
     lowered = text.lower()
     from hook.detect import api
 
+    method = _method(lowered)
     for group in literals:
         for literal in group:
-            if "/pulls/" in literal and "/merge" in literal and "put" in lowered:
+            if "api.github" in literal or "/api/v3/" in literal or literal.lstrip("/").startswith("repos/"):
                 host, segments = api.split_url(literal)
-                api.rest(ctx, "script", "PUT", host, segments, None)
-    if api.merge_mutations(text):
+                api.rest(ctx, "script", method, host, segments, None)
+    documents = [literal for group in literals for literal in group if "mutation" in literal]
+    for document in documents:
+        api.graphql(ctx, "script", "POST", document)
+    if not documents and api.merge_mutations(text):
         api.graphql(ctx, "script", "POST", text)
+
+
+def _method(lowered: str) -> str:
+    """The HTTP method program code names for its requests (``requests.put(``, ``method="PATCH"``); DYN when
+    it names none or several (it may be any)."""
+    named = {m.upper() for m in ("put", "patch", "post", "delete")
+             if f".{m}(" in lowered or f"'{m}'" in lowered or f'"{m}"' in lowered}
+    return named.pop() if len(named) == 1 else DYN
 
 
 def string_literals(text: str) -> list[list[str]]:

@@ -62,8 +62,8 @@ def source(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
            positional: list[Arg] | None = None, env: dict[str, str | None] | None = None) -> None:
     """A script file a shell reads (``source FILE``, ``bash FILE``): a substitution's known output
-    (``<(…)``), stdin (``/dev/stdin``), a file written earlier here; any other file is a script on
-    disk, opaque like any program."""
+    (``<(…)``), stdin (``/dev/stdin``), a file written earlier here, or a file on disk that names a merge
+    (`hook.detect.prefilter.merge_shaped`; one that names none cannot be steered to merge by this command)."""
     text, word = arg
     inner = next((p.inner for p in (word.parts if word else []) if p.inner is not None), None)
     if inner is not None:  # `source <(…)`, `bash <(…)`: that program's output
@@ -80,6 +80,11 @@ def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
             return
     else:
         shown = ctx.files.get(ctx.path(text))
+        if shown is None and DYN not in text:  # a script on disk: read when it names a merge (opaque.py)
+            from hook.detect.prefilter import merge_shaped
+
+            disk = ctx.read_file(text)
+            shown = disk if disk is not None and merge_shaped(disk) else None
     if shown is None and (DYN in text or inner is not None or text in STDIN_FILES) and ctx.decoder_seen:
         shown = DYN
     if shown is not None:

@@ -1,9 +1,12 @@
 """Text tools that can run what they compute: GNU ``sed``'s ``e`` command and ``s///e`` flag, awk's
 ``system()`` and pipes, GNU ``parallel``. The command line each runs is built at run time from the
 text flowing through them, so such a use is undetermined (design §6); any other use runs nothing.
+Editors (vim, ex, emacs) run the commands they are given, not the files they open.
 """
 
 from __future__ import annotations
+
+from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,3 +123,43 @@ def _awk_code(program: str) -> str:
 def parallel(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """GNU parallel builds its command lines from arguments and input."""
     ctx.runtime("parallel runs command lines it builds")
+
+
+_EDITOR_CODE = frozenset({"-c", "--cmd", "--eval", "-eval", "-x", "--execute", "-f", "--funcall"})
+_EDITOR_FILES = frozenset({"-S", "-l", "--load", "--script", "-u"})
+
+
+def editor(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+    """vim, ex, emacs: the files they open are the user's; the commands they are given (``-c CMD``, ``+CMD``,
+    ``--eval FORM``, a script with ``-S``/``-l``, ex commands on stdin) may run a shell (``:!cmd``,
+    ``system()``): judged by the rule for programs the guard does not read (hook/detect/opaque.py)."""
+    from hook.detect.opaque import opaque
+
+    code: list[Arg] = []
+    emacsclient = args[0][0].rsplit("/", 1)[-1] == "emacsclient"
+    k = 1
+    while k < len(args):
+        a = args[k][0]
+        if (a in _EDITOR_CODE or (emacsclient and a == "-e")) and k + 1 < len(args):
+            code.append(args[k + 1])
+            k += 2
+            continue
+        if a in _EDITOR_FILES and k + 1 < len(args):
+            text = ctx.read_file(args[k + 1][0]) if DYN not in args[k + 1][0] else None
+            code.append((text if text is not None else DYN, None))
+            k += 2
+            continue
+        if a.startswith("+") and len(a) > 1:
+            code.append((a[1:], None))
+        elif a.startswith("--eval=") or a.startswith("--cmd="):
+            code.append((a.partition("=")[2], None))
+        k += 1
+    reads_stdin = args[0][0].rsplit("/", 1)[-1] == "ex" or any(
+        a[0].startswith("-") and not a[0].startswith("--") and ("e" in a[0] or "s" in a[0]) for a in args[1:])
+    opaque(ctx, args[0][0], [args[0], *code], cmd if reads_stdin else None, what="an editor given commands",
+           files=False)
+    from hook.detect.script import code as program_code
+
+    for text, _ in code:
+        if DYN not in text and ("!" in text or "system" in text or "shell" in text or "call-process" in text):
+            program_code(ctx, text)

@@ -1,10 +1,10 @@
 """``merge-hold hook explain``: what the guard would see in a tool call, without reading any verdict.
 
 Reads the same PreToolUse JSON as ``hook-guard`` on stdin and prints
-``{"merges": [{"via", "repo", "pr", "branch"}], "undetermined": bool}``, plus ``"lifts"`` (the same
-fields and ``lift``) when the call would lift a hold; ``--verbose`` adds every field of each merge and
-the detector's notes. Exit 0 on success, 1 on unreadable input, 64 on a bad
-option: never 2, which Claude Code reads as "block".
+``{"merges": [{"via", "repo", "pr", "branch"}], "lifts": [{…, "lift"}], "tampers": [{"via", "repo", "act"}],
+"undetermined": bool}`` (design §5): the merges, the lifts of a hold, the acts that would weaken the gate;
+``--verbose`` adds every field of each merge and the detector's notes. Exit 0 on success, 1 on unreadable
+input, 64 on a bad option: never 2, which Claude Code reads as "block".
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 
 USAGE = """usage: merge-hold hook explain [--verbose] [--agent NAME] < TOOL_CALL_JSON
 
-Print the pull-request merges a Claude Code tool call would perform, as the agent guard detects
-them, without reading any verdict. Input: the PreToolUse JSON (tool_name, tool_input, cwd, ...),
-or with --agent the named agent's hook input (codex, gemini, cursor, copilot, ...).
+Print the pull-request merges a Claude Code tool call would perform, the holds it would lift and
+the acts that would weaken the gate, as the agent guard detects them, without reading any verdict:
+{"merges": [...], "lifts": [...], "tampers": [{"via", "repo", "act"}], "undetermined": BOOL}.
+Input: the PreToolUse JSON (tool_name, tool_input, cwd, ...), or with --agent the named agent's
+hook input (codex, gemini, cursor, copilot, ...).
 
   -v, --verbose  also print push_target, host, undetermined and detail per merge, and notes
   --agent NAME   read NAME's hook input, as `hook-guard --agent NAME` does

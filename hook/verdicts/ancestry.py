@@ -49,6 +49,68 @@ def _git(gitdir: str, *args: str) -> int | None:
         pause = min(pause * 2, 0.02)
 
 
+def _git_lines(gitdir: str, *args: str) -> list[str] | None:
+    """git's output lines (the first 64 KB); None when git fails, cannot be started or does not finish in time."""
+    import os
+    import time
+
+    if not hasattr(os, "posix_spawnp"):  # Windows
+        import subprocess
+
+        try:
+            done = subprocess.run(["git", "-C", gitdir, *args], capture_output=True, timeout=GIT_TIMEOUT_S,
+                                  check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.decode(errors="replace").splitlines() if done.returncode == 0 else None
+    read_end, write_end = os.pipe()
+    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, write_end, 1),
+               (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0), (os.POSIX_SPAWN_CLOSE, read_end)]
+    try:
+        pid = os.posix_spawnp("git", ["git", "-C", gitdir, *args], dict(os.environ), file_actions=actions)
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    os.close(write_end)
+    os.set_blocking(read_end, False)
+    deadline, out, pause = time.monotonic() + GIT_TIMEOUT_S, b"", 0.001
+    while True:
+        try:
+            chunk = os.read(read_end, 65536)
+        except BlockingIOError:
+            chunk = None
+        if chunk:
+            out = (out + chunk)[:65536]
+            continue
+        finished, code = os.waitpid(pid, os.WNOHANG)
+        if finished and chunk is not None:  # exited, and the pipe is drained (EOF)
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(read_end)
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
+    os.close(read_end)
+    return out.decode(errors="replace").splitlines() if os.waitstatus_to_exitcode(code) == 0 else None
+
+
+def changes(gitdir: str, commits: Sequence[str], paths: Sequence[str]) -> bool | None:
+    """True when a commit the push would send (one of ``commits`` or their history, not yet on any remote
+    branch this clone knows) changes one of ``paths``; False when none does; None when git cannot tell."""
+    for commit in commits:
+        if _git(gitdir, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}") == 1:
+            continue  # names nothing yet (a branch the command creates): nothing to send from it
+        lines = _git_lines(gitdir, "log", "--format=%H", "-1", commit, "--not", "--remotes", "--", *paths)
+        if lines is None:
+            return None
+        if any(line.strip() for line in lines):
+            return True
+    return False
+
+
 def contains(gitdir: str, head_sha: str, commits: Sequence[str]) -> bool | None:
     """True when one of ``commits`` contains ``head_sha``; False when none does; None when git cannot tell.
 

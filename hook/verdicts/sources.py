@@ -52,9 +52,11 @@ class PrQuery:
 
 
 class PrAnswer:
-    """``number`` is None when a branch has no PR in the head index; ``record`` None when no verdict."""
+    """``number`` is None when a branch has no PR in the head index; ``record`` None when no verdict.
+    ``below``: the open PRs it is stacked on, nearest first (`hook.verdicts.stacks`), as (number, record);
+    ``stack_problem`` why that chain could not be read to its end."""
 
-    __slots__ = ("managed", "number", "problem", "record")
+    __slots__ = ("below", "managed", "number", "problem", "record", "stack_problem")
 
     def __init__(
         self, *, managed: bool, number: int | None, record: object = None, problem: str | None = None
@@ -63,6 +65,8 @@ class PrAnswer:
         self.number = number
         self.record = record
         self.problem = problem
+        self.below: list[tuple[int, object]] = []
+        self.stack_problem: str | None = None
 
 
 class RepoAnswer:
@@ -321,6 +325,7 @@ class HttpSource(VerdictSource):
             found = body.pop("_status") == 200
             managed = bool(body.get("managed", True)) if found else bool(body.get("managed"))
             number = query.number if query.number is not None else _number(str(body.get("number", "")))
+            # a 404 may name the PR the head index found (no verdict recorded for it yet)
             if found and number is None:
                 answers.append(PrAnswer(managed=managed, number=None,
                                         problem="the verdict record names no PR number"))
