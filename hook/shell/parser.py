@@ -16,6 +16,7 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 
 from __future__ import annotations
 
+from hook.shell import streams
 from hook.shell.lexer import NAME_CHARS, NAME_START
 from hook.shell.syntax import (
     LOOP_END,
@@ -24,6 +25,7 @@ from hook.shell.syntax import (
     MAYBE_START,
     Command,
     Event,
+    Later,
     Part,
     Redirect,
     Unsupported,
@@ -56,7 +58,7 @@ class _Parser(TokenReader):
         self.s, self.i, self.n, self.ps = text, 0, len(text), powershell
         self.esc = "`" if powershell else "\\"
         self.meta = _PS_META if powershell else _META
-        self.pending: list[tuple[Redirect, str, bool, list[Event]]] = []  # heredocs awaiting a body
+        self.pending: list[tuple[Redirect, str, bool, Later]] = []  # heredocs awaiting a body
         self.case_term = ""  # how the case arm just read ended: `;;`, `;&`, `;;&` or `esac`
 
     def parse(self) -> list[Event]:
@@ -68,14 +70,15 @@ class _Parser(TokenReader):
 
     # --- lists, pipelines and commands -------------------------------------------------------
     def parse_list(self, out: list[Event], closer: str | None) -> None:
-        prev: Command | None = None
+        prev: Command | None = None  # the command writing the pipe, when one does
         piped = False
         s = self.s
         # compound commands (`if…fi`, loops, `{…}`, `case`) open in this list: where their events start,
-        # and whether a pipe feeds them; `closed`: the start of the one that just ended. In a pipeline
-        # or in the background a compound runs in a subshell: what it assigns does not come back.
-        opened: list[tuple[int, bool]] = []
-        closed: int | None = None
+        # whether a pipe feeds them and from which command; `closed`: the one that just ended, until its
+        # redirections are read (hook/shell/streams.py says where its input and output go). In a
+        # pipeline or in the background a compound runs in a subshell: what it assigns does not come back.
+        opened: list[tuple[int, bool, Command | None]] = []
+        closed: tuple[int, bool, Command | None] | None = None
         # regions that may not run, as (depth in `opened`, is an `if` branch): after `&&`/`||` up to the
         # end of the and-or list, an `if` branch up to the next `elif`/`else`/`fi` (hook/shell/cases.join)
         maybes: list[tuple[int, bool]] = []
@@ -85,11 +88,24 @@ class _Parser(TokenReader):
                 maybes.pop()
                 out.append(MAYBE_END)
 
+        def finish(op: str = "") -> None:
+            """The compound that just ended, once its redirections are read: fed by a pipe, feeding one
+            or in the background, it runs in a subshell."""
+            nonlocal closed
+            if closed is not None:
+                at, fed, source = closed
+                if fed:
+                    streams.feed(out, at, source)
+                if fed or op in ("|", "|&", "&"):
+                    streams.subshell(out, at)
+            closed = None
+
         while True:
             self.skip_blank()
             if self.i >= self.n:
                 if closer:
                     raise Unsupported(f"unterminated {closer!r}")
+                finish()
                 close(0, True)
                 return
             c = s[self.i]
@@ -98,16 +114,19 @@ class _Parser(TokenReader):
                 continue
             if c == "\n":
                 self.i += 1
+                finish()
                 close(len(opened), False)
                 self.read_heredocs()
-                prev, piped, closed = None, False, None
+                prev, piped = None, False
                 continue
             if c == closer:
                 self.i += 1
+                finish()
                 close(0, True)
                 return
             if c in ";|&" and not s.startswith("&>", self.i):
                 op = self.operator()
+                finish(op)
                 if op in ("&&", "||"):
                     out.append(MAYBE_START)
                     maybes.append((len(opened), False))
@@ -118,9 +137,6 @@ class _Parser(TokenReader):
                         raise Unsupported("case clause")
                     self.case_term = op
                     return
-                if closed is not None and op in ("|", "|&", "&"):
-                    _subshell(out, closed)
-                closed = None
                 if op in ("|", "|&"):
                     piped = True
                     if prev is not None:
@@ -136,19 +152,23 @@ class _Parser(TokenReader):
                     continue
                 raise Unsupported("unbalanced )")
             if c == "(" or (self.ps and c == "{"):
+                finish()
                 if s.startswith("((", self.i) and not self.ps:
                     start = self.i
                     self.skip_balanced(2)
                     self.arithmetic(s[start + 2 : self.i - 2], out)
                     continue
                 self.i += 1
+                at = len(out)
                 out.append("(")
                 self.parse_list(out, "}" if c == "{" else ")")
                 out.append(")")
-                prev = None
+                closed, prev = (at, piped, prev), streams.output(out[at:])
+                piped = False
                 continue
             kw = self.peek_keyword()
             if kw is not None:
+                finish()
                 self.i += len(kw)
                 if kw in UNSUPPORTED:
                     raise Unsupported(kw)
@@ -158,12 +178,10 @@ class _Parser(TokenReader):
                     out.append(MAYBE_START)
                     maybes.append((len(opened), True))
                 if kw in _OPENERS:
-                    opened.append((len(out), piped))
+                    opened.append((len(out), piped, prev))
+                    piped = False  # the pipe feeds the compound (streams.feed), not its first command
                 elif kw in _CLOSERS and opened:
-                    closed, fed = opened.pop()
-                    if fed:  # `… | while read x; do …; done`: the whole loop is a subshell
-                        _subshell(out, closed)
-                        closed = None
+                    closed = opened.pop()
                 if kw in ("for", "select"):
                     from hook.shell.compound import parse_for  # loaded only for a loop over words
 
@@ -172,10 +190,7 @@ class _Parser(TokenReader):
                     from hook.shell.compound import parse_case  # loaded only for a case
 
                     parse_case(self, out)
-                    closed, fed = opened.pop()
-                    if fed:
-                        _subshell(out, closed)
-                        closed = None
+                    closed = opened.pop()
                 elif kw == "esac":
                     if closer != "esac":
                         raise Unsupported("esac")
@@ -192,12 +207,23 @@ class _Parser(TokenReader):
                     self.skip_blank()
                     if s.startswith("-p ", self.i):
                         self.i += 2
+                if closed is not None:
+                    prev = streams.output(out[closed[0] :])
                 continue
+            mark = len(out)
             cmd = self.parse_command(out)
             if cmd is None:
                 continue
-            if cmd.words or cmd.assigns or cmd.arrays:  # else `done > log`: the compound's redirects
-                closed = None
+            if closed is not None and not (cmd.words or cmd.assigns or cmd.arrays):  # `done <<EOF >log`
+                at = closed[0]
+                moved = out[mark:]  # the redirections' substitutions run before the compound does
+                del out[mark:]
+                out[at:at] = moved
+                closed = (at + len(moved), closed[1], closed[2])
+                streams.redirect(out, closed[0], cmd.redirects)
+                prev = streams.output(out[closed[0] :], cmd.redirects)
+                continue
+            finish()
             if piped:
                 cmd.piped, cmd.pipe_src = True, prev
             prev, piped = cmd, False
@@ -289,12 +315,6 @@ class _Parser(TokenReader):
 
     def sub_parser(self, text: str) -> _Parser:
         return _Parser(text, self.ps)
-
-
-def _subshell(out: list[Event], start: int) -> None:
-    """The events from ``start`` on run in a subshell."""
-    out.insert(start, "(")
-    out.append(")")
 
 
 def _assignment(word: Word) -> tuple[str, Word] | None:

@@ -92,7 +92,18 @@ class Case:
         self.subject, self.arms = subject, arms
 
 
-Event = Command | str | FunctionDef | ForLoop | Case
+class Later:
+    """A here-document's substitutions: bash expands the body when it performs the redirection, before
+    the command runs, while the fast reader reads the body only after the line ends. Placed where the
+    redirection is, filled in when the body is read (``x=5; cat <<EOF; x=7`` expands the body with 5)."""
+
+    __slots__ = ("events",)
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+
+Event = Command | str | FunctionDef | ForLoop | Case | Later
 LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
 LOOP_END = "L)"
 MAYBE_START = "M("  # events from here to the matching MAYBE_END may not run (`&& …`, an `if` branch)

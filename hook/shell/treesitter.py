@@ -10,8 +10,9 @@ with errors as incomplete and flags merge-looking text undetermined rather than 
 
 from __future__ import annotations
 
+from hook.shell import streams
 from hook.shell.lexer import assigned_names, names_in
-from hook.shell.parser import read_word
+from hook.shell.parser import parse, read_word
 from hook.shell.syntax import (
     LOOP_END,
     LOOP_START,
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 _SUBSTITUTIONS = ("command_substitution", "process_substitution")
+_AND_OR = ("list", "pipeline", "negated_command", "redirected_statement")
+_REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
+_HEREDOC_PARTS = ("<<", "<<-", "heredoc_start", "heredoc_body", "heredoc_end")
 
 
 def parse_bash(text: str) -> tuple[list[Event], bool]:
@@ -55,8 +59,10 @@ def _statement(node: Node, out: list[Event]) -> None:
     kind = node.type
     if kind == "command":
         out.append(_command(node, [], out))
-    elif kind == "redirected_statement":
-        _redirected(node, out)
+    elif kind in _AND_OR:
+        _and_or(node, out)
+    elif kind == "test_command":  # `[ … ]`, `[[ … ]]`: read by the fast reader, as on the fast path
+        _reread(node, out)
     elif kind == "variable_assignment" and _is_array(node):
         out.append(Command([], [], [], [_array(node, out)]))
     elif kind == "variable_assignment":
@@ -75,17 +81,6 @@ def _statement(node: Node, out: list[Event]) -> None:
                 name, elements = _array(child, out)
                 exact = not letters - {"a", "g", "x", "r", "p", "f", "F"}
                 out.append(Command([], [], [], [(name, elements if exact else None)]))
-    elif kind == "pipeline":
-        previous: Command | None = None
-        for child in node.named_children:
-            before = len(out)
-            out.append("(")  # `f | cat`, `{ x=5; } | cat`: each part of a pipeline runs in a subshell
-            _statement(child, out)
-            out.append(")")
-            added = [e for e in out[before:] if isinstance(e, Command)]
-            if previous is not None and added:
-                added[-1].piped, added[-1].pipe_src = True, previous
-            previous = added[-1] if added else None
     elif kind in ("subshell", *_SUBSTITUTIONS):
         out.append("(")
         for child in node.named_children:
@@ -137,15 +132,6 @@ def _statement(node: Node, out: list[Event]) -> None:
         if body is not None:
             _statement(body, events)
         out.append(FunctionDef(_text(named) if named is not None else "", events))
-    elif kind == "list":  # `a && b`, `a || b`: b may not run (hook/shell/cases.join after it)
-        maybe = False
-        for child in node.children:
-            if child.type in ("&&", "||"):
-                maybe = True
-            elif child.is_named:
-                out.extend([MAYBE_START] if maybe else [])
-                _statement(child, out)
-                out.extend([MAYBE_END] if maybe else [])
     elif kind == "if_statement":  # each branch may not run
         branch = False
         for child in node.children:
@@ -185,37 +171,130 @@ def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command
         elif child.type == "command_name":
             words.append(_word(child.named_children[0] if child.named_children else child, out))
         elif child.type.endswith("_redirect"):
-            redirects.append(_redirect(child, out, []))
+            redirects.append(_redirect(child, out))
         elif child.type != "comment":
             words.append(_word(child, out))
     return Command(words, assigns, redirects, arrays)
 
 
-def _redirected(node: Node, out: list[Event]) -> None:
-    body = node.child_by_field_name("body")
-    trailing: list[Node] = []
-    redirects = [_redirect(c, out, trailing) for c in node.children_by_field_name("redirect")]
-    if body is not None and body.type == "command":
-        command = _command(body, redirects, out)
-        out.append(command)
+def _and_or(node: Node, out: list[Event]) -> None:
+    """An and-or list of pipelines, grouped as bash groups it. tree-sitter-bash hangs the redirections
+    of a list's last command on the whole list (``a && b >f`` is ``redirected_statement(list, >f)``),
+    which even turns ``a && b 2>&1 | c`` into a pipeline of a list, and keeps what follows a
+    here-document inside its node (``cat <<EOF | bash``). So the tree is read as the commands and
+    operators it holds, each redirection on the command before it, and regrouped: pipelines bind
+    tighter than ``&&``/``||``, after which the rest of the list may not run (hook/shell/cases.join)."""
+    elements: list[tuple[Node, list[Node]]] = []
+    ops: list[str] = []
+    _flatten(node, elements, ops)
+    pipeline: list[tuple[Node, list[Node]]] = []
+    maybes = 0
+    for k, element in enumerate(elements):
+        op = ops[k - 1] if 0 < k <= len(ops) else ";"
+        if k and op not in ("|", "|&"):
+            _pipeline(pipeline, out)
+            pipeline = []
+            if op in ("&&", "||"):
+                out.append(MAYBE_START)
+                maybes += 1
+        pipeline.append(element)
+    _pipeline(pipeline, out)
+    out.extend([MAYBE_END] * maybes)
+
+
+def _flatten(node: Node, elements: list[tuple[Node, list[Node]]], ops: list[str]) -> None:
+    if node.type in ("list", "pipeline", "negated_command"):
+        _tokens(node.children, elements, ops)
+    elif node.type == "redirected_statement":
+        body = node.child_by_field_name("body")
+        if body is not None and body.type in _AND_OR:
+            _flatten(body, elements, ops)
+        else:  # a command, a compound, or nothing at all (`>f` empties f)
+            elements.append((body or node, []))
+        for child in node.children_by_field_name("redirect"):
+            _attach(child, elements, ops)
     else:
-        before = len(out)
-        if body is not None:
-            _statement(body, out)
-        added = [e for e in out[before:] if isinstance(e, Command)]
-        if not added:
-            return
-        command = added[-1]
-        command.redirects.extend(redirects)
-    for extra in trailing:  # `cat <<EOF | bash`: tree-sitter keeps `| bash` inside the heredoc node
-        before = len(out)
-        _statement(extra, out)
-        added = [e for e in out[before:] if isinstance(e, Command)]
-        if added and extra.type == "pipeline":
-            added[0].piped, added[0].pipe_src = True, command
+        elements.append((node, []))
 
 
-def _redirect(node: Node, out: list[Event], trailing: list[Node]) -> Redirect:
+def _tokens(children: list[Node], elements: list[tuple[Node, list[Node]]], ops: list[str]) -> None:
+    for child in children:
+        if child.type in ("&&", "||", "|", "|&"):
+            ops.append(child.type)
+        elif child.type in _REDIRECTS:
+            _attach(child, elements, ops)
+        elif child.is_named and child.type != "comment":
+            _flatten(child, elements, ops)
+
+
+def _attach(redirect: Node, elements: list[tuple[Node, list[Node]]], ops: list[str]) -> None:
+    """A redirection belongs to the command before it; after a here-document's start comes the rest of
+    its line (``| bash``, ``&& b``), which tree-sitter-bash keeps inside the here-document's node."""
+    if elements:
+        elements[-1][1].append(redirect)
+    if redirect.type == "heredoc_redirect":
+        _tokens([c for c in redirect.children if c.type not in _HEREDOC_PARTS], elements, ops)
+
+
+def _pipeline(parts: list[tuple[Node, list[Node]]], out: list[Event]) -> None:
+    """``a | { b; } | c``: each part runs in a subshell and reads what the one before it prints."""
+    if len(parts) == 1:
+        _element(*parts[0], out)
+        return
+    source: Command | None = None
+    for k, (node, redirect_nodes) in enumerate(parts):
+        start = len(out)
+        out.append("(")
+        command, redirects = _element(node, redirect_nodes, out)
+        out.append(")")
+        if k and command is not None:
+            command.piped, command.pipe_src = True, source
+        elif k:
+            streams.feed(out, start, source)
+        source = command if command is not None else streams.output(out[start:], redirects)
+
+
+def _element(node: Node, redirect_nodes: list[Node], out: list[Event]) -> tuple[Command | None, list[Redirect]]:
+    """One command of a pipeline with its redirections (their substitutions run first); the simple
+    command it is, if it is one."""
+    redirects = [_redirect(r, out) for r in redirect_nodes]
+    if node.type == "redirected_statement":  # redirections alone
+        command = Command([], [], redirects)
+        out.append(command)
+        return command, redirects
+    if node.type == "command":
+        command = _command(node, redirects, out)
+        if redirect_nodes:
+            command.words += _dropped(node, redirect_nodes[0], out)
+        out.append(command)
+        return command, redirects
+    start = len(out)
+    _statement(node, out)
+    if redirects:
+        streams.redirect(out, start, redirects)
+    return None, redirects
+
+
+def _reread(node: Node, out: list[Event]) -> None:
+    """Text the fast reader models (a test command): its events, so that both paths read it alike."""
+    try:
+        out.extend(parse(_text(node)))
+    except Unsupported:
+        _substitutions(node, out)
+
+
+def _dropped(command: Node, first: Node, out: list[Event]) -> list[Word]:
+    """The words tree-sitter-bash leaves out of the tree between a command and its first redirection
+    (a lone ``-`` before ``2>x`` or ``<<EOF``: ``gh pr comment 5 -F - <<EOF`` has no ``-`` node)."""
+    holder = first.parent  # the redirected statement, which spans both
+    if holder is None or holder.start_byte > command.start_byte or first.start_byte < command.end_byte:
+        return []
+    text = (holder.text or b"")[command.end_byte - holder.start_byte : first.start_byte - holder.start_byte]
+    gap = text.decode("utf-8", "replace").replace("\\\n", " ")
+    return [_lex(None, piece, out, whole_text=False) for piece in gap.split()]
+
+
+def _redirect(node: Node, out: list[Event]) -> Redirect:
     if node.type == "heredoc_redirect":
         op = "<<-" if any(c.type == "<<-" for c in node.children) else "<<"
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
@@ -227,8 +306,6 @@ def _redirect(node: Node, out: list[Event], trailing: list[Node]) -> Redirect:
             red.body = Word([Part("l", body, True)], body)
         else:
             red.body = _lex(body_node, body, out, whole_text=True)
-        trailing.extend(c for c in node.named_children
-                        if c.type not in ("heredoc_start", "heredoc_body", "heredoc_end"))
         return red
     words = [c for c in node.named_children if c.type != "file_descriptor"]
     op = next((_text(c) for c in node.children if not c.is_named), ">")
