@@ -123,9 +123,46 @@ def test_the_two_front_ends_give_the_same_judgement(readers: Readers, capsys: py
 
 
 ROWS: list[tuple[str, str]] = [
+    # tree-sitter-bash hangs a list's last redirections on the whole list and regroups `a && b 2>&1 | c`
+    # as a pipeline of a list (`x=5` ran in a subshell there); the region after `&&` runs to the list's end
+    ("x=5 && true 2>&1 | cat; gh pr merge $x", "determined"),
+    ("x=5; true && x=7 && gh pr merge $x", "determined"),
+    ("cd sub && cd .. && git pp", "determined"),
+    # it leaves a lone `-` before a redirection out of the tree
+    ("gh pr merge 5 -R acme/other --body-file - <<EOF\nmerged\nEOF", "determined"),
+    ("gh pr comment 5 -R acme/widgets -F - <<EOF\ngh pr merge 5\nEOF", "determined"),  # no lift: the body shows none
+    # it gives a here-document nested in another's node the first body of the line
+    ("v=true; cat <<EOF | bash <<EOF\ngh pr merge 5\nEOF\n$v\nEOF", "determined"),
+    # a compound's input reaches the one command inside; with more, which reads it is the run's
+    ("{ bash; } <<EOF\ngh pr merge 5\nEOF", "determined"),  # the fast reader gave bash nothing
+    ("( bash ) <<EOF\ngh pr merge 5\nEOF", "determined"),
+    ("gh pr merge 5 -R acme/other | ( ( bash ) ) </dev/null", "determined"),
+    ("v=5 | ( ( gh pr comment 5 -F - ) ) </dev/null", "determined"),  # reads /dev/null: no lift
+    ("{ cat; bash; } <<EOF\ngh pr merge 5\nEOF", "undetermined"),  # tree-sitter gave bash the body; cat reads it
+    ("echo gh pr merge 5 | { true; bash; }", "undetermined"),  # the fast reader gave bash nothing
+    # what a compound prints: its one command's output, else unknown
+    ("( echo gh pr merge 5 ) | bash", "determined"),  # the fast reader: unknown
+    ("{ echo gh pr merge 5; echo x; } | bash", "undetermined"),  # tree-sitter: only the last echo
+    # a file a compound writes, or `>f` alone, is not what it was
+    ("echo 5 > f.txt; { echo 7; } > f.txt; gh pr merge $(cat f.txt)", "undetermined"),  # the fast reader: 5
+    ("echo 5 > f.txt; > f.txt; gh pr merge $(cat f.txt)", "undetermined"),  # both: 5 (bash: empty)
+    # a here-document's substitutions run before its command, not after the line
+    ("x=5; cat <<EOF && x=7\n$(gh pr merge $x)\nEOF", "determined"),  # the fast reader: 7
+    # a background job is the whole and-or list, in any body
+    ("cd / || true & gh pr merge 5", "determined"),  # the fast reader ran `cd /` here
+    ("x=5; if true; then x=7 & fi; gh pr merge $x", "determined"),  # tree-sitter: 7
+    # `[[ … ]]` on the tree-sitter path is read as on the fast path: `$((x=7))` assigns
+    ("x=5; [[ $((x=7)) ]]; gh pr merge $x", "undetermined"),
 ]
 """Programs on which the two readers once disagreed, with what real bash makes of them (the differential
 test's verdicts: ``determined`` and equal to what the stand-ins received, or ``undetermined``)."""
+
+UNREADABLE: list[tuple[str, str]] = [
+    # tree-sitter-bash ran `bash` on past the newline (`bash gh pr merge 5`, no error node); found as
+    # `if v=5 NL then v=5 | echo 'v=5 && v=5 && v=5' | bash NL elif v=5 NL then gh pr merge && v=5 NL fi`
+    ("v=5 | echo x | bash\ngh pr merge 5 && true", "determined"),
+]
+"""Programs tree-sitter misread without an error node: it must count them as unread, never trust them."""
 
 
 @pytest.mark.parametrize(("program", "verdict"), ROWS)
@@ -135,5 +172,14 @@ def test_rows_on_which_the_front_ends_once_disagreed(sandbox: Sandbox, readers: 
     alone = readers.judge(program, tree_sitter_only=True)
     assert not readers.incomplete
     assert guard == alone, f"guard's readers: {sorted(map(repr, guard))}\ntree-sitter alone: {sorted(map(repr, alone))}"
+    got, detail = judge(sandbox, program)
+    assert got == verdict, detail
+
+
+@pytest.mark.parametrize(("program", "verdict"), UNREADABLE)
+def test_what_tree_sitter_misreads_is_unread(sandbox: Sandbox, readers: Readers, program: str, verdict: str) -> None:
+    alone = readers.judge(program, tree_sitter_only=True)
+    assert readers.incomplete
+    assert any(m.via == "unparsed" and m.undetermined for m in alone), sorted(map(repr, alone))
     got, detail = judge(sandbox, program)
     assert got == verdict, detail

@@ -82,6 +82,9 @@ class _Parser(TokenReader):
         # regions that may not run, as (depth in `opened`, is an `if` branch): after `&&`/`||` up to the
         # end of the and-or list, an `if` branch up to the next `elif`/`else`/`fi` (hook/shell/cases.join)
         maybes: list[tuple[int, bool]] = []
+        # where the and-or list being read starts (`a || b &` puts all of it in the background), and the
+        # starts of the lists around the compounds open in this one
+        starts = [len(out)]
 
         def close(depth: int, branches: bool) -> None:
             while maybes and maybes[-1][0] >= depth and (branches or not maybes[-1][1]):
@@ -117,7 +120,7 @@ class _Parser(TokenReader):
                 finish()
                 close(len(opened), False)
                 self.read_heredocs()
-                prev, piped = None, False
+                prev, piped, starts[-1] = None, False, len(out)
                 continue
             if c == closer:
                 self.i += 1
@@ -142,8 +145,10 @@ class _Parser(TokenReader):
                     if prev is not None:
                         prev.subshell = True  # each part of a pipeline runs in a subshell
                 else:
-                    if op == "&" and prev is not None:
-                        prev.subshell = True  # so does a background job
+                    if op == "&":  # so does a background job: the whole and-or list
+                        streams.subshell(out, starts[-1])
+                    if op in (";", "&"):
+                        starts[-1] = len(out)
                     prev, piped = None, False
                 continue
             if c == ")" or (self.ps and c == "}"):
@@ -180,8 +185,10 @@ class _Parser(TokenReader):
                 if kw in _OPENERS:
                     opened.append((len(out), piped, prev))
                     piped = False  # the pipe feeds the compound (streams.feed), not its first command
+                    starts.append(len(out))
                 elif kw in _CLOSERS and opened:
                     closed = opened.pop()
+                    starts.pop()
                 if kw in ("for", "select"):
                     from hook.shell.compound import parse_for  # loaded only for a loop over words
 
@@ -209,6 +216,8 @@ class _Parser(TokenReader):
                         self.i += 2
                 if closed is not None:
                     prev = streams.output(out[closed[0] :])
+                elif kw in ("then", "else", "elif", "do", "{", "if", "while", "until"):
+                    starts[-1] = len(out)  # a new list starts inside the compound
                 continue
             mark = len(out)
             cmd = self.parse_command(out)

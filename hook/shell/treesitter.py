@@ -2,15 +2,16 @@
 definitions, extglob ``case`` patterns, ``coproc``, unbalanced or foreign text). Imported only then:
 loading tree-sitter costs about twice the interpreter's start-up (design §7).
 
-The tree gives the structure; each word's text is still read by the fast lexer, so quoting means
-the same on both paths. Where tree-sitter binds a heredoc to a whole list (``a && cat <<E``), the
-body goes to the last command before it, which is where bash reads it. The caller treats a tree
-with errors as incomplete and flags merge-looking text undetermined rather than trusting it.
+The tree gives the structure, corrected where tree-sitter-bash's grammar is not bash's
+(hook/shell/treeshape.py); each word's text is still read by the fast lexer, so quoting means the
+same on both paths, and where a compound's input and output go is hook/shell/streams.py's, as on the
+fast path. The caller treats a tree with errors as incomplete and flags merge-looking text
+undetermined rather than trusting it.
 """
 
 from __future__ import annotations
 
-from hook.shell import streams
+from hook.shell import streams, treeshape
 from hook.shell.lexer import assigned_names, names_in
 from hook.shell.parser import parse, read_word
 from hook.shell.syntax import (
@@ -34,9 +35,6 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 _SUBSTITUTIONS = ("command_substitution", "process_substitution")
-_AND_OR = ("list", "pipeline", "negated_command", "redirected_statement")
-_REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
-_HEREDOC_PARTS = ("<<", "<<-", "heredoc_start", "heredoc_body", "heredoc_end")
 
 
 def parse_bash(text: str) -> tuple[list[Event], bool]:
@@ -47,7 +45,10 @@ def parse_bash(text: str) -> tuple[list[Event], bool]:
     parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
     tree = parser.parse(text.encode("utf-8", "surrogatepass"))
     out: list[Event] = []
-    _statement(tree.root_node, out)
+    try:
+        _statement(tree.root_node, out)
+    except treeshape.Misread:
+        return out, False
     return out, not tree.root_node.has_error
 
 
@@ -59,7 +60,7 @@ def _statement(node: Node, out: list[Event]) -> None:
     kind = node.type
     if kind == "command":
         out.append(_command(node, [], out))
-    elif kind in _AND_OR:
+    elif kind in treeshape.AND_OR:
         _and_or(node, out)
     elif kind == "test_command":  # `[ … ]`, `[[ … ]]`: read by the fast reader, as on the fast path
         _reread(node, out)
@@ -83,8 +84,7 @@ def _statement(node: Node, out: list[Event]) -> None:
                 out.append(Command([], [], [], [(name, elements if exact else None)]))
     elif kind in ("subshell", *_SUBSTITUTIONS):
         out.append("(")
-        for child in node.named_children:
-            _statement(child, out)
+        _body(node.children, out)
         out.append(")")
     elif kind == "for_statement":
         variable = node.child_by_field_name("variable")
@@ -102,8 +102,7 @@ def _statement(node: Node, out: list[Event]) -> None:
             for name in names_in(_text(node).split("do", 1)[0]):
                 out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
         out.append(LOOP_START)
-        for child in node.named_children:
-            _statement(child, out)
+        _body(node.children, out)
         out.append(LOOP_END)
     elif kind == "compound_statement" and _text(node).startswith("(("):  # ((x++)): arithmetic
         for name in assigned_names(_text(node)[2:-2]):
@@ -119,9 +118,7 @@ def _statement(node: Node, out: list[Event]) -> None:
             patterns = [_word(c, out) for c in pattern_nodes]
             ids = {c.id for c in pattern_nodes}
             arm: list[Event] = []
-            for child in item.named_children:
-                if child.id not in ids:
-                    _statement(child, arm)
+            _body([c for c in item.children if c.id not in ids], arm)
             term = next((c.type for c in item.children if c.type in (";;", ";&", ";;&")), ";;")
             arms.append((patterns, arm, term))
         out.append(Case(_word(subject, out) if subject is not None else Word([], ""), arms))
@@ -133,33 +130,43 @@ def _statement(node: Node, out: list[Event]) -> None:
             _statement(body, events)
         out.append(FunctionDef(_text(named) if named is not None else "", events))
     elif kind == "if_statement":  # each branch may not run
+        region: list[Node] = []  # the condition, then the `then` branch
         branch = False
         for child in node.children:
-            if child.type in ("then", "elif_clause", "else_clause", "fi") and branch:
-                out.append(MAYBE_END)
+            if child.type in ("then", "elif_clause", "else_clause", "fi"):
+                _body(region, out)
+                region = []
+                out.extend([MAYBE_END] if branch else [])
                 branch = False
             if child.type == "then":
                 out.append(MAYBE_START)
                 branch = True
             elif child.type in ("elif_clause", "else_clause"):
                 out.append(MAYBE_START)
-                for inner in child.named_children:
-                    _statement(inner, out)
+                _body(child.children, out)
                 out.append(MAYBE_END)
-            elif child.is_named:
-                _statement(child, out)
+            elif child.type != "fi":
+                region.append(child)
+        _body(region, out)
+        out.extend([MAYBE_END] if branch else [])
     elif kind != "comment":
-        start = None
-        for child in node.children:
-            if child.type == "&" and start is not None:  # `f &`: a background job runs in a subshell
-                out.insert(start, "(")
-                out.append(")")
-            elif child.is_named:
-                start = len(out)
-                _statement(child, out)
+        _body(node.children, out)
+
+
+def _body(children: list[Node], out: list[Event]) -> None:
+    """The statements of a list, a group or a compound's body; ``f &``: a background job runs in a subshell."""
+    start = None
+    for child in children:
+        if child.type == "&" and start is not None:
+            out.insert(start, "(")
+            out.append(")")
+        elif child.is_named:
+            start = len(out)
+            _statement(child, out)
 
 
 def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
+    treeshape.one_line(node)
     words: list[Word] = []
     assigns: list[tuple[str, Word]] = []
     arrays: list[tuple[str, list[Word] | None]] = []
@@ -184,9 +191,7 @@ def _and_or(node: Node, out: list[Event]) -> None:
     here-document inside its node (``cat <<EOF | bash``). So the tree is read as the commands and
     operators it holds, each redirection on the command before it, and regrouped: pipelines bind
     tighter than ``&&``/``||``, after which the rest of the list may not run (hook/shell/cases.join)."""
-    elements: list[tuple[Node, list[Node]]] = []
-    ops: list[str] = []
-    _flatten(node, elements, ops)
+    elements, ops = treeshape.flatten(node)
     pipeline: list[tuple[Node, list[Node]]] = []
     maybes = 0
     for k, element in enumerate(elements):
@@ -200,40 +205,6 @@ def _and_or(node: Node, out: list[Event]) -> None:
         pipeline.append(element)
     _pipeline(pipeline, out)
     out.extend([MAYBE_END] * maybes)
-
-
-def _flatten(node: Node, elements: list[tuple[Node, list[Node]]], ops: list[str]) -> None:
-    if node.type in ("list", "pipeline", "negated_command"):
-        _tokens(node.children, elements, ops)
-    elif node.type == "redirected_statement":
-        body = node.child_by_field_name("body")
-        if body is not None and body.type in _AND_OR:
-            _flatten(body, elements, ops)
-        else:  # a command, a compound, or nothing at all (`>f` empties f)
-            elements.append((body or node, []))
-        for child in node.children_by_field_name("redirect"):
-            _attach(child, elements, ops)
-    else:
-        elements.append((node, []))
-
-
-def _tokens(children: list[Node], elements: list[tuple[Node, list[Node]]], ops: list[str]) -> None:
-    for child in children:
-        if child.type in ("&&", "||", "|", "|&"):
-            ops.append(child.type)
-        elif child.type in _REDIRECTS:
-            _attach(child, elements, ops)
-        elif child.is_named and child.type != "comment":
-            _flatten(child, elements, ops)
-
-
-def _attach(redirect: Node, elements: list[tuple[Node, list[Node]]], ops: list[str]) -> None:
-    """A redirection belongs to the command before it; after a here-document's start comes the rest of
-    its line (``| bash``, ``&& b``), which tree-sitter-bash keeps inside the here-document's node."""
-    if elements:
-        elements[-1][1].append(redirect)
-    if redirect.type == "heredoc_redirect":
-        _tokens([c for c in redirect.children if c.type not in _HEREDOC_PARTS], elements, ops)
 
 
 def _pipeline(parts: list[tuple[Node, list[Node]]], out: list[Event]) -> None:
@@ -265,7 +236,7 @@ def _element(node: Node, redirect_nodes: list[Node], out: list[Event]) -> tuple[
     if node.type == "command":
         command = _command(node, redirects, out)
         if redirect_nodes:
-            command.words += _dropped(node, redirect_nodes[0], out)
+            command.words += [_lex(None, w, out, whole_text=False) for w in treeshape.dropped(node, redirect_nodes[0])]
         out.append(command)
         return command, redirects
     start = len(out)
@@ -283,24 +254,13 @@ def _reread(node: Node, out: list[Event]) -> None:
         _substitutions(node, out)
 
 
-def _dropped(command: Node, first: Node, out: list[Event]) -> list[Word]:
-    """The words tree-sitter-bash leaves out of the tree between a command and its first redirection
-    (a lone ``-`` before ``2>x`` or ``<<EOF``: ``gh pr comment 5 -F - <<EOF`` has no ``-`` node)."""
-    holder = first.parent  # the redirected statement, which spans both
-    if holder is None or holder.start_byte > command.start_byte or first.start_byte < command.end_byte:
-        return []
-    text = (holder.text or b"")[command.end_byte - holder.start_byte : first.start_byte - holder.start_byte]
-    gap = text.decode("utf-8", "replace").replace("\\\n", " ")
-    return [_lex(None, piece, out, whole_text=False) for piece in gap.split()]
-
-
 def _redirect(node: Node, out: list[Event]) -> Redirect:
     if node.type == "heredoc_redirect":
         op = "<<-" if any(c.type == "<<-" for c in node.children) else "<<"
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         quoted = start is not None and any(q in _text(start) for q in "'\"\\")
         red = Redirect(op, None, quoted=quoted)
-        body_node = next((c for c in node.children if c.type == "heredoc_body"), None)
+        body_node = treeshape.heredoc_body(node)
         body = _text(body_node) if body_node is not None else ""
         if quoted:
             red.body = Word([Part("l", body, True)], body)
