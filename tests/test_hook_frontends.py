@@ -151,6 +151,9 @@ ROWS: list[tuple[str, str]] = [
     # a background job is the whole and-or list, in any body
     ("cd / || true & gh pr merge 5", "determined"),  # the fast reader ran `cd /` here
     ("x=5; if true; then x=7 & fi; gh pr merge $x", "determined"),  # tree-sitter: 7
+    ("cd / && case a in a) true;; esac & gh pr merge 5", "determined"),  # the fast reader: from `case` on
+    # so is an arithmetic command in a pipeline
+    ("x=5; x=7 | ((x++)); gh pr merge $x", "determined"),  # the fast reader: unknown
     # `[[ … ]]` on the tree-sitter path is read as on the fast path: `$((x=7))` assigns
     ("x=5; [[ $((x=7)) ]]; gh pr merge $x", "undetermined"),
 ]

@@ -159,9 +159,10 @@ class _Parser(TokenReader):
             if c == "(" or (self.ps and c == "{"):
                 finish()
                 if s.startswith("((", self.i) and not self.ps:
-                    start = self.i
+                    start, at = self.i, len(out)
                     self.skip_balanced(2)
                     self.arithmetic(s[start + 2 : self.i - 2], out)
+                    closed, prev, piped = (at, piped, prev), None, False  # in a pipeline: a subshell's
                     continue
                 self.i += 1
                 at = len(out)
@@ -198,6 +199,7 @@ class _Parser(TokenReader):
 
                     parse_case(self, out)
                     closed = opened.pop()
+                    starts.pop()
                 elif kw == "esac":
                     if closer != "esac":
                         raise Unsupported("esac")
@@ -209,13 +211,15 @@ class _Parser(TokenReader):
                 elif kw == "done":
                     out.append(LOOP_END)
                 elif kw == "[[":
+                    at = len(out)
                     self.lex_words_until(out, "]]")
+                    closed, piped = (at, piped, prev), False  # `[[ $((x=7)) ]] | cat` assigns in a subshell
                 elif kw == "time":
                     self.skip_blank()
                     if s.startswith("-p ", self.i):
                         self.i += 2
-                if closed is not None:
-                    prev = streams.output(out[closed[0] :])
+                if closed is not None:  # what a compound prints (`[[ … ]]` prints nothing)
+                    prev = streams.output(out[closed[0] :]) if kw != "[[" else None
                 elif kw in ("then", "else", "elif", "do", "{", "if", "while", "until"):
                     starts[-1] = len(out)  # a new list starts inside the compound
                 continue
