@@ -28,17 +28,20 @@ BODY = "\x1f"
 ASSIGNS = ("v=5", "v=7", "v=$(echo 7)", "v=`echo 5`", "r=acme/other", "v+=5", "read v", "unset v",
            "a=(5 7)", "a+=(9)", "a[1]=5", "export GH_REPO=acme/other", "GH_REPO=acme/other", "declare v=7",
            "local v=9", "((v++))", "let v=7", "set -- 7 5", "shift", "set -a", "v=${v:-9}", "printf -v v 7",
-           "export v", "v=", "v=5 r=acme/other", "IFS=,", "alias gm='gh pr merge'", "x=5 v=$x")
+           "export v", "v=", "v=5 r=acme/other", "IFS=,", "alias gm='gh pr merge'", "x=5 v=$x", "declare -a a=(5 7)",
+           "export r=acme/other", "v=$(case 7 in 7) echo 5;; esac)", "read -r v <<<7")
 DIRS = ("cd sub", "cd ..", "cd /", "cd sub || true", "pushd sub >/dev/null")
 MERGES = ("gh pr merge $v -R acme/widgets", 'gh pr merge "$v" -R "$r"', "gh pr merge 5", "gh pr merge $1",
           'gh pr merge "${a[1]}" -R acme/other', 'gh pr merge "$@"', "gh api -X PUT repos/acme/widgets/pulls/$v/merge",
           "curl -X PUT https://api.github.com/repos/$r/pulls/5/merge", "git push origin HEAD:main",
-          "gh pr merge 5 -R acme/other", "GH_REPO=$r gh pr merge 5", "gh pr merge ${v}", "gm 5")
+          "gh pr merge 5 -R acme/other", "GH_REPO=$r gh pr merge 5", "gh pr merge ${v}", "gm 5",
+          "gh pr merge \\\n 5 -R acme/other", "bash <(echo gh pr merge 5)", "gh pr merge $(echo 7) -R acme/other")
 LIFTS = ("gh pr comment $v -R acme/widgets --body /unhold", "gh pr edit 5 --remove-label hold",
          'gh pr review "$v" -R "$r" --approve', "gh pr comment 5 -F -")
 """Lifts: judged like merges (the oracle's reference reading does not know them: tests/shell_oracle.py)."""
 NEUTRAL = ("true", "false", ":", "echo hi", "echo $v", "[ -e /nope ]", "[[ $v == 5 ]]", 'test -n "$v"',
-           "cat /dev/null", "wait", "[[ $(echo 5) ]]", "(( v > 2 ))", "echo gh pr merge 9", "time true")
+           "cat /dev/null", "wait", "[[ $(echo 5) ]]", "(( v > 2 ))", "echo gh pr merge 9", "time true",
+           "cat <(echo 5)", "echo $'gh pr merge 9'", "printf '%s\\n' 5 7")
 CALLS = ("f", "f 7", 'f "$v"', "g 5 -R acme/other")
 LOOPING = ("break", "continue")
 IN_FUNCTION = ("return", "local v=7", 'local r="$1"')

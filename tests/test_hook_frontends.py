@@ -156,6 +156,9 @@ ROWS: list[tuple[str, str]] = [
     ("x=5; x=7 | ((x++)); gh pr merge $x", "determined"),  # the fast reader: unknown
     # `[[ … ]]` on the tree-sitter path is read as on the fast path: `$((x=7))` assigns
     ("x=5; [[ $((x=7)) ]]; gh pr merge $x", "undetermined"),
+    # an assignment in a pipeline is a simple command (tree-sitter fed the pipe to the substitution's
+    # commands, and `set --` ran in a subshell of its own)
+    ("v=5 | v=$( if set -- 7 5; then gh pr merge $1; fi; echo 7 )", "determined"),
 ]
 """Programs on which the two readers once disagreed, with what real bash makes of them (the differential
 test's verdicts: ``determined`` and equal to what the stand-ins received, or ``undetermined``)."""
@@ -164,6 +167,9 @@ UNREADABLE: list[tuple[str, str]] = [
     # tree-sitter-bash ran `bash` on past the newline (`bash gh pr merge 5`, no error node); found as
     # `if v=5 NL then v=5 | echo 'v=5 && v=5 && v=5' | bash NL elif v=5 NL then gh pr merge && v=5 NL fi`
     ("v=5 | echo x | bash\ngh pr merge 5 && true", "determined"),
+    # it took the first here-document's body from the `else` branch and read its own lines as commands
+    ("true | if true\nthen cat <<EOF && case a in a) true\ngh pr merge 5\nEOF\ntrue;; esac\n"
+     "else cat <<EOF\ngh pr merge 5\nEOF\nfi", "determined"),
 ]
 """Programs tree-sitter misread without an error node: it must count them as unread, never trust them."""
 

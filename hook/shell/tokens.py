@@ -52,7 +52,7 @@ class TokenReader(WordLexer):
         while j < self.n and s[j] not in self.meta and s[j] not in "'\"\\$`":
             j += 1
         word = s[self.i : j]
-        if j < self.n and s[j] not in " \t\n;&|":
+        if j < self.n and s[j] not in " \t\n;&|)":  # `$(case … esac)`: a keyword ends at `)` too
             return None
         if word in _TRANSPARENT or word in UNSUPPORTED or word in ("for", "[[", "time", "case", "esac", "select"):
             if self.ps and word not in ("if", "else", "elif", "while", "do", "for"):

@@ -9,7 +9,9 @@ tests/test_hook_frontends.py reading the same programs with both readers, each c
   (``cat <<A | bash <<B``): `heredoc_body` pairs bodies with their ``<<`` in order, as bash reads them.
 - A lone ``-`` before a redirection is left out of the tree (``gh pr comment 5 -F - <<EOF``): `dropped`.
 - A command may run on past a newline without an error node (``v=5 | echo x | bash`` NEWLINE ``elif …``
-  made ``elif`` an argument of bash): `one_line` raises `Misread`, and the text counts as unread.
+  made ``elif`` an argument of bash), and a here-document's body may be taken from later lines while its
+  own lines are read as code (``cat <<EOF && case …``): `one_line` and `check_heredocs` raise `Misread`,
+  and the text counts as unread.
 
 Works on the tree only; imports nothing at run time.
 """
@@ -96,6 +98,51 @@ def heredoc_body(node: Node) -> Node | None:
     heredocs.sort(key=lambda n: n.start_byte)
     bodies.sort(key=lambda n: n.start_byte)
     return next((b for h, b in zip(heredocs, bodies, strict=True) if h.id == node.id), own)
+
+
+def check_heredocs(root: Node) -> None:
+    """A here-document's body starts on the line after its ``<<``: when the tree has commands there
+    instead (a body taken from later lines, ``cat <<EOF && case …`` read the body as code), `Misread`."""
+    leaves: list[Node] = []
+    heredocs: list[Node] = []
+    bodies: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_redirect":
+            heredocs.append(node)
+        elif node.type == "heredoc_body":
+            bodies.append((node.start_byte, node.end_byte))
+        if node.child_count == 0:
+            leaves.append(node)
+        stack.extend(node.children)
+    if not heredocs:
+        return
+    text = root.text or b""
+    leaves.sort(key=lambda n: n.start_byte)
+    for heredoc in heredocs:
+        start = next((c for c in heredoc.children if c.type == "heredoc_start"), None)
+        body = heredoc_body(heredoc)
+        if start is None or body is None:
+            continue
+        line_end = _line_end(text, start.end_byte - root.start_byte, leaves, root.start_byte)
+        for leaf in leaves:
+            at = leaf.start_byte
+            if line_end <= at < body.start_byte and leaf.type not in _HEREDOC_PARTS and not any(
+                    b <= at < e for b, e in bodies):
+                raise Misread
+
+
+def _line_end(text: bytes, at: int, leaves: list[Node], base: int) -> int:
+    """The end of the line a position is on: its first newline outside a token (a quoted string)."""
+    while True:
+        at = text.find(b"\n", at)
+        if at < 0:
+            return len(text) + base
+        inside = next((leaf for leaf in leaves if leaf.start_byte <= at + base < leaf.end_byte), None)
+        if inside is None:
+            return at + base
+        at = inside.end_byte - base
 
 
 def _has_heredoc(node: Node) -> bool:

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 _SUBSTITUTIONS = ("command_substitution", "process_substitution")
+_COMPOUNDS = ("subshell", "compound_statement", "if_statement", "while_statement", "for_statement",
+              "c_style_for_statement", "case_statement", "function_definition")
 
 
 def parse_bash(text: str) -> tuple[list[Event], bool]:
@@ -46,6 +48,8 @@ def parse_bash(text: str) -> tuple[list[Event], bool]:
     tree = parser.parse(text.encode("utf-8", "surrogatepass"))
     out: list[Event] = []
     try:
+        if "<<" in text:
+            treeshape.check_heredocs(tree.root_node)
         _statement(tree.root_node, out)
     except treeshape.Misread:
         return out, False
@@ -241,6 +245,10 @@ def _element(node: Node, redirect_nodes: list[Node], out: list[Event]) -> tuple[
         return command, redirects
     start = len(out)
     _statement(node, out)
+    last = out[-1] if len(out) > start else None
+    if node.type not in _COMPOUNDS and isinstance(last, Command):  # `v=$(…)`, `export v`: a simple command
+        last.redirects += redirects
+        return last, redirects
     if redirects:
         streams.redirect(out, start, redirects)
     return None, redirects
