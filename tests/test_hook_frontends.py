@@ -154,6 +154,8 @@ ROWS: list[tuple[str, str]] = [
     ("cd / && case a in a) true;; esac & gh pr merge 5", "determined"),  # the fast reader: from `case` on
     # so is an arithmetic command in a pipeline
     ("x=5; x=7 | ((x++)); gh pr merge $x", "determined"),  # the fast reader: unknown
+    # a test command prints nothing, whatever its substitutions print
+    ("[[ $(echo gh pr merge 5) ]] | bash", "undetermined"),  # tree-sitter: a merge (the echo's output)
     # `[[ … ]]` on the tree-sitter path is read as on the fast path: `$((x=7))` assigns
     ("x=5; [[ $((x=7)) ]]; gh pr merge $x", "undetermined"),
     # an assignment in a pipeline is a simple command (tree-sitter fed the pipe to the substitution's

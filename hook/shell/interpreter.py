@@ -11,7 +11,6 @@ from hook.shell import paths
 from hook.shell.expansion import Arg, one_word
 from hook.shell.parser import parse
 from hook.shell.readings import Readings
-from hook.shell.streams import OUTPUTS
 from hook.shell.syntax import (
     ALLEXPORT,
     ASSIGNING,
@@ -21,6 +20,7 @@ from hook.shell.syntax import (
     MAX_DEPTH,
     MAYBE_END,
     MAYBE_START,
+    OUTPUTS,
     Case,
     Command,
     Event,

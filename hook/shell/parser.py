@@ -16,7 +16,6 @@ towards seeing a merge. With ``powershell=True`` the quoting and escapes of Powe
 
 from __future__ import annotations
 
-from hook.shell import streams
 from hook.shell.lexer import NAME_CHARS, NAME_START
 from hook.shell.syntax import (
     LOOP_END,
@@ -30,6 +29,7 @@ from hook.shell.syntax import (
     Redirect,
     Unsupported,
     Word,
+    subshell,
 )
 from hook.shell.tokens import UNSUPPORTED, TokenReader
 
@@ -78,7 +78,7 @@ class _Parser(TokenReader):
         # redirections are read (hook/shell/streams.py says where its input and output go). In a
         # pipeline or in the background a compound runs in a subshell: what it assigns does not come back.
         opened: list[tuple[int, bool, Command | None]] = []
-        closed: tuple[int, bool, Command | None] | None = None
+        closed: tuple[int, bool, Command | None, bool] | None = None  # and whether what it prints is to read
         # regions that may not run, as (depth in `opened`, is an `if` branch): after `&&`/`||` up to the
         # end of the and-or list, an `if` branch up to the next `elif`/`else`/`fi` (hook/shell/cases.join)
         maybes: list[tuple[int, bool]] = []
@@ -96,11 +96,13 @@ class _Parser(TokenReader):
             or in the background, it runs in a subshell."""
             nonlocal closed
             if closed is not None:
-                at, fed, source = closed
+                at, fed, source, _ = closed
                 if fed:
+                    from hook.shell import streams  # loaded only for a compound in a pipeline
+
                     streams.feed(out, at, source)
                 if fed or op in ("|", "|&", "&"):
-                    streams.subshell(out, at)
+                    subshell(out, at)
             closed = None
 
         while True:
@@ -129,6 +131,10 @@ class _Parser(TokenReader):
                 return
             if c in ";|&" and not s.startswith("&>", self.i):
                 op = self.operator()
+                if closed is not None and closed[3] and op in ("|", "|&"):  # what the compound prints
+                    from hook.shell import streams
+
+                    prev = streams.output(out[closed[0] :])
                 finish(op)
                 if op in ("&&", "||"):
                     out.append(MAYBE_START)
@@ -146,7 +152,7 @@ class _Parser(TokenReader):
                         prev.subshell = True  # each part of a pipeline runs in a subshell
                 else:
                     if op == "&":  # so does a background job: the whole and-or list
-                        streams.subshell(out, starts[-1])
+                        subshell(out, starts[-1])
                     if op in (";", "&"):
                         starts[-1] = len(out)
                     prev, piped = None, False
@@ -162,15 +168,14 @@ class _Parser(TokenReader):
                     start, at = self.i, len(out)
                     self.skip_balanced(2)
                     self.arithmetic(s[start + 2 : self.i - 2], out)
-                    closed, prev, piped = (at, piped, prev), None, False  # in a pipeline: a subshell's
+                    closed, prev, piped = (at, piped, prev, False), None, False  # in a pipeline: a subshell's
                     continue
                 self.i += 1
                 at = len(out)
                 out.append("(")
                 self.parse_list(out, "}" if c == "{" else ")")
                 out.append(")")
-                closed, prev = (at, piped, prev), streams.output(out[at:])
-                piped = False
+                closed, piped = (at, piped, prev, True), False
                 continue
             kw = self.peek_keyword()
             if kw is not None:
@@ -185,10 +190,10 @@ class _Parser(TokenReader):
                     maybes.append((len(opened), True))
                 if kw in _OPENERS:
                     opened.append((len(out), piped, prev))
-                    piped = False  # the pipe feeds the compound (streams.feed), not its first command
+                    piped = False  # the pipe feeds the compound (hook/shell/streams.py), not its first command
                     starts.append(len(out))
                 elif kw in _CLOSERS and opened:
-                    closed = opened.pop()
+                    closed = (*opened.pop(), True)
                     starts.pop()
                 if kw in ("for", "select"):
                     from hook.shell.compound import parse_for  # loaded only for a loop over words
@@ -198,7 +203,7 @@ class _Parser(TokenReader):
                     from hook.shell.compound import parse_case  # loaded only for a case
 
                     parse_case(self, out)
-                    closed = opened.pop()
+                    closed = (*opened.pop(), True)
                     starts.pop()
                 elif kw == "esac":
                     if closer != "esac":
@@ -213,13 +218,13 @@ class _Parser(TokenReader):
                 elif kw == "[[":
                     at = len(out)
                     self.lex_words_until(out, "]]")
-                    closed, piped = (at, piped, prev), False  # `[[ $((x=7)) ]] | cat` assigns in a subshell
+                    closed, piped = (at, piped, prev, False), False  # `[[ $((x=7)) ]] | cat`: in a subshell
                 elif kw == "time":
                     self.skip_blank()
                     if s.startswith("-p ", self.i):
                         self.i += 2
-                if closed is not None:  # what a compound prints (`[[ … ]]` prints nothing)
-                    prev = streams.output(out[closed[0] :]) if kw != "[[" else None
+                if closed is not None:
+                    prev = None
                 elif kw in ("then", "else", "elif", "do", "{", "if", "while", "until"):
                     starts[-1] = len(out)  # a new list starts inside the compound
                 continue
@@ -232,7 +237,9 @@ class _Parser(TokenReader):
                 moved = out[mark:]  # the redirections' substitutions run before the compound does
                 del out[mark:]
                 out[at:at] = moved
-                closed = (at + len(moved), closed[1], closed[2])
+                from hook.shell import streams  # loaded only for a compound's redirections
+
+                closed = (at + len(moved), closed[1], closed[2], False)
                 streams.redirect(out, closed[0], cmd.redirects)
                 prev = streams.output(out[closed[0] :], cmd.redirects)
                 continue

@@ -8,21 +8,12 @@ the input (``{ cat; bash; } <<EOF``) or what their output adds up to is the run'
 the text does not show (a shell reading it is then undetermined), and a pipe from them carries unknown
 text. A file a compound writes (``{ echo 7; } >f``) is unknown afterwards: the compound's redirections
 stay on a command without words after it, which the interpreter reads that way. Imports only the
-syntax types.
+syntax types; the fast reader loads it only when a compound command is piped or redirected.
 """
 
 from __future__ import annotations
 
-from hook.shell.syntax import Case, Command, Event, Later, Redirect
-
-INPUTS = frozenset({"<", "<<", "<<-", "<<<", "<>"})
-OUTPUTS = frozenset({">", ">>", ">|", "&>", "&>>"})
-
-
-def subshell(out: list[Event], start: int) -> None:
-    """The events from ``start`` on run in a subshell (a compound in a pipeline or in the background)."""
-    out.insert(start, "(")
-    out.append(")")
+from hook.shell.syntax import INPUTS, OUTPUTS, Case, Command, Event, Later, Redirect
 
 
 def commands(events: list[Event]) -> list[Command]:

@@ -15,6 +15,10 @@ ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf
                         "shift", "unset", "alias"})
 
 
+INPUTS = frozenset({"<", "<<", "<<-", "<<<", "<>"})
+OUTPUTS = frozenset({">", ">>", ">|", "&>", "&>>"})  # what writes a file (`>&2` duplicates a descriptor)
+
+
 class Unsupported(Exception):
     """The text uses syntax this reader does not model; ask tree-sitter."""
 
@@ -108,6 +112,12 @@ LOOP_START = "L("  # events from here to the matching LOOP_END may run any numbe
 LOOP_END = "L)"
 MAYBE_START = "M("  # events from here to the matching MAYBE_END may not run (`&& …`, an `if` branch)
 MAYBE_END = "M)"
+
+
+def subshell(out: list[Event], start: int) -> None:
+    """The events from ``start`` on run in a subshell (a compound in a pipeline, a background job)."""
+    out.insert(start, "(")
+    out.append(")")
 
 
 def may_glob(text: str) -> bool:

@@ -28,6 +28,7 @@ from hook.shell.syntax import (
     Redirect,
     Unsupported,
     Word,
+    subshell,
 )
 
 TYPE_CHECKING = False
@@ -162,8 +163,7 @@ def _body(children: list[Node], out: list[Event]) -> None:
     start = None
     for child in children:
         if child.type == "&" and start is not None:
-            out.insert(start, "(")
-            out.append(")")
+            subshell(out, start)
         elif child.is_named:
             start = len(out)
             _statement(child, out)
@@ -226,7 +226,8 @@ def _pipeline(parts: list[tuple[Node, list[Node]]], out: list[Event]) -> None:
             command.piped, command.pipe_src = True, source
         elif k:
             streams.feed(out, start, source)
-        source = command if command is not None else streams.output(out[start:], redirects)
+        prints = node.type in _COMPOUNDS and not _text(node).startswith("((")  # not `((…))`, `[[ … ]]`
+        source = command if command is not None else streams.output(out[start:], redirects) if prints else None
 
 
 def _element(node: Node, redirect_nodes: list[Node], out: list[Event]) -> tuple[Command | None, list[Redirect]]:
