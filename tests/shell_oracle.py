@@ -178,7 +178,7 @@ class Sandbox:
                 repo_flag = a.split("=", 1)[1]
             elif a.startswith("-R"):
                 repo_flag = a[2:]
-            elif a in ("--body", "-b", "--subject", "-t"):
+            elif a in ("--body", "-b", "--subject", "-t", "--body-file", "-F"):
                 i += 1
             elif a in ("--help", "-h", "--disable-auto") or a in ("--help=true", "--disable-auto=true"):
                 return set()

@@ -20,11 +20,13 @@ from hook.shell.syntax import (
     MAX_DEPTH,
     MAYBE_END,
     MAYBE_START,
+    OUTPUTS,
     Case,
     Command,
     Event,
     ForLoop,
     FunctionDef,
+    Later,
     Unsupported,
     Word,
 )
@@ -162,6 +164,8 @@ class Shell(Readings):
                 from hook.shell.cases import run_case
 
                 run_case(self, event)
+            elif isinstance(event, Later):  # a here-document's substitutions, where its redirection is
+                self.run(event.events)
 
     def call(self, name: str, args: list[Arg], overlay: Mapping[str, str | None] | None = None) -> None:
         """A shell function: its body runs now, with the arguments as positional parameters and the
@@ -230,6 +234,7 @@ class Shell(Readings):
         if not cmd.words:
             for target, text in overlay.items():
                 self.setvar(target, text)
+            self._writes(cmd)  # `>f` empties f; a compound's redirections (hook/shell/streams.py) write it
             return
         first = cmd.words[0].parts
         ps_assign = self.ps and len(first) == 1 and first[0].kind == "v" and len(cmd.words) > 2
@@ -237,16 +242,20 @@ class Shell(Readings):
             self.setvar(first[0].text, " ".join(self.expand_one(w) for w in cmd.words[2:]))
             return
         args = self.expand(cmd.words)
-        for red in cmd.redirects:  # what a program writes to a file is unknown (echo & co. say better)
-            if red.op in (">", ">>", ">|", "&>", "&>>") and red.target is not None:
-                key = self.path(self.expand_one(red.target))
-                if not key.startswith("/dev/"):
-                    self.files[key] = DYN
+        self._writes(cmd)
         if args and args[0][0] in self.functions:
             self.call(args[0][0], args[1:], overlay)
         elif args:
             self.builtin_assigns(args)
             self.simple_command(args, cmd, overlay)
+
+    def _writes(self, cmd: Command) -> None:
+        """What a command writes to a file is unknown (echo & co. say better, hook/detect/script.py)."""
+        for red in cmd.redirects:
+            if red.op in OUTPUTS and red.target is not None:
+                key = self.path(self.expand_one(red.target))
+                if not key.startswith("/dev/"):
+                    self.files[key] = DYN
 
     def _assign_array(self, name: str, words: list[Word] | None) -> None:
         """``NAME=(…)``: the elements are expanded like a command's words (braces, splitting, globs)."""

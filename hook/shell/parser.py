@@ -24,10 +24,12 @@ from hook.shell.syntax import (
     MAYBE_START,
     Command,
     Event,
+    Later,
     Part,
     Redirect,
     Unsupported,
     Word,
+    subshell,
 )
 from hook.shell.tokens import UNSUPPORTED, TokenReader
 
@@ -56,7 +58,7 @@ class _Parser(TokenReader):
         self.s, self.i, self.n, self.ps = text, 0, len(text), powershell
         self.esc = "`" if powershell else "\\"
         self.meta = _PS_META if powershell else _META
-        self.pending: list[tuple[Redirect, str, bool, list[Event]]] = []  # heredocs awaiting a body
+        self.pending: list[tuple[Redirect, str, bool, Later]] = []  # heredocs awaiting a body
         self.case_term = ""  # how the case arm just read ended: `;;`, `;&`, `;;&` or `esac`
 
     def parse(self) -> list[Event]:
@@ -68,28 +70,47 @@ class _Parser(TokenReader):
 
     # --- lists, pipelines and commands -------------------------------------------------------
     def parse_list(self, out: list[Event], closer: str | None) -> None:
-        prev: Command | None = None
+        prev: Command | None = None  # the command writing the pipe, when one does
         piped = False
         s = self.s
         # compound commands (`if…fi`, loops, `{…}`, `case`) open in this list: where their events start,
-        # and whether a pipe feeds them; `closed`: the start of the one that just ended. In a pipeline
-        # or in the background a compound runs in a subshell: what it assigns does not come back.
-        opened: list[tuple[int, bool]] = []
-        closed: int | None = None
+        # whether a pipe feeds them and from which command; `closed`: the one that just ended, until its
+        # redirections are read (hook/shell/streams.py says where its input and output go). In a
+        # pipeline or in the background a compound runs in a subshell: what it assigns does not come back.
+        opened: list[tuple[int, bool, Command | None]] = []
+        closed: tuple[int, bool, Command | None, bool] | None = None  # and whether what it prints is to read
         # regions that may not run, as (depth in `opened`, is an `if` branch): after `&&`/`||` up to the
         # end of the and-or list, an `if` branch up to the next `elif`/`else`/`fi` (hook/shell/cases.join)
         maybes: list[tuple[int, bool]] = []
+        # where the and-or list being read starts (`a || b &` puts all of it in the background), and the
+        # starts of the lists around the compounds open in this one
+        starts = [len(out)]
 
         def close(depth: int, branches: bool) -> None:
             while maybes and maybes[-1][0] >= depth and (branches or not maybes[-1][1]):
                 maybes.pop()
                 out.append(MAYBE_END)
 
+        def finish(op: str = "") -> None:
+            """The compound that just ended, once its redirections are read: fed by a pipe, feeding one
+            or in the background, it runs in a subshell."""
+            nonlocal closed
+            if closed is not None:
+                at, fed, source, _ = closed
+                if fed:
+                    from hook.shell import streams  # loaded only for a compound in a pipeline
+
+                    streams.feed(out, at, source)
+                if fed or op in ("|", "|&", "&"):
+                    subshell(out, at)
+            closed = None
+
         while True:
             self.skip_blank()
             if self.i >= self.n:
                 if closer:
                     raise Unsupported(f"unterminated {closer!r}")
+                finish()
                 close(0, True)
                 return
             c = s[self.i]
@@ -98,16 +119,23 @@ class _Parser(TokenReader):
                 continue
             if c == "\n":
                 self.i += 1
+                finish()
                 close(len(opened), False)
                 self.read_heredocs()
-                prev, piped, closed = None, False, None
+                prev, piped, starts[-1] = None, False, len(out)
                 continue
             if c == closer:
                 self.i += 1
+                finish()
                 close(0, True)
                 return
             if c in ";|&" and not s.startswith("&>", self.i):
                 op = self.operator()
+                if closed is not None and closed[3] and op in ("|", "|&"):  # what the compound prints
+                    from hook.shell import streams
+
+                    prev = streams.output(out[closed[0] :])
+                finish(op)
                 if op in ("&&", "||"):
                     out.append(MAYBE_START)
                     maybes.append((len(opened), False))
@@ -118,16 +146,15 @@ class _Parser(TokenReader):
                         raise Unsupported("case clause")
                     self.case_term = op
                     return
-                if closed is not None and op in ("|", "|&", "&"):
-                    _subshell(out, closed)
-                closed = None
                 if op in ("|", "|&"):
                     piped = True
                     if prev is not None:
                         prev.subshell = True  # each part of a pipeline runs in a subshell
                 else:
-                    if op == "&" and prev is not None:
-                        prev.subshell = True  # so does a background job
+                    if op == "&":  # so does a background job: the whole and-or list
+                        subshell(out, starts[-1])
+                    if op in (";", "&"):
+                        starts[-1] = len(out)
                     prev, piped = None, False
                 continue
             if c == ")" or (self.ps and c == "}"):
@@ -136,19 +163,23 @@ class _Parser(TokenReader):
                     continue
                 raise Unsupported("unbalanced )")
             if c == "(" or (self.ps and c == "{"):
+                finish()
                 if s.startswith("((", self.i) and not self.ps:
-                    start = self.i
+                    start, at = self.i, len(out)
                     self.skip_balanced(2)
                     self.arithmetic(s[start + 2 : self.i - 2], out)
+                    closed, prev, piped = (at, piped, prev, False), None, False  # in a pipeline: a subshell's
                     continue
                 self.i += 1
+                at = len(out)
                 out.append("(")
                 self.parse_list(out, "}" if c == "{" else ")")
                 out.append(")")
-                prev = None
+                closed, piped = (at, piped, prev, True), False
                 continue
             kw = self.peek_keyword()
             if kw is not None:
+                finish()
                 self.i += len(kw)
                 if kw in UNSUPPORTED:
                     raise Unsupported(kw)
@@ -158,12 +189,12 @@ class _Parser(TokenReader):
                     out.append(MAYBE_START)
                     maybes.append((len(opened), True))
                 if kw in _OPENERS:
-                    opened.append((len(out), piped))
+                    opened.append((len(out), piped, prev))
+                    piped = False  # the pipe feeds the compound (hook/shell/streams.py), not its first command
+                    starts.append(len(out))
                 elif kw in _CLOSERS and opened:
-                    closed, fed = opened.pop()
-                    if fed:  # `… | while read x; do …; done`: the whole loop is a subshell
-                        _subshell(out, closed)
-                        closed = None
+                    closed = (*opened.pop(), True)
+                    starts.pop()
                 if kw in ("for", "select"):
                     from hook.shell.compound import parse_for  # loaded only for a loop over words
 
@@ -172,10 +203,8 @@ class _Parser(TokenReader):
                     from hook.shell.compound import parse_case  # loaded only for a case
 
                     parse_case(self, out)
-                    closed, fed = opened.pop()
-                    if fed:
-                        _subshell(out, closed)
-                        closed = None
+                    closed = (*opened.pop(), True)
+                    starts.pop()
                 elif kw == "esac":
                     if closer != "esac":
                         raise Unsupported("esac")
@@ -187,17 +216,34 @@ class _Parser(TokenReader):
                 elif kw == "done":
                     out.append(LOOP_END)
                 elif kw == "[[":
+                    at = len(out)
                     self.lex_words_until(out, "]]")
+                    closed, piped = (at, piped, prev, False), False  # `[[ $((x=7)) ]] | cat`: in a subshell
                 elif kw == "time":
                     self.skip_blank()
                     if s.startswith("-p ", self.i):
                         self.i += 2
+                if closed is not None:
+                    prev = None
+                elif kw in ("then", "else", "elif", "do", "{", "if", "while", "until"):
+                    starts[-1] = len(out)  # a new list starts inside the compound
                 continue
+            mark = len(out)
             cmd = self.parse_command(out)
             if cmd is None:
                 continue
-            if cmd.words or cmd.assigns or cmd.arrays:  # else `done > log`: the compound's redirects
-                closed = None
+            if closed is not None and not (cmd.words or cmd.assigns or cmd.arrays):  # `done <<EOF >log`
+                at = closed[0]
+                moved = out[mark:]  # the redirections' substitutions run before the compound does
+                del out[mark:]
+                out[at:at] = moved
+                from hook.shell import streams  # loaded only for a compound's redirections
+
+                closed = (at + len(moved), closed[1], closed[2], False)
+                streams.redirect(out, closed[0], cmd.redirects)
+                prev = streams.output(out[closed[0] :], cmd.redirects)
+                continue
+            finish()
             if piped:
                 cmd.piped, cmd.pipe_src = True, prev
             prev, piped = cmd, False
@@ -289,12 +335,6 @@ class _Parser(TokenReader):
 
     def sub_parser(self, text: str) -> _Parser:
         return _Parser(text, self.ps)
-
-
-def _subshell(out: list[Event], start: int) -> None:
-    """The events from ``start`` on run in a subshell."""
-    out.insert(start, "(")
-    out.append(")")
 
 
 def _assignment(word: Word) -> tuple[str, Word] | None:

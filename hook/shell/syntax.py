@@ -15,6 +15,10 @@ ASSIGNING = frozenset({"read", "mapfile", "readarray", "getopts", "let", "printf
                         "shift", "unset", "alias"})
 
 
+INPUTS = frozenset({"<", "<<", "<<-", "<<<", "<>"})
+OUTPUTS = frozenset({">", ">>", ">|", "&>", "&>>"})  # what writes a file (`>&2` duplicates a descriptor)
+
+
 class Unsupported(Exception):
     """The text uses syntax this reader does not model; ask tree-sitter."""
 
@@ -92,11 +96,28 @@ class Case:
         self.subject, self.arms = subject, arms
 
 
-Event = Command | str | FunctionDef | ForLoop | Case
+class Later:
+    """A here-document's substitutions: bash expands the body when it performs the redirection, before
+    the command runs, while the fast reader reads the body only after the line ends. Placed where the
+    redirection is, filled in when the body is read (``x=5; cat <<EOF; x=7`` expands the body with 5)."""
+
+    __slots__ = ("events",)
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+
+Event = Command | str | FunctionDef | ForLoop | Case | Later
 LOOP_START = "L("  # events from here to the matching LOOP_END may run any number of times
 LOOP_END = "L)"
 MAYBE_START = "M("  # events from here to the matching MAYBE_END may not run (`&& …`, an `if` branch)
 MAYBE_END = "M)"
+
+
+def subshell(out: list[Event], start: int) -> None:
+    """The events from ``start`` on run in a subshell (a compound in a pipeline, a background job)."""
+    out.insert(start, "(")
+    out.append(")")
 
 
 def may_glob(text: str) -> bool:

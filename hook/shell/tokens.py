@@ -5,7 +5,7 @@ module small; imported with it, never alone."""
 from __future__ import annotations
 
 from hook.shell.lexer import NAME_CHARS, WordLexer
-from hook.shell.syntax import Event, Part, Redirect, Unsupported, Word
+from hook.shell.syntax import Event, Later, Part, Redirect, Unsupported, Word
 
 _BLANK = frozenset(" \t\r")
 _TRANSPARENT = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}"})
@@ -16,7 +16,7 @@ _REDIRECTS = ("<<<", "<<-", "<<", "<>", "<&", "<", ">>", ">&", ">|", ">", "&>>",
 
 class TokenReader(WordLexer):
     meta: frozenset[str]
-    pending: list[tuple[Redirect, str, bool, list[Event]]]  # heredocs awaiting a body
+    pending: list[tuple[Redirect, str, bool, Later]]  # heredocs awaiting a body
 
     # --- tokens --------------------------------------------------------------------------------
     def skip_blank(self) -> None:
@@ -52,7 +52,7 @@ class TokenReader(WordLexer):
         while j < self.n and s[j] not in self.meta and s[j] not in "'\"\\$`":
             j += 1
         word = s[self.i : j]
-        if j < self.n and s[j] not in " \t\n;&|":
+        if j < self.n and s[j] not in " \t\n;&|)":  # `$(case … esac)`: a keyword ends at `)` too
             return None
         if word in _TRANSPARENT or word in UNSUPPORTED or word in ("for", "[[", "time", "case", "esac", "select"):
             if self.ps and word not in ("if", "else", "elif", "while", "do", "for"):
@@ -94,12 +94,14 @@ class TokenReader(WordLexer):
             return Redirect(op, target)
         red = Redirect(op, None, quoted=any(p.quoted for p in target.parts) or "\\" in target.raw)
         delim = "".join(p.text for p in target.parts)
-        self.pending.append((red, delim, op == "<<-", out))
+        later = Later()  # the body's substitutions run here, before the command
+        out.append(later)
+        self.pending.append((red, delim, op == "<<-", later))
         return red
 
     def read_heredocs(self) -> None:
         s = self.s
-        for red, delim, strip_tabs, out in self.pending:
+        for red, delim, strip_tabs, later in self.pending:
             lines: list[str] = []
             while self.i < self.n:
                 end = s.find("\n", self.i)
@@ -114,7 +116,7 @@ class TokenReader(WordLexer):
             if red.quoted:
                 red.body = Word([Part("l", body, True)], body)
             else:  # an unquoted heredoc expands: its substitutions run
-                red.body = self.sub_parser(body).lex_text(out)
+                red.body = self.sub_parser(body).lex_text(later.events)
         self.pending = []
 
     def skip_balanced(self, opened: int) -> None:

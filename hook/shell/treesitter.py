@@ -2,16 +2,18 @@
 definitions, extglob ``case`` patterns, ``coproc``, unbalanced or foreign text). Imported only then:
 loading tree-sitter costs about twice the interpreter's start-up (design §7).
 
-The tree gives the structure; each word's text is still read by the fast lexer, so quoting means
-the same on both paths. Where tree-sitter binds a heredoc to a whole list (``a && cat <<E``), the
-body goes to the last command before it, which is where bash reads it. The caller treats a tree
-with errors as incomplete and flags merge-looking text undetermined rather than trusting it.
+The tree gives the structure, corrected where tree-sitter-bash's grammar is not bash's
+(hook/shell/treeshape.py); each word's text is still read by the fast lexer, so quoting means the
+same on both paths, and where a compound's input and output go is hook/shell/streams.py's, as on the
+fast path. The caller treats a tree with errors as incomplete and flags merge-looking text
+undetermined rather than trusting it.
 """
 
 from __future__ import annotations
 
+from hook.shell import streams, treeshape
 from hook.shell.lexer import assigned_names, names_in
-from hook.shell.parser import read_word
+from hook.shell.parser import parse, read_word
 from hook.shell.syntax import (
     LOOP_END,
     LOOP_START,
@@ -26,6 +28,7 @@ from hook.shell.syntax import (
     Redirect,
     Unsupported,
     Word,
+    subshell,
 )
 
 TYPE_CHECKING = False
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 _SUBSTITUTIONS = ("command_substitution", "process_substitution")
+_COMPOUNDS = ("subshell", "compound_statement", "if_statement", "while_statement", "for_statement",
+              "c_style_for_statement", "case_statement", "function_definition")
 
 
 def parse_bash(text: str) -> tuple[list[Event], bool]:
@@ -43,7 +48,12 @@ def parse_bash(text: str) -> tuple[list[Event], bool]:
     parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
     tree = parser.parse(text.encode("utf-8", "surrogatepass"))
     out: list[Event] = []
-    _statement(tree.root_node, out)
+    try:
+        if "<<" in text:
+            treeshape.check_heredocs(tree.root_node)
+        _statement(tree.root_node, out)
+    except treeshape.Misread:
+        return out, False
     return out, not tree.root_node.has_error
 
 
@@ -55,8 +65,10 @@ def _statement(node: Node, out: list[Event]) -> None:
     kind = node.type
     if kind == "command":
         out.append(_command(node, [], out))
-    elif kind == "redirected_statement":
-        _redirected(node, out)
+    elif kind in treeshape.AND_OR:
+        _and_or(node, out)
+    elif kind == "test_command":  # `[ … ]`, `[[ … ]]`: read by the fast reader, as on the fast path
+        _reread(node, out)
     elif kind == "variable_assignment" and _is_array(node):
         out.append(Command([], [], [], [_array(node, out)]))
     elif kind == "variable_assignment":
@@ -75,21 +87,9 @@ def _statement(node: Node, out: list[Event]) -> None:
                 name, elements = _array(child, out)
                 exact = not letters - {"a", "g", "x", "r", "p", "f", "F"}
                 out.append(Command([], [], [], [(name, elements if exact else None)]))
-    elif kind == "pipeline":
-        previous: Command | None = None
-        for child in node.named_children:
-            before = len(out)
-            out.append("(")  # `f | cat`, `{ x=5; } | cat`: each part of a pipeline runs in a subshell
-            _statement(child, out)
-            out.append(")")
-            added = [e for e in out[before:] if isinstance(e, Command)]
-            if previous is not None and added:
-                added[-1].piped, added[-1].pipe_src = True, previous
-            previous = added[-1] if added else None
     elif kind in ("subshell", *_SUBSTITUTIONS):
         out.append("(")
-        for child in node.named_children:
-            _statement(child, out)
+        _body(node.children, out)
         out.append(")")
     elif kind == "for_statement":
         variable = node.child_by_field_name("variable")
@@ -107,8 +107,7 @@ def _statement(node: Node, out: list[Event]) -> None:
             for name in names_in(_text(node).split("do", 1)[0]):
                 out.append(Command([], [(name, Word([Part("d", "", False)], "$" + name))], []))
         out.append(LOOP_START)
-        for child in node.named_children:
-            _statement(child, out)
+        _body(node.children, out)
         out.append(LOOP_END)
     elif kind == "compound_statement" and _text(node).startswith("(("):  # ((x++)): arithmetic
         for name in assigned_names(_text(node)[2:-2]):
@@ -124,9 +123,7 @@ def _statement(node: Node, out: list[Event]) -> None:
             patterns = [_word(c, out) for c in pattern_nodes]
             ids = {c.id for c in pattern_nodes}
             arm: list[Event] = []
-            for child in item.named_children:
-                if child.id not in ids:
-                    _statement(child, arm)
+            _body([c for c in item.children if c.id not in ids], arm)
             term = next((c.type for c in item.children if c.type in (";;", ";&", ";;&")), ";;")
             arms.append((patterns, arm, term))
         out.append(Case(_word(subject, out) if subject is not None else Word([], ""), arms))
@@ -137,43 +134,43 @@ def _statement(node: Node, out: list[Event]) -> None:
         if body is not None:
             _statement(body, events)
         out.append(FunctionDef(_text(named) if named is not None else "", events))
-    elif kind == "list":  # `a && b`, `a || b`: b may not run (hook/shell/cases.join after it)
-        maybe = False
-        for child in node.children:
-            if child.type in ("&&", "||"):
-                maybe = True
-            elif child.is_named:
-                out.extend([MAYBE_START] if maybe else [])
-                _statement(child, out)
-                out.extend([MAYBE_END] if maybe else [])
     elif kind == "if_statement":  # each branch may not run
+        region: list[Node] = []  # the condition, then the `then` branch
         branch = False
         for child in node.children:
-            if child.type in ("then", "elif_clause", "else_clause", "fi") and branch:
-                out.append(MAYBE_END)
+            if child.type in ("then", "elif_clause", "else_clause", "fi"):
+                _body(region, out)
+                region = []
+                out.extend([MAYBE_END] if branch else [])
                 branch = False
             if child.type == "then":
                 out.append(MAYBE_START)
                 branch = True
             elif child.type in ("elif_clause", "else_clause"):
                 out.append(MAYBE_START)
-                for inner in child.named_children:
-                    _statement(inner, out)
+                _body(child.children, out)
                 out.append(MAYBE_END)
-            elif child.is_named:
-                _statement(child, out)
+            elif child.type != "fi":
+                region.append(child)
+        _body(region, out)
+        out.extend([MAYBE_END] if branch else [])
     elif kind != "comment":
-        start = None
-        for child in node.children:
-            if child.type == "&" and start is not None:  # `f &`: a background job runs in a subshell
-                out.insert(start, "(")
-                out.append(")")
-            elif child.is_named:
-                start = len(out)
-                _statement(child, out)
+        _body(node.children, out)
+
+
+def _body(children: list[Node], out: list[Event]) -> None:
+    """The statements of a list, a group or a compound's body; ``f &``: a background job runs in a subshell."""
+    start = None
+    for child in children:
+        if child.type == "&" and start is not None:
+            subshell(out, start)
+        elif child.is_named:
+            start = len(out)
+            _statement(child, out)
 
 
 def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
+    treeshape.one_line(node)
     words: list[Word] = []
     assigns: list[tuple[str, Word]] = []
     arrays: list[tuple[str, list[Word] | None]] = []
@@ -185,50 +182,99 @@ def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command
         elif child.type == "command_name":
             words.append(_word(child.named_children[0] if child.named_children else child, out))
         elif child.type.endswith("_redirect"):
-            redirects.append(_redirect(child, out, []))
+            redirects.append(_redirect(child, out))
         elif child.type != "comment":
             words.append(_word(child, out))
     return Command(words, assigns, redirects, arrays)
 
 
-def _redirected(node: Node, out: list[Event]) -> None:
-    body = node.child_by_field_name("body")
-    trailing: list[Node] = []
-    redirects = [_redirect(c, out, trailing) for c in node.children_by_field_name("redirect")]
-    if body is not None and body.type == "command":
-        command = _command(body, redirects, out)
+def _and_or(node: Node, out: list[Event]) -> None:
+    """An and-or list of pipelines, grouped as bash groups it. tree-sitter-bash hangs the redirections
+    of a list's last command on the whole list (``a && b >f`` is ``redirected_statement(list, >f)``),
+    which even turns ``a && b 2>&1 | c`` into a pipeline of a list, and keeps what follows a
+    here-document inside its node (``cat <<EOF | bash``). So the tree is read as the commands and
+    operators it holds, each redirection on the command before it, and regrouped: pipelines bind
+    tighter than ``&&``/``||``, after which the rest of the list may not run (hook/shell/cases.join)."""
+    elements, ops = treeshape.flatten(node)
+    pipeline: list[tuple[Node, list[Node]]] = []
+    maybes = 0
+    for k, element in enumerate(elements):
+        op = ops[k - 1] if 0 < k <= len(ops) else ";"
+        if k and op not in ("|", "|&"):
+            _pipeline(pipeline, out)
+            pipeline = []
+            if op in ("&&", "||"):
+                out.append(MAYBE_START)
+                maybes += 1
+        pipeline.append(element)
+    _pipeline(pipeline, out)
+    out.extend([MAYBE_END] * maybes)
+
+
+def _pipeline(parts: list[tuple[Node, list[Node]]], out: list[Event]) -> None:
+    """``a | { b; } | c``: each part runs in a subshell and reads what the one before it prints."""
+    if len(parts) == 1:
+        _element(*parts[0], out)
+        return
+    source: Command | None = None
+    for k, (node, redirect_nodes) in enumerate(parts):
+        start = len(out)
+        out.append("(")
+        command, redirects = _element(node, redirect_nodes, out)
+        out.append(")")
+        if k and command is not None:
+            command.piped, command.pipe_src = True, source
+        elif k:
+            streams.feed(out, start, source)
+        prints = node.type in _COMPOUNDS and not _text(node).startswith("((")  # not `((…))`, `[[ … ]]`
+        source = command if command is not None else streams.output(out[start:], redirects) if prints else None
+
+
+def _element(node: Node, redirect_nodes: list[Node], out: list[Event]) -> tuple[Command | None, list[Redirect]]:
+    """One command of a pipeline with its redirections (their substitutions run first); the simple
+    command it is, if it is one."""
+    redirects = [_redirect(r, out) for r in redirect_nodes]
+    if node.type == "redirected_statement":  # redirections alone
+        command = Command([], [], redirects)
         out.append(command)
-    else:
-        before = len(out)
-        if body is not None:
-            _statement(body, out)
-        added = [e for e in out[before:] if isinstance(e, Command)]
-        if not added:
-            return
-        command = added[-1]
-        command.redirects.extend(redirects)
-    for extra in trailing:  # `cat <<EOF | bash`: tree-sitter keeps `| bash` inside the heredoc node
-        before = len(out)
-        _statement(extra, out)
-        added = [e for e in out[before:] if isinstance(e, Command)]
-        if added and extra.type == "pipeline":
-            added[0].piped, added[0].pipe_src = True, command
+        return command, redirects
+    if node.type == "command":
+        command = _command(node, redirects, out)
+        if redirect_nodes:
+            command.words += [_lex(None, w, out, whole_text=False) for w in treeshape.dropped(node, redirect_nodes[0])]
+        out.append(command)
+        return command, redirects
+    start = len(out)
+    _statement(node, out)
+    last = out[-1] if len(out) > start else None
+    if node.type not in _COMPOUNDS and isinstance(last, Command):  # `v=$(…)`, `export v`: a simple command
+        last.redirects += redirects
+        return last, redirects
+    if redirects:
+        streams.redirect(out, start, redirects)
+    return None, redirects
 
 
-def _redirect(node: Node, out: list[Event], trailing: list[Node]) -> Redirect:
+def _reread(node: Node, out: list[Event]) -> None:
+    """Text the fast reader models (a test command): its events, so that both paths read it alike."""
+    try:
+        out.extend(parse(_text(node)))
+    except Unsupported:
+        _substitutions(node, out)
+
+
+def _redirect(node: Node, out: list[Event]) -> Redirect:
     if node.type == "heredoc_redirect":
         op = "<<-" if any(c.type == "<<-" for c in node.children) else "<<"
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         quoted = start is not None and any(q in _text(start) for q in "'\"\\")
         red = Redirect(op, None, quoted=quoted)
-        body_node = next((c for c in node.children if c.type == "heredoc_body"), None)
+        body_node = treeshape.heredoc_body(node)
         body = _text(body_node) if body_node is not None else ""
         if quoted:
             red.body = Word([Part("l", body, True)], body)
         else:
             red.body = _lex(body_node, body, out, whole_text=True)
-        trailing.extend(c for c in node.named_children
-                        if c.type not in ("heredoc_start", "heredoc_body", "heredoc_end"))
         return red
     words = [c for c in node.named_children if c.type != "file_descriptor"]
     op = next((_text(c) for c in node.children if not c.is_named), ">")
