@@ -152,6 +152,7 @@ LOOK_ALIKES = [
     "curl https://api.github.com/repos/acme/widgets/pulls/5/merge-async/0b8d1c", "make -n ship",
     "gh api repos/acme/widgets/branches/main/protection", "gh api repos/acme/widgets/commits/abc/statuses",
     "openssl rand -hex 8", "tar -czf merge-backup.tgz src",
+    "echo merge-pr", "ls ./scripts/merge-pr", "cat merge-pr", "npx prettier --write .",
 ]
 
 
@@ -213,6 +214,8 @@ def test_look_alikes_stay_clean(command: str, checkout: Path) -> None:
     f"echo {MQ} > job.txt && frobnicate job.txt", "tar --to-command='gh pr merge 5' -xf x.tar",
     "rsync -e 'gh pr merge 5' a b:c", "fd -x gh pr merge", "less '+!gh pr merge 5' README.md",
     "scp -o 'ProxyCommand=gh pr merge 5' a b:c",
+    # its own name says what it is for, though its arguments say nothing
+    "merge-pr 5", "./scripts/merge-pr 5", "automerge", "npx some-merge-tool 5", "uvx merge-bot 5",
 ])
 def test_an_unknown_program_handed_merge_shaped_text_is_undetermined(command: str, checkout: Path) -> None:
     got, found = judge(command, checkout)

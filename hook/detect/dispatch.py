@@ -79,7 +79,7 @@ def _by_kind(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[s
         from hook.detect.opaque import opaque
 
         what = "a program the guard does not know" if kind == UNKNOWN else "an interpreter whose code it does not read"
-        opaque(ctx, name, args, cmd, what=what, files=True)
+        opaque(ctx, name, args, cmd, what=what, files=True, own_name=kind == UNKNOWN)
 
 
 def _detector(spec: str) -> Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]:

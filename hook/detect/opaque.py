@@ -58,9 +58,15 @@ def handed(ctx: Ctx, words: list[Arg], cmd: Command | None, *, files: bool = Tru
 
 
 def opaque(ctx: Ctx, name: str, args: list[Arg], cmd: Command | None, *, via: str = "program",
-           what: str = "a program the guard does not know", files: bool = True) -> bool:
-    """Apply the rule to ``args`` (``args[0]`` the program); True when the answer became undetermined."""
+           what: str = "a program the guard does not know", files: bool = True, own_name: bool = False) -> bool:
+    """Apply the rule to ``args`` (``args[0]`` the program); True when the answer became undetermined.
+    ``own_name``: the program's own name counts as text it carries — an unknown ``merge-pr 5`` or
+    ``./scripts/land-it`` says what it is for, though its arguments say nothing."""
     reason = handed(ctx, args[1:], cmd, files=files)
+    if reason is None and own_name and args:
+        base = args[0][0].rsplit("/", 1)[-1]
+        if DYN not in base and merge_shaped(base):
+            reason = f"its name {_clip(base)!r} is merge-shaped"
     if reason is None:
         return False
     undetermined(ctx, name, args[1:], f"{name}: {what}, and {reason}", via=via, cmd=cmd)
