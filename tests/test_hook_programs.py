@@ -153,7 +153,15 @@ LOOK_ALIKES = [
     "gh api repos/acme/widgets/branches/main/protection", "gh api repos/acme/widgets/commits/abc/statuses",
     "openssl rand -hex 8", "tar -czf merge-backup.tgz src",
     "echo merge-pr", "ls ./scripts/merge-pr", "cat merge-pr", "npx prettier --write .",
+    "hub status", "hub pull-request -m 'merge the fix'", "hub browse", "hub ci-status",
 ]
+
+
+@pytest.mark.parametrize("wrapper", ["git", "hub"])
+def test_hub_wraps_git_so_its_push_is_judged_as_git_s(wrapper: str, checkout: Path) -> None:
+    found = detect("Bash", {"command": f"{wrapper} push origin main"}, cwd=str(checkout),
+                   env={"HOME": str(checkout.parent / "home"), "PATH": "/usr/bin:/bin"})
+    assert [(m.via, m.repo, m.push_target) for m in found.gated] == [("git_push", "acme/widgets", "main")], found
 
 
 @pytest.fixture()

@@ -97,11 +97,21 @@ def _skip_flags(args: list[Arg]) -> tuple[int, str | None]:
 
 
 def hub(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    """hub: only ``hub api`` reaches GitHub's merge endpoints (``hub merge`` merges locally)."""
+    """hub: only ``hub api`` reaches GitHub's merge endpoints (``hub merge`` merges locally); every other
+    command but hub's own is git's (hub wraps git), so ``hub push origin main`` is judged as git's push."""
     if len(args) > 1 and args[1][0] == "api":
         from hook.detect.api import gh_api
 
         gh_api(ctx, args[2:], cmd, overlay)
+    elif len(args) > 1 and args[1][0] not in _HUB_OWN:
+        from hook.detect.git import git
+
+        git(ctx, [("git", args[0][1]), *args[1:]], cmd, overlay)
+
+
+_HUB_OWN = frozenset({"merge", "alias", "browse", "ci-status", "compare", "create", "delete", "fork", "gist",
+                      "help", "issue", "pr", "pull-request", "release", "sync", "version", "--version", "--help"})
+"""hub's commands of its own (hub(1)); ``hub merge`` merges a PR's commits locally, a push then lands them."""
 
 
 def dynamic_command(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
