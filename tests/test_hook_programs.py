@@ -153,7 +153,8 @@ LOOK_ALIKES = [
     "gh api repos/acme/widgets/branches/main/protection", "gh api repos/acme/widgets/commits/abc/statuses",
     "openssl rand -hex 8", "tar -czf merge-backup.tgz src",
     "echo merge-pr", "ls ./scripts/merge-pr", "cat merge-pr", "npx prettier --write .",
-    "hub status", "hub pull-request -m 'merge the fix'", "hub browse", "hub ci-status",
+    "hub status", "hub pull-request -m 'merge the fix'", "hub browse", "hub ci-status", "spr status",
+    "grep -rn land .", "echo ship it", "gt log",
 ]
 
 
@@ -224,6 +225,8 @@ def test_look_alikes_stay_clean(command: str, checkout: Path) -> None:
     "scp -o 'ProxyCommand=gh pr merge 5' a b:c",
     # its own name says what it is for, though its arguments say nothing
     "merge-pr 5", "./scripts/merge-pr 5", "automerge", "npx some-merge-tool 5", "uvx merge-bot 5",
+    # the stack tools' merge words
+    "spr land", "ghstack land https://github.com/acme/widgets/pull/5", "git town ship", "tool ship 5",
 ])
 def test_an_unknown_program_handed_merge_shaped_text_is_undetermined(command: str, checkout: Path) -> None:
     got, found = judge(command, checkout)

@@ -125,7 +125,8 @@ def _constructs(text: str, bare: str) -> bool:
 # merge word, a GitHub API path, a lift command, gh's repository variable; or one of the words below
 _SHAPED = ("merge", "enqueue", "graphql", "updateref", "unhold", "remove-hold", "hold cancel", "remove-label",
            "api.github", "/api/v3", "repos/", "/pulls/", "gh_repo", "gh_host")
-_SHAPED_WORDS = frozenset({"gh", "push", "curl", "wget", "gh.exe"})
+# `land` and `ship` are the stack tools' merge words (`spr land`, `ghstack land`, `git town ship`, `gt land`)
+_SHAPED_WORDS = frozenset({"gh", "push", "curl", "wget", "gh.exe", "land", "ship"})
 _WORD_BREAKS = str.maketrans(dict.fromkeys("/\\|&;()<>!$`'\"{}[],=:+*?#~@%^", " "))
 
 
