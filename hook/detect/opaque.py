@@ -61,7 +61,7 @@ def opaque(ctx: Ctx, name: str, args: list[Arg], cmd: Command | None, *, via: st
            what: str = "a program the guard does not know", files: bool = True, own_name: bool = False) -> bool:
     """Apply the rule to ``args`` (``args[0]`` the program); True when the answer became undetermined.
     ``own_name``: the program's own name counts as text it carries — an unknown ``merge-pr 5`` or
-    ``./scripts/land-it`` says what it is for, though its arguments say nothing."""
+    ``./scripts/automerge`` says what it is for, though its arguments say nothing."""
     reason = handed(ctx, args[1:], cmd, files=files)
     if reason is None and own_name and args:
         base = args[0][0].rsplit("/", 1)[-1]
