@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.holds import active_until, from_iso, to_iso
 
@@ -25,6 +25,17 @@ EPOCH = datetime.fromtimestamp(0, UTC)
 MAX_PUSH_EDGES = 16
 """Same-repo pushes remembered per PR (before -> after). Enough to bridge the gap until the
 ``synchronize`` event, which carries the authoritative head, arrives; small enough for the 2 KB budget."""
+
+
+class PushEdge(NamedTuple):
+    """A push that moved a same-repo head from ``before`` to ``after``."""
+
+    before: str
+    after: str
+    at: int = 0
+    """When GitHub took it (`repository.pushed_at`, epoch seconds), 0 when the event did not say. With
+    it a push older than the facts' snapshot is known to be in that snapshot already: a force-push back
+    to an earlier commit (A -> B -> A) leaves an edge A -> B that must not move the head again."""
 
 
 REVIEW_REF = "review:"
@@ -157,7 +168,7 @@ class PullState:
     lifted_all_at: tuple[datetime, str] | None = None
     reviews: dict[str, Register] = field(default_factory=dict)
     dismissed: frozenset[str] = frozenset()
-    push_edges: tuple[tuple[str, str], ...] = ()
+    push_edges: tuple[PushEdge, ...] = ()
     synced: bool = False
     """True once the PR's comments and reviews were read from GitHub (first sight, or state lost):
     until then the registers may miss commands made before merge-hold saw the PR."""
@@ -169,19 +180,23 @@ class PullState:
 
     @property
     def head_sha(self) -> str | None:
-        """The newest head known: the facts' head, moved along same-repo pushes seen since."""
+        """The newest head known: the facts' head, moved along same-repo pushes made since. A timed
+        push counts only if it is no older than where the walk stands (the snapshot, then the last
+        push followed); an untimed one always does, unless the pushes go round in a circle."""
         if self.facts is None:
             return None
-        edges = dict(self.push_edges)
-        sha, seen = self.facts.head_sha, {self.facts.head_sha}
-        while sha in edges:
-            sha = edges[sha]
+        sha, since, seen = self.facts.head_sha, int(self.facts.at.timestamp()), {self.facts.head_sha}
+        while True:
+            later = [e for e in self.push_edges if e.before == sha and (not e.at or e.at >= since)]
+            if not later:
+                return sha
+            edge = max(later, key=lambda e: (e.at, e.after))  # the sha only makes ties deterministic
+            sha, since = edge.after, max(since, edge.at)
             if sha in seen:
-                # The pushes go round in a circle: a force-push went back to an earlier commit. Edges
-                # carry no order, so they cannot tell where the head is now; the facts can.
+                # A circle of untimed pushes: a force-push went back to an earlier commit, and edges
+                # without times cannot tell where the head is now; the facts can.
                 return self.facts.head_sha
             seen.add(sha)
-        return sha
 
     def label_since(self, name: str) -> datetime | None:
         """When the label was last added, if its `labeled` event was seen and no later `unlabeled`."""
@@ -205,7 +220,7 @@ class PullState:
             ),
             "reviews": {k: r.to_dict() for k, r in sorted(self.reviews.items())},
             "dismissed": sorted(self.dismissed),
-            "push_edges": [list(e) for e in self.push_edges],
+            "push_edges": [list(e) if e.at else [e.before, e.after] for e in self.push_edges],
             "synced": self.synced,
             "labels": {k: r.to_dict() for k, r in sorted(self.labels.items())},
         }
@@ -221,7 +236,8 @@ class PullState:
             lifted_all_at=(from_iso(lifted[0]) or EPOCH, str(lifted[1])) if lifted else None,
             reviews={k: Register.from_dict(v) for k, v in data.get("reviews", {}).items()},
             dismissed=frozenset(data.get("dismissed", ())),
-            push_edges=tuple((str(a), str(b)) for a, b in data.get("push_edges", ())),
+            push_edges=tuple(PushEdge(str(e[0]), str(e[1]), int(e[2]) if len(e) > 2 else 0)
+                             for e in data.get("push_edges", ())),
             synced=bool(data.get("synced", False)),
             labels={k: Register.from_dict(v) for k, v in data.get("labels", {}).items()},
         )
@@ -245,13 +261,16 @@ def record_facts(state: PullState, facts: Facts) -> PullState:
     return replace(state, facts=facts)
 
 
-def record_push(state: PullState, before: str, after: str) -> PullState:
-    """A push moved a same-repo head from ``before`` to ``after``."""
-    edge = (before, after)
-    if edge in state.push_edges or before == after:
+def record_push(state: PullState, before: str, after: str, at: int = 0) -> PullState:
+    """A push moved a same-repo head from ``before`` to ``after`` at ``at`` (epoch seconds, 0 unknown).
+    The same move made again later (A -> B, back to A, then B again) keeps its latest time."""
+    if before == after:
         return state
-    edges = (*state.push_edges, edge)[-MAX_PUSH_EDGES:]
-    return replace(state, push_edges=edges)
+    same = [e for e in state.push_edges if (e.before, e.after) == (before, after)]
+    if same and same[0].at >= at:
+        return state
+    edges = (*(e for e in state.push_edges if (e.before, e.after) != (before, after)), PushEdge(before, after, at))
+    return replace(state, push_edges=edges[-MAX_PUSH_EDGES:])
 
 
 def record_label(state: PullState, name: str, at: datetime, added: bool) -> PullState:
@@ -312,8 +331,8 @@ def merge_states(mine: PullState, other: PullState) -> PullState:
         state = record_review(state, reviewer, register)
     for review_id in sorted(other.dismissed):
         state = record_dismissal(state, review_id)
-    for before, after in other.push_edges:
-        state = record_push(state, before, after)
+    for edge in other.push_edges:
+        state = record_push(state, *edge)
     for name, register in sorted(other.labels.items()):
         state = record_label(state, name, register.at, register.held)
     if other.synced and not state.synced:

@@ -140,9 +140,11 @@ class History:
         forced = sha == pull.previous
         before, pull.sha, pull.previous = pull.sha, sha, pull.sha
         author = model.AUTHORS[pull.number]
-        self.deliveries.append(("push", self.envelope(
-            author, ref=f"refs/heads/{BRANCHES[pull.number]}", before=before, after=pull.sha, created=False,
-            deleted=False, forced=forced, commits=[], head_commit=None)))
+        push = self.envelope(author, ref=f"refs/heads/{BRANCHES[pull.number]}", before=before, after=pull.sha,
+                             created=False, deleted=False, forced=forced, commits=[], head_commit=None)
+        # As in GitHub's `push` events: when the push was taken, epoch seconds.
+        push["repository"] = {**self.repository, "pushed_at": int(at.timestamp())}
+        self.deliveries.append(("push", push))
         self.record(pull, model.Pushed(at, before, pull.sha), "pull_request", self.envelope(
             author, action="synchronize", number=pull.number, before=before, after=pull.sha,
             pull_request=self.snapshot(pull, at)))

@@ -18,7 +18,7 @@ from redis import Redis
 
 from core import keys, records, state_record
 from core.holds import Hold, Source
-from core.prstate import Facts, PullState, Register
+from core.prstate import Facts, PullState, PushEdge, Register
 from core.repo_config import RepoConfig
 from core.verdict import Verdict, verdict_record
 from hook.verdicts.sources import _decode_record
@@ -159,7 +159,7 @@ STATE_ROWS: dict[str, PullState] = {
     "reviews, dismissals, pushes, labels, lift-all": PullState(
         repo=REPO, number=7, facts=FACTS, lifted_all_at=(NOW, "99"),
         reviews={"rita": _register(ref="5", origin=f"{URL}#pullrequestreview-5", name="rita", reason="")},
-        dismissed=frozenset({"5"}), push_edges=(("a" * 40, "b" * 40),),
+        dismissed=frozenset({"5"}), push_edges=(PushEdge("a" * 40, "b" * 40), PushEdge("b" * 40, "c" * 40, 1767225600)),
         labels={"do-not-merge/hold": Register(at=NOW, held=True, ref="1")}),
 }
 

@@ -261,8 +261,10 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
     tree_heads.on_push(rt, repo, payload, config.close_on_failure)  # a tree closer follows the head
     moved = 0
     number = rt.redis.get(keys.head_index(repo, branch))
+    taken = tree_heads.pushed_at(payload)
+    at = int(taken.timestamp()) if taken else 0
     if number is not None and before != ZERO_SHA and _apply(rt, repo, int(number),
-                                                            lambda s: record_push(s, before, after)):
+                                                            lambda s: record_push(s, before, after, at)):
         moved = 1
     if branch == meta.default_branch and _touches_config(payload):
         # Read at the branch's current head, never at this push's `after`: pushes handled out of order

@@ -40,7 +40,7 @@ def forget(rt: Runtime, repo: str, branch: str) -> None:
     rt.redis.hdel(keys.branch_heads(repo), branch)
 
 
-def _pushed_at(payload: dict[str, Any]) -> datetime | None:
+def pushed_at(payload: dict[str, Any]) -> datetime | None:
     """When GitHub took the push: `repository.pushed_at`, epoch seconds in `push` events."""
     value = (payload.get("repository") or {}).get("pushed_at")
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -60,7 +60,7 @@ def on_push(rt: Runtime, repo: str, payload: dict[str, Any], rules: tuple[TreeRu
         if after == ZERO_SHA:
             rt.redis.hdel(key, branch)
             return f"{branch} deleted"
-        head = after_push(known(rt, repo, branch), before, after, _pushed_at(payload))
+        head = after_push(known(rt, repo, branch), before, after, pushed_at(payload))
         if head is None:
             rt.redis.hdel(key, branch)  # two pushes of one second: the next result asks GitHub
             return f"{branch} head unknown"
