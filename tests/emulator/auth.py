@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import secrets
 import string
+from collections import deque
 from functools import cache
 from typing import Any
 
@@ -121,15 +122,26 @@ def rate_headers(world: World, key: str) -> dict[str, str]:
             "x-ratelimit-reset": str(int(current.reset)), "x-ratelimit-resource": "core"}
 
 
-def pace_write(world: World, method: str, path: str) -> int | None:
-    """Seconds to wait when this content-creating request breaks the secondary write limit, else None
-    (and the write is counted)."""
-    if world.writes_per_minute is None or method not in WRITE_METHODS or path.startswith("/app/"):
+def pace_write(world: World, method: str, path: str, installation_id: int | None = None) -> int | None:
+    """Seconds to wait when this content-creating request breaks a secondary write limit of its
+    installation (``writes_per_minute`` in any 60 s, ``writes_per_hour`` in any hour), else None (and
+    the write is counted). Refusals are counted too (``refused_writes``): a well-paced client has none."""
+    if (world.writes_per_minute is None and world.writes_per_hour is None) or method not in WRITE_METHODS \
+            or path.startswith("/app/"):
         return None
     now = world.clock()
-    while world.recent_writes and world.recent_writes[0] <= now - 60:
-        world.recent_writes.popleft()
-    if len(world.recent_writes) >= world.writes_per_minute:
-        return max(1, math.ceil(world.recent_writes[0] + 60 - now))
-    world.recent_writes.append(now)
+    recent = world.recent_writes.setdefault(installation_id, deque())
+    while recent and recent[0] <= now - WINDOW:
+        recent.popleft()
+    waits = []
+    if world.writes_per_minute is not None:
+        minute = [t for t in recent if t > now - 60]
+        if len(minute) >= world.writes_per_minute:
+            waits.append(minute[len(minute) - world.writes_per_minute] + 60 - now)
+    if world.writes_per_hour is not None and len(recent) >= world.writes_per_hour:
+        waits.append(recent[len(recent) - world.writes_per_hour] + WINDOW - now)
+    if waits:
+        world.refused_writes += 1
+        return max(1, math.ceil(max(waits)))
+    recent.append(now)
     return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tests.emulator.rulesets import merge_blockers
 from tests.emulator.state import Fault, RequestRecord, Store
 
 
@@ -38,6 +39,20 @@ class Inspection(Store):
         with self.lock:
             return [s.as_dict() for s in self.all_statuses if s.via_api and context in (None, s.context)]
 
+    def merge_blockers(self, repo: str, number: int) -> list[str]:
+        """Why GitHub would not merge this PR now (its required checks, by protection and active
+        rulesets); empty when it is mergeable."""
+        with self.lock:
+            return merge_blockers(self, repo, number)
+
+    def mergeable(self, repo: str, number: int) -> bool:
+        return not self.merge_blockers(repo, number)
+
+    def ruleset(self, ruleset_id: int) -> dict[str, Any] | None:
+        with self.lock:
+            found = self.rulesets.get(ruleset_id)
+            return None if found is None else dict(found)
+
     def token_mints(self, installation_id: int) -> int:
         with self.lock:
             return self.mints.get(installation_id, 0)
@@ -70,12 +85,15 @@ class Inspection(Store):
         with self.lock:
             self.faults.clear()
 
-    def secondary_limit(self, writes_per_minute: int | None) -> None:
+    def secondary_limit(self, writes_per_minute: int | None, writes_per_hour: int | None = None) -> None:
         """Pace content-creating requests (POST/PATCH/PUT/DELETE outside /app) like GitHub's secondary
-        limit: beyond this many in any 60 s they get 403 with retry-after. None switches it off."""
+        limit, per installation: beyond this many in any 60 s (or any hour) they get 403 with
+        retry-after. None switches a window off. GitHub's own figures: 80 a minute, 500 an hour."""
         with self.lock:
             self.writes_per_minute = writes_per_minute
+            self.writes_per_hour = writes_per_hour
             self.recent_writes.clear()
+            self.refused_writes = 0
 
     def rate_limit(self, limit: int) -> None:
         """Each principal's hourly primary budget (default 5000); starts every window afresh."""

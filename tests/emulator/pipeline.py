@@ -20,6 +20,7 @@ from tests.emulator import (
     routes_deliveries,
     routes_issues,
     routes_pulls,
+    routes_rulesets,
     routes_statuses,
 )
 from tests.emulator.state import Fault, RequestRecord
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 ROUTES: list[Route] = [*routes_apps.ROUTES, *routes_pulls.ROUTES, *routes_statuses.ROUTES,
                        *routes_contents.ROUTES, *routes_deliveries.ROUTES, *oauth.ROUTES,
-                       *routes_branches.ROUTES, *routes_issues.ROUTES]
+                       *routes_branches.ROUTES, *routes_issues.ROUTES, *routes_rulesets.ROUTES]
 DOCS_RATE = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 SECONDARY = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
              "If you reach out to GitHub Support for help, please include the request ID {}.")
@@ -105,7 +106,7 @@ def _answer(world: World, req: Request) -> Response:
         who = (f"installation ID {principal.installation_id}" if principal.installation_id is not None
                else "this App")
         return error(403, f"API rate limit exceeded for {who}.", DOCS_RATE)
-    wait = auth.pace_write(world, req.method, req.path)
+    wait = auth.pace_write(world, req.method, req.path, principal.installation_id)
     if wait is not None:
         answer = error(403, SECONDARY.format(req.request_id), DOCS_RATE + "#about-secondary-rate-limits")
         answer.headers["retry-after"] = str(wait)

@@ -11,6 +11,7 @@ from typing import Any
 
 from tests.emulator import shapes, shapes_pulls
 from tests.emulator.identity import bot_login
+from tests.emulator.rulesets import active_rules
 from tests.emulator.state import Comment, iso
 from tests.emulator.wire import Request, Response, Route, error, not_found, paginate, route, validation_failed
 from tests.emulator.world import World
@@ -28,7 +29,7 @@ def _full_name(req: Request) -> str:
     return f"{req.params['owner']}/{req.params['repo']}"
 
 
-def _allowed(world: World, req: Request, *options: tuple[str, str]) -> bool:
+def allowed(world: World, req: Request, *options: tuple[str, str]) -> bool:
     """Whether the calling installation accepted any one of (permission, level)."""
     inst = world.installations.get(req.principal.installation_id or -1)
     granted = inst.permissions if inst is not None else {}
@@ -36,7 +37,7 @@ def _allowed(world: World, req: Request, *options: tuple[str, str]) -> bool:
 
 
 def get_branch(world: World, req: Request) -> Response:
-    if not _allowed(world, req, ("contents", "read")):
+    if not allowed(world, req, ("contents", "read")):
         return error(403, NOT_ACCESSIBLE, DOCS_BRANCH)
     repo = world.require_repo(_full_name(req))
     branch = req.params["branch"]
@@ -58,14 +59,16 @@ def get_branch(world: World, req: Request) -> Response:
 
 
 def branch_rules(world: World, req: Request) -> Response:
-    if not _allowed(world, req, ("metadata", "read")):
+    if not allowed(world, req, ("metadata", "read")):
         return error(403, NOT_ACCESSIBLE, DOCS_RULES)
     repo = world.require_repo(_full_name(req))
-    return paginate(req, list(world.rules.get((repo.full_name.lower(), req.params["branch"]), [])))
+    branch = req.params["branch"]
+    seeded = world.rules.get((repo.full_name.lower(), branch), [])
+    return paginate(req, [*seeded, *active_rules(world, repo.full_name, branch)])
 
 
 def create_reaction(world: World, req: Request) -> Response:
-    if not _allowed(world, req, ("issues", "write"), ("pull_requests", "write")):
+    if not allowed(world, req, ("issues", "write"), ("pull_requests", "write")):
         return error(403, NOT_ACCESSIBLE, DOCS_REACTION)
     repo = world.require_repo(_full_name(req))
     comment_id = int(req.params["id"])
@@ -94,7 +97,7 @@ def _reaction(base: str, record: dict[str, Any]) -> dict[str, Any]:
 
 
 def create_comment(world: World, req: Request) -> Response:
-    if not _allowed(world, req, ("issues", "write"), ("pull_requests", "write")):
+    if not allowed(world, req, ("issues", "write"), ("pull_requests", "write")):
         return error(403, NOT_ACCESSIBLE, DOCS_COMMENT)
     repo = world.require_repo(_full_name(req))
     number = int(req.params["number"])

@@ -224,7 +224,12 @@ class Store:
         self.rate_limit_per_hour = DEFAULT_RATE_LIMIT
         self.buckets: dict[str, Bucket] = {}
         self.writes_per_minute: int | None = None
-        self.recent_writes: deque[float] = deque()
+        self.writes_per_hour: int | None = None
+        # Content-creating requests of each installation (the App's own and anonymous ones: key None),
+        # newest last: GitHub's secondary limit counts them per minute and per hour.
+        self.recent_writes: dict[int | None, deque[float]] = {}
+        self.refused_writes = 0
+        self.rulesets: dict[int, dict[str, Any]] = {}  # API rulesets (tests/emulator/routes_rulesets.py)
         # The App's own settings (GET /app) and the repos' branch rules (doctor reads them).
         self.app_permissions: dict[str, str] = {"metadata": "read", "contents": "read", "pull_requests": "read",
                                                 "issues": "read", "statuses": "write"}
