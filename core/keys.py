@@ -306,6 +306,11 @@ def pacer(bucket: str) -> str:
     return f"{PREFIX}:pace:{bucket}"
 
 
+def pacer_hour(bucket: str) -> str:
+    """Sorted set: the write slots one installation's pacer handed out in the last hour (score: ms)."""
+    return f"{PREFIX}:pace:{bucket}:hour"
+
+
 def web_session(sid: str) -> str:
     """JSON: a dashboard user signed in with GitHub (login and their user access token), with a TTL."""
     return f"{PREFIX}:web:session:{sid}"

@@ -51,6 +51,13 @@ def _float(name: str, raw: str) -> float:
     return value
 
 
+def _freeze_mode(name: str, raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("statuses", "ruleset"):
+        raise SettingsError(f"{name}: expected statuses or ruleset, got {raw!r}")
+    return value
+
+
 def _csv(_name: str, raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
@@ -107,6 +114,8 @@ class Settings:
     max_body_bytes: int = 25 * 1024 * 1024
     write_rate_per_minute: float = 60.0
     write_burst: int = 10
+    write_hourly: int = 450
+    freeze_mode: str = "statuses"
     secret_key: str | None = field(default=None, repr=False)
     app_slug: str | None = None
     chat_allowed_users: tuple[str, ...] = ()
@@ -154,6 +163,10 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_MAX_BODY_BYTES": ("max_body_bytes", _int, "webhook size cap (GitHub's own cap is 25 MB)"),
     "MERGE_HOLD_WRITE_RATE": ("write_rate_per_minute", _float, "status writes a minute, per installation"),
     "MERGE_HOLD_WRITE_BURST": ("write_burst", _int, "status writes at once after a quiet spell (0 or 1: none)"),
+    "MERGE_HOLD_WRITE_HOURLY": ("write_hourly", _int,
+                                "writes an hour, per installation (GitHub allows about 500; 0: no hourly cap)"),
+    "MERGE_HOLD_FREEZE_MODE": ("freeze_mode", _freeze_mode,
+                               "statuses or ruleset: how a room hold or freeze window binds (repo config overrides)"),
     "MERGE_HOLD_SECRET_KEY": ("secret_key", _str, "signs dashboard sessions (random if unset)"),
     "MERGE_HOLD_APP_SLUG": ("app_slug", _str, "the App's slug: its `slug[bot]` events are ignored"),
     "MERGE_HOLD_CHAT_ALLOWED_USERS": ("chat_allowed_users", _csv, "chat user/channel ids allowed PR holds"),

@@ -49,3 +49,56 @@ def test_workers_share_one_burst(redis_client: Redis) -> None:
 def test_a_burst_below_one_is_refused(redis_client: Redis, burst: int) -> None:
     with pytest.raises(ValueError, match="burst"):
         Pacer(redis_client, 60, "inst-f", burst=burst)
+
+
+# --- the hour (GitHub: 500 content-creating requests an hour per installation) ------------------------
+
+
+def _slots(pacer: Pacer, count: int, **kwargs: object) -> list[float]:
+    """Absolute times (Redis's clock, seconds) of ``count`` slots taken in a row without sleeping."""
+    out = []
+    for _ in range(count):
+        now_s, now_us = pacer.redis.time()
+        wait = pacer.reserve(**kwargs)  # type: ignore[arg-type]
+        assert wait is not None
+        out.append(now_s + now_us / 1e6 + wait)
+    return out
+
+
+def test_past_the_hourly_cap_the_next_slot_is_when_the_oldest_leaves_the_hour(redis_client: Redis) -> None:
+    pacer = Pacer(redis_client, 6000, "inst-h1", burst=5, hourly=5)
+    first = _slots(pacer, 5)
+    assert max(first) - min(first) < 0.5
+    assert pacer.reserve(0) is None  # the hour is full: nothing now, nothing taken
+    assert pacer.next_slot_in() == pytest.approx(3600, abs=1)
+    sixth = _slots(pacer, 1)[0]
+    assert sixth - first[0] == pytest.approx(3600, abs=0.1)
+    assert pacer.counters()["granted"] == 6
+
+
+def test_low_priority_writes_leave_part_of_the_hour_to_urgent_ones(redis_client: Redis) -> None:
+    from workers.pacing import HOURLY_RESERVE, LOW_PRIORITY
+
+    pacer = Pacer(redis_client, 60000, "inst-h2", burst=1000, hourly=HOURLY_RESERVE + 150)
+    assert all(pacer.reserve(0, priority=LOW_PRIORITY) is not None for _ in range(150))
+    assert pacer.reserve(0, priority=LOW_PRIORITY) is None
+    assert all(pacer.reserve(0) is not None for _ in range(HOURLY_RESERVE))  # urgent: the reserve is theirs
+    assert pacer.reserve(0) is None
+    small = Pacer(redis_client, 60000, "inst-h3", burst=1000, hourly=10)  # a small cap: half for each
+    assert sum(small.reserve(0, priority=LOW_PRIORITY) is not None for _ in range(10)) == 5
+
+
+@pytest.mark.parametrize(("rate", "burst", "hourly", "count"), [
+    (600, 10, 25, 60), (1200, 1, 7, 20), (60000, 50, 120, 400), (3000, 3, 0, 50),
+], ids=["burst-then-hour", "no-burst", "wide", "no-hourly-cap"])
+def test_slots_never_break_either_window(redis_client: Redis, rate: float, burst: int, hourly: int,
+                                        count: int) -> None:
+    """Any 60 s hold at most burst + rate slots, any hour at most ``hourly``: what GitHub would refuse
+    is never handed out, however many writers ask."""
+    pacer = Pacer(redis_client, rate, f"inst-w-{rate}-{burst}", burst=burst, hourly=hourly)
+    slots = sorted(_slots(pacer, count))
+    for i, start in enumerate(slots):
+        in_minute = sum(1 for t in slots[i:] if t < start + 60 - 0.05)
+        assert in_minute <= burst + rate, f"{in_minute} slots in the minute from {start}"
+        if hourly:
+            assert sum(1 for t in slots[i:] if t < start + 3600 - 0.05) <= hourly

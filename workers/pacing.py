@@ -5,9 +5,12 @@ The pacer is a token bucket kept in Redis (GCRA: one "theoretical arrival time")
 writes a minute sustained, with up to ``burst`` writes at once after a quiet spell, across all workers
 and machines. So an isolated change — or a handful at once — is written at once, while a sustained
 stream (a fan-out, a storm of events) is paced at the rate; in any minute at most ``burst + rate``
-writes go out (defaults 10 + 60 < 80). Slots are handed out by a Lua script that reads the clock with
-Redis ``TIME``: workers on hosts with skewed clocks still agree. A worker *reserves* a slot and sleeps
-until it; reserved slots of a worker that dies are simply lost (the pace errs on the slow side).
+writes go out (defaults 10 + 60 < 80). GitHub also counts an hour (500): the pacer keeps that window
+too (``hourly``, default 450, leaving room for comments and reactions), and low-priority writes leave
+`HOURLY_RESERVE` of it to the writes that change what may merge. Slots are handed out by a Lua script
+that reads the clock with Redis ``TIME``: workers on hosts with skewed clocks still agree. A worker
+*reserves* a slot and sleeps until it; reserved slots of a worker that dies are simply lost (the pace
+errs on the slow side).
 
 When GitHub answers a write with a rate limit anyway (403/429; PyGithub's retry has already waited
 ``retry-after`` a few times by then), `PacedGateway` pauses the pacer for the whole installation, so
@@ -42,21 +45,45 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
 local max_wait = tonumber(ARGV[2])
 local tau = tonumber(ARGV[3])
+local hourly = tonumber(ARGV[4])
+local peek = ARGV[5] == '1'
+local hour = 3600000
 local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
 local tat = math.max(tonumber(redis.call('HGET', KEYS[1], 'tat') or '0'), now, paused + tau)
 local slot = math.max(now, tat - tau)
+local gcra_slot = slot
+if hourly > 0 then
+  if not peek then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - hour)
+  end
+  local n = redis.call('ZCOUNT', KEYS[2], slot - hour + 1, '+inf')
+  if n >= hourly then
+    local oldest = redis.call('ZRANGEBYSCORE', KEYS[2], slot - hour + 1, '+inf', 'WITHSCORES', 'LIMIT', n - hourly, 1)
+    slot = math.max(slot, tonumber(oldest[2]) + hour)
+  end
+end
 local wait = slot - now
-if max_wait >= 0 and wait > max_wait then
+if peek or (max_wait >= 0 and wait > max_wait) then
   return {0, wait}
 end
+local granted = redis.call('HINCRBY', KEYS[1], 'granted', 1)
+if slot > gcra_slot then
+  tat = slot + tau
+end
 redis.call('HSET', KEYS[1], 'tat', tat + interval)
-redis.call('HINCRBY', KEYS[1], 'granted', 1)
-redis.call('PEXPIRE', KEYS[1], tat + interval - now + 3600000)
+redis.call('PEXPIRE', KEYS[1], tat + interval - now + hour)
+if hourly > 0 then
+  redis.call('ZADD', KEYS[2], slot, slot .. ':' .. granted)
+  redis.call('PEXPIRE', KEYS[2], slot - now + hour)
+end
 return {1, wait}
 """
-"""GCRA: ``tat`` runs ahead of the clock by one interval per write; a write may go once ``tat`` is at
-most ``tau`` (ARGV[3] = (burst - 1) x interval) ahead. After a pause ``tat`` starts at its end plus
-``tau``: an empty bucket."""
+"""Two windows. The minute: GCRA — ``tat`` runs ahead of the clock by one interval per write; a write
+may go once ``tat`` is at most ``tau`` (ARGV[3] = (burst - 1) x interval) ahead. After a pause ``tat``
+starts at its end plus ``tau``: an empty bucket. The hour: a log of the slots handed out (KEYS[2]); a
+slot goes only where fewer than ARGV[4] slots lie in the hour before it, else it moves to when the
+oldest of those leaves the hour (GitHub counts a sliding hour too). A slot the hour moved later
+starts the minute's bucket empty, as a pause does. ARGV[5] = 1 only looks."""
 
 _PAUSE = """
 local t = redis.call('TIME')
@@ -77,6 +104,15 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
 return math.max(paused - now, 0)
 """
+
+
+URGENT = 0
+"""A write that changes whether something may merge: a verdict's status, a freeze ruleset."""
+LOW_PRIORITY = 1
+"""A write for people to read only (a frozen PR's `merge-hold/freeze` failure under a ruleset freeze)."""
+HOURLY_RESERVE = 100
+"""Slots of the hour that low-priority writes leave to urgent ones, so that a thaw or a new hold never
+waits behind an hour of descriptions."""
 
 
 class RateLimited(Exception):
@@ -100,7 +136,7 @@ class Pacer:
     through Redis by every process that builds a `Pacer` with the same bucket."""
 
     def __init__(self, redis: Redis, rate_per_minute: float, bucket: str = "global", *, burst: int = 1,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 hourly: int = 0, sleep: Callable[[float], None] = time.sleep) -> None:
         if rate_per_minute <= 0:
             raise ValueError("rate_per_minute must be positive")
         if burst < 1:
@@ -108,7 +144,10 @@ class Pacer:
         self.redis = redis
         self.rate_per_minute = rate_per_minute
         self.burst = burst
+        self.hourly = max(hourly, 0)
+        """Writes in any hour (0: no hourly cap); `LOW_PRIORITY` writes leave `HOURLY_RESERVE` of them."""
         self.key = keys.pacer(bucket)
+        self.hour_key = keys.pacer_hour(bucket)
         self.sleep = sleep
         self._reserve = redis.register_script(_RESERVE)
         self._pause = redis.register_script(_PAUSE)
@@ -118,30 +157,42 @@ class Pacer:
 
     @classmethod
     def of(cls, redis: Redis, settings: Settings, bucket: str) -> Pacer:
-        """The pacer of ``bucket`` at the configured rate and burst (MERGE_HOLD_WRITE_RATE, _BURST)."""
-        return cls(redis, settings.write_rate_per_minute, bucket, burst=max(settings.write_burst, 1))
+        """The pacer of ``bucket`` at the configured rate, burst and hourly cap (MERGE_HOLD_WRITE_RATE,
+        _BURST, _HOURLY)."""
+        return cls(redis, settings.write_rate_per_minute, bucket, burst=max(settings.write_burst, 1),
+                   hourly=settings.write_hourly)
 
     @property
     def interval(self) -> float:
         """Seconds between two writes."""
         return 60.0 / self.rate_per_minute
 
-    def reserve(self, max_wait: float | None = None) -> float | None:
-        """Take the next slot; the seconds until it (0: now). ``None``, and nothing taken, when the
-        slot lies further than ``max_wait`` seconds away."""
+    def _hourly_for(self, priority: int) -> int:
+        if not self.hourly or priority != LOW_PRIORITY:
+            return self.hourly
+        return max(self.hourly - min(HOURLY_RESERVE, self.hourly // 2), 1)
+
+    def _run(self, max_wait: float | None, priority: int, peek: bool) -> tuple[bool, float]:
         limit = -1 if max_wait is None else max(int(max_wait * 1000), 0)
         interval_ms = max(int(self.interval * 1000), 1)
-        granted, wait_ms = self._reserve([self.key], [interval_ms, limit, (self.burst - 1) * interval_ms])
-        return int(wait_ms) / 1000 if int(granted) else None
+        granted, wait_ms = self._reserve([self.key, self.hour_key], [
+            interval_ms, limit, (self.burst - 1) * interval_ms, self._hourly_for(priority), int(peek)])
+        return bool(int(granted)), int(wait_ms) / 1000
 
-    def acquire(self, max_wait: float | None = None) -> float:
+    def reserve(self, max_wait: float | None = None, *, priority: int = URGENT) -> float | None:
+        """Take the next slot; the seconds until it (0: now). ``None``, and nothing taken, when the
+        slot lies further than ``max_wait`` seconds away."""
+        granted, wait = self._run(max_wait, priority, False)
+        return wait if granted else None
+
+    def acquire(self, max_wait: float | None = None, *, priority: int = URGENT) -> float:
         """Wait for a slot of our own. Raises `SlotTooFar` (taking nothing) when it is further away
         than ``max_wait``; returns the seconds waited."""
         waited = 0.0
         while True:
-            wait = self.reserve(max_wait)
+            wait = self.reserve(max_wait, priority=priority)
             if wait is None:
-                raise SlotTooFar(self.next_slot_in())
+                raise SlotTooFar(self.next_slot_in(priority=priority))
             if wait > 0:
                 self.sleep(wait)
                 waited += wait
@@ -150,14 +201,9 @@ class Pacer:
                 self.waited += waited
                 return waited
 
-    def next_slot_in(self) -> float:
+    def next_slot_in(self, *, priority: int = URGENT) -> float:
         """Seconds until a slot would be free (without taking it)."""
-        tat, paused = self.redis.hmget(self.key, ["tat", "paused_until"])
-        now_s, now_us = self.redis.time()
-        now_ms = int(now_s) * 1000 + int(now_us) // 1000
-        tau_ms = (self.burst - 1) * max(int(self.interval * 1000), 1)
-        due = [int(float(tat)) - tau_ms if tat is not None else 0, int(float(paused)) if paused is not None else 0]
-        return max(0, *(d - now_ms for d in due)) / 1000
+        return max(self._run(None, priority, True)[1], 0.0)
 
     def pause(self, seconds: float) -> float:
         """No slot is handed out for ``seconds`` from now (or longer, if already paused longer)."""
