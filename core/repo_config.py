@@ -21,6 +21,8 @@ CONFIG_PATH = ".github/merge-hold.yml"
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 HELD_STATES = ("failure", "pending")
 FEEDBACK_MODES = ("reactions", "comments", "off")
+FREEZE_MODES = ("statuses", "ruleset")
+QUEUE_ON_FREEZE = ("stop", "drain")
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAY_ALIASES = {"weekdays": DAYS[:5], "weekends": DAYS[5:], "daily": DAYS}
 _FULL_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -105,6 +107,13 @@ class RepoConfig:
     close_on_failure: tuple[TreeRule, ...] = field(default_factory=tuple)
     """The tree closer: when a named status or check run fails on the branch's head, every PR into the
     branch is held until it is green again (`[{branch: main, contexts: [ci/build]}]`)."""
+    freeze_mode: str | None = None
+    """How a room hold or freeze window on the repo, a branch or the org binds: `statuses` (one
+    `merge-hold` write per PR, paced) or `ruleset` (merge-hold's own ruleset, one write per repo).
+    None: the server's MERGE_HOLD_FREEZE_MODE."""
+    queue_on_freeze: str = "stop"
+    """A merge group being checked when a freeze begins: `stop` (held at once) or `drain` (a group whose
+    checks were requested before the freeze began may finish; nothing new enters)."""
 
 
 DEFAULT_CONFIG = RepoConfig()
@@ -274,6 +283,8 @@ _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "exempt_labels": _labels,
     "freeze_windows": _windows,
     "close_on_failure": _tree_rules,
+    "freeze_mode": _choice(FREEZE_MODES),
+    "queue_on_freeze": _choice(QUEUE_ON_FREEZE),
 }
 
 
@@ -318,4 +329,6 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
             for w in config.freeze_windows
         ],
         "close_on_failure": [{"branch": r.branch, "contexts": list(r.contexts)} for r in config.close_on_failure],
+        **({"freeze_mode": config.freeze_mode} if config.freeze_mode else {}),
+        "queue_on_freeze": config.queue_on_freeze,
     }

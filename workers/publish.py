@@ -9,6 +9,7 @@ for while one is queued adds nothing, and one asked for while one runs leads to 
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from datetime import UTC, datetime
@@ -131,12 +132,30 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
         _schedule_wakeup(rt, repo, number, verdict, config, now, exemption)
     if not verdict.head_sha:
         return "no-head"
-    if rt.redis.get(keys.posted(repo, number)) == posted_form(verdict.head_sha, status):
+    posted = rt.redis.get(keys.posted(repo, number))
+    if posted == posted_form(verdict.head_sha, status):
         return "unchanged"
     # The repo's meta read above names its installation: no second read for the bucket.
     bucket = bucket_for(meta) if meta is not None else bucket_of(rt.redis, repo)
-    add_to_outbox(rt.redis, bucket, repo, number, mergeability(state))
+    rank = EXPOSED if status["state"] != "success" and _shows_success(posted, verdict.head_sha) \
+        else mergeability(state)
+    add_to_outbox(rt.redis, bucket, repo, number, rank)
     return "pending"
+
+
+EXPOSED = -1
+"""The outbox rank of a held PR whose head still shows `success`: GitHub would merge it now, so its
+write goes before any other (with the merge groups being checked)."""
+
+
+def _shows_success(posted: bytes | None, head_sha: str) -> bool:
+    if not posted:
+        return False
+    try:
+        shown = json.loads(posted)
+    except ValueError:
+        return False
+    return isinstance(shown, dict) and shown.get("sha") == head_sha and shown.get("state") == "success"
 
 
 def publish(rt: Runtime, repo: str, number: int, now: datetime, lock: Lock | None = None) -> str:
