@@ -20,7 +20,6 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-import yaml
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
@@ -35,8 +34,9 @@ from core.durations import parse_duration
 from core.holds import Exemption, Hold, to_iso
 from core.permissions import Permission
 from core.prstate import DASHBOARD_REF
-from core.repo_config import DEFAULT_CONFIG, ConfigError, RepoConfig, from_mapping
+from core.repo_config import DEFAULT_CONFIG, RepoConfig
 from core.scopes import scope_repo
+from state.config_file import parse_config
 from workers import room_state, store
 
 bp = Blueprint("actions", __name__)
@@ -47,14 +47,11 @@ DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 def repo_config(repo: str) -> RepoConfig:
-    """The repo's `.github/merge-hold.yml` as the workers last read it (defaults when absent or invalid)."""
+    """The repo's `.github/merge-hold.yml` as the workers last read it, by their loader (defaults when
+    absent or invalid: the workers then post `error`, and the page offers no more than the defaults)."""
     meta = store.load_repo(services().redis, repo)
-    if meta is None or not meta.config_text:
-        return DEFAULT_CONFIG
-    try:
-        return from_mapping(yaml.safe_load(meta.config_text))
-    except (ConfigError, yaml.YAMLError, ValueError):
-        return DEFAULT_CONFIG
+    config, _error = parse_config(meta.config_text if meta is not None else None)
+    return config or DEFAULT_CONFIG
 
 
 def _who() -> str:

@@ -17,13 +17,7 @@ from flask import Blueprint, Response, abort, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 
 from app.services import services
-
-KNOWN_EVENTS = frozenset({
-    "ping", "issue_comment", "pull_request_review", "pull_request", "push", "merge_group",
-    "installation", "installation_repositories", "status",
-    "branch_protection_rule", "branch_protection_configuration", "repository_ruleset",  # the tamper watch
-})
-"""Event label values; anything else is counted as ``other`` so a sender cannot grow the label set."""
+from core.events import metric_label
 
 
 class Metrics:
@@ -43,8 +37,8 @@ class Metrics:
         )
 
     def count_webhook(self, event: str | None, outcome: str) -> None:
-        label = event if event in KNOWN_EVENTS else ("none" if not event else "other")
-        self.webhooks.labels(event=label, outcome=outcome).inc()
+        # Labels come from the event table, so a sender cannot grow the label set.
+        self.webhooks.labels(event=metric_label(event), outcome=outcome).inc()
 
 
 bp = Blueprint("health", __name__)

@@ -36,7 +36,8 @@ from werkzeug.wsgi import get_content_length, get_input_stream
 
 from app.intake_writer import TooFewReplicas
 from app.security import HSTS
-from core.deliveries import event_handled, pack
+from core.deliveries import pack
+from core.events import queued
 from workers.queueing import job_id
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ class Receiver:
                 parsed = None
             zen = parsed.get("zen") if isinstance(parsed, dict) else None
             return (200, {"ok": True, "zen": zen}), "ping"
-        if not event_handled(event):
+        if not queued(event):  # the one event table: core/events.py
             return (202, {"ignored": event, "reason": "event not handled"}), "ignored"
         if not looks_like_object(body):
             return _error("body is not a JSON object", 400), "malformed"

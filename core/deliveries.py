@@ -1,9 +1,10 @@
 """A GitHub webhook delivery on its way in: which ones can matter, and how one is kept in the intake list.
 
 The receiver (`app/webhooks.py`) does the least it can before the 2xx: verify the signature, look at the
-``X-GitHub-Event`` header, and push the raw body to the intake list in one Redis round trip. The intake
-pump (`workers/intake.py`) parses it, drops what cannot matter (`ignore_reason`) and creates the rq jobs.
-Pure functions only.
+``X-GitHub-Event`` header (`core.events.queued`), and push the raw body to the intake list in one Redis
+round trip. The intake pump (`workers/intake.py`) parses it, drops what cannot matter (`ignore_reason`)
+and creates the rq jobs. Which events and actions can matter is `core.events`' table; the few payload
+fields judged here are the rest. Pure functions only.
 """
 
 from __future__ import annotations
@@ -12,46 +13,18 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from core.events import action_matters, queued
 from core.status import CONTEXT
 from core.treecloser import status_may_matter
-
-RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
-    "issue_comment": frozenset({"created"}),
-    "pull_request_review": frozenset({"submitted", "dismissed"}),
-    "pull_request": frozenset({
-        "opened", "reopened", "synchronize", "edited", "ready_for_review", "labeled", "unlabeled", "closed",
-    }),
-    "push": None,
-    "merge_group": frozenset({"checks_requested"}),
-    # Rare events: every action goes to the workers, which know what suspend/unsuspend mean.
-    "installation": None,
-    "installation_repositories": None,
-    "status": None,
-    "repository": frozenset({"renamed", "transferred"}),  # the repo's keys move to its new name
-    "issues": frozenset({"closed"}),  # a /hold-for waiting on the issue (workers/holdfor.py)
-    "check_run": frozenset({"completed"}),  # the tree closer (workers/treecloser.py)
-    "check_suite": frozenset({"completed"}),
-    # The tamper watch (workers/tamper.py): every action may change whether a branch requires merge-hold.
-    "branch_protection_rule": None,
-    "branch_protection_configuration": None,
-    "repository_ruleset": None,
-}
-"""Events the service handles, with the actions that matter (None: every action). Design §4."""
-
-
-def event_handled(event: str) -> bool:
-    """Whether any delivery of this ``X-GitHub-Event`` can matter (the receiver's only filter)."""
-    return event in RELEVANT_ACTIONS
 
 
 def ignore_reason(event: str, payload: Any) -> str | None:
     """Why a delivery cannot matter, judged from a few top-level fields; None when it may matter."""
-    if event not in RELEVANT_ACTIONS:
+    if not queued(event):
         return "event not handled"
     if not isinstance(payload, dict):
         return "body is not a JSON object"
-    actions = RELEVANT_ACTIONS[event]
-    if actions is not None and payload.get("action") not in actions:
+    if not action_matters(event, payload.get("action")):
         return "action not handled"
     if event == "issue_comment":
         issue = payload.get("issue")

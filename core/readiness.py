@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.events import EVENTS
 from core.status import CONTEXT
 
 LEVELS = {"none": 0, "read": 1, "write": 2, "admin": 3}
@@ -29,21 +30,10 @@ REQUIRED_PERMISSIONS: dict[str, tuple[str, str]] = {
 """permission -> (level, what for). Every feature's need; the manifest asks for the same."""
 
 REQUIRED_EVENTS: dict[str, str] = {
-    "issue_comment": "/hold comments",
-    "pull_request": "heads, bases, labels",
-    "pull_request_review": "review holds",
-    "push": "heads and config reloads",
-    "merge_group": "merge queue groups",
-    "status": "forged-status detection",
-    "repository": "renames and transfers move a repo's holds",
-    "issues": "/hold-for waiting on an issue",
-    "check_run": "the tree closer",
-    "check_suite": "the tree closer",
-    "branch_protection_rule": "the tamper watch (protection changed)",
-    "branch_protection_configuration": "the tamper watch (protection switched off)",
-    "repository_ruleset": "the tamper watch (rulesets changed)",
-}
-"""event -> what for (design §4; `installation*` events reach every App without a subscription)."""
+    name: row.subscribe_for for name, row in EVENTS.items() if row.subscribe_for is not None}
+"""event -> what for: the rows of the event table (`core.events`) the App must subscribe to
+(`installation*` events reach every App without a subscription)."""
+
 
 PERMISSION_NAMES = {"metadata": "Metadata", "contents": "Contents", "pull_requests": "Pull requests",
                     "issues": "Issues", "statuses": "Commit statuses", "merge_queues": "Merge queues",

@@ -1,6 +1,6 @@
 """The repo config `.github/merge-hold.yml`: fields, defaults with their reasons, validation.
 
-YAML is parsed at the edge (``workers/config_loader.py``); this module sees plain mappings. Keys may
+YAML is parsed at the edge (``state/config_file.py``); this module sees plain mappings. Keys may
 be spelled with hyphens or underscores (``hold-label`` or ``hold_label``); unknown keys are errors, so
 a typo never silently leaves a default in place. The published JSON Schema, ``merge-hold.schema.json``
 beside this file, accepts exactly what `from_mapping` accepts, except that only `from_mapping` can tell

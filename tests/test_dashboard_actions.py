@@ -162,3 +162,21 @@ def test_error_verdicts_are_listed_on_the_index(world: GitHubEmulator, redis_cli
     page = client.get("/").get_data(as_text=True)
     assert "Verdict not established" in page and "unknown key &#39;frezee&#39;" in page
     assert f'href="/{REPO}/pull/2"' in page
+
+
+def test_an_unquoted_window_is_read_as_the_workers_read_it(world: GitHubEmulator, redis_client: redis.Redis,
+                                                           tmp_path: Path) -> None:
+    """Issue 17: YAML 1.1 reads an unquoted ``16:00`` as the number 960. The workers' loader keeps it a
+    time and enforces the window; the dashboard read the file with plain YAML rules, failed, and showed
+    the defaults: no freeze week, and the other settings lost (here: readers may hold)."""
+    unquoted = CONFIG.replace('"16:00"', "16:00").replace('"23:59"', "23:59") + "hold_permission: read\n"
+    meta = store.load_repo(redis_client, REPO)
+    assert meta is not None
+    store.save_repo(redis_client, REPO, store.RepoMeta(**{**meta.__dict__, "config_text": unquoted}))
+    carol = app_for(redis_client, tmp_path / "carol", world).test_client()
+    sign_in(carol, world, "carol")
+    rooms = carol.get("/rooms").get_data(as_text=True)
+    assert "friday-evening" in rooms and "16:00 to 23:59" in rooms and "Europe/Berlin" in rooms
+    bob = app_for(redis_client, tmp_path / "bob", world).test_client()
+    sign_in(bob, world, "bob")  # read access: enough under this file's hold_permission
+    assert 'class="hold-form"' in bob.get(f"/{REPO}/pull/2").get_data(as_text=True)

@@ -13,8 +13,12 @@ from typing import Any
 
 import pytest
 
+from core import keys
 from tests.e2e_support import PUBLIC_URL, Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
+from workers.intake import drain
+from workers.publish import mergeability
+from workers.store import load_pull
 
 REPO = "Codertocat/Hello-World"
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
@@ -259,6 +263,32 @@ def test_merge_group_is_held_when_a_grouped_pr_is_held(svc: Service, github_emul
     svc.deliver("merge_group", group)
     svc.drain()
     assert status(github_emulator, group_sha) == ("failure", f"PR #{PR}: Held by @alice: not in the queue")
+
+
+def test_a_pr_converted_to_draft_reaches_its_handler_through_the_pump(
+    svc: Service, github_emulator: GitHubEmulator
+) -> None:
+    """Issue 17: the handler meant `converted_to_draft` (a draft goes last on the outbox), but the
+    pump's own event list dropped it, so the PR kept ranking as ready. One table now lets it in."""
+    svc.deliver("pull_request", fixture("pull_request", "opened.payload.json"))
+    svc.drain()
+    assert svc.verdict(REPO, PR) is not None and not svc.redis.exists(keys.intake(svc.rt.queue.name))
+    answer = svc.deliver("pull_request", fixture("pull_request", "converted_to_draft.with-installation.payload.json"),
+                         delivery_id="draft-1")
+    assert answer.status_code == 202
+    drain(svc.redis, svc.rt.queue)  # the intake pump alone: it queues the job, it does not drop it
+    assert svc.rt.queue.job_ids == ["delivery-draft-1"]
+    svc.drain()
+    state = load_pull(svc.redis, REPO, PR)
+    assert state.facts is not None and state.facts.draft
+    assert mergeability(state) == 2  # most-mergeable first: a draft waits behind every ready PR
+    assert status(github_emulator) == ("success", "No holds")  # a draft is not a hold
+    ready = fixture("pull_request", "ready_for_review.payload.json")
+    ready["pull_request"]["updated_at"] = "2019-05-15T15:22:00Z"
+    svc.deliver("pull_request", ready)
+    svc.drain()
+    state = load_pull(svc.redis, REPO, PR)
+    assert state.facts is not None and not state.facts.draft and mergeability(state) == 1
 
 
 def test_own_events_are_ignored(svc: Service, github_emulator: GitHubEmulator) -> None:

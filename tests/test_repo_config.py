@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.repo_config import DEFAULT_CONFIG, ConfigError, FreezeWindow, from_mapping, to_mapping
-from workers.config_loader import load_config
+from state.config_file import load_config
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "core" / "merge-hold.schema.json").read_text())
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from app.health import KNOWN_EVENTS
-from core.deliveries import RELEVANT_ACTIONS, ignore_reason
+from core.deliveries import ignore_reason
+from core.events import EVENTS, metric_label
 from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
 from tests.webapp_support import delivery_headers, make_app
 from workers.events import HANDLERS
@@ -29,8 +29,8 @@ WATCHED = [
 @pytest.mark.parametrize(("event", "actions"), WATCHED, ids=[w[0] for w in WATCHED])
 def test_every_list_knows_the_event(event: str, actions: list[str]) -> None:
     manifest = json.loads((DEPLOY / "github-app-manifest.json").read_text())
-    assert event in RELEVANT_ACTIONS and RELEVANT_ACTIONS[event] is None  # every action: the watch re-reads
-    assert event in HANDLERS and event in KNOWN_EVENTS and event in REQUIRED_EVENTS
+    assert event in EVENTS and EVENTS[event].actions is None  # every action: the watch re-reads
+    assert event in HANDLERS and metric_label(event) == event and event in REQUIRED_EVENTS
     assert event in manifest["default_events"]
     assert manifest["default_permissions"]["administration"] == "read"
     assert REQUIRED_PERMISSIONS["administration"][0] == "read"

@@ -15,6 +15,7 @@ from typing import Any
 
 from core import keys
 from core.comment_rules import apply_comment, apply_review
+from core.events import action_matters
 from core.holds import from_iso
 from core.merge_groups import group_number
 from core.permissions import Permission, permission_from_association
@@ -56,7 +57,8 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
     if event != "status" and _is_own(rt, payload):
         return "own-event"
     handler = HANDLERS.get(event)
-    if handler is None:
+    # The pump's table (`core.events`) again, for jobs queued past it: handlers keep no action lists.
+    if handler is None or not action_matters(event, payload.get("action")):
         return "ignored"
     repo = repo_name(payload) if event not in ("installation", "installation_repositories") else None
     with rt.redis.pipeline(transaction=False) as pipe:  # one round trip for both checks
@@ -178,8 +180,8 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
 
 def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
     repo = repo_name(payload)
-    action = payload.get("action")
-    if action not in ("submitted", "dismissed") or repo is None:
+    action = payload.get("action")  # submitted or dismissed (`core.events`)
+    if repo is None:
         return "ignored"
     review, pull = payload["review"], payload["pull_request"]
     number = int(pull["number"])
@@ -216,13 +218,10 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
     return "applied" if changed else "unchanged"
 
 
-PULL_ACTIONS = frozenset({"opened", "reopened", "synchronize", "edited", "ready_for_review",
-                          "converted_to_draft", "labeled", "unlabeled", "closed"})
-
-
 def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
+    """Every action let in (`core.events`) records the facts (a draft goes last on the outbox)."""
     repo = repo_name(payload)
-    if payload.get("action") not in PULL_ACTIONS or repo is None:
+    if repo is None:
         return "ignored"
     pull = payload["pull_request"]
     number = int(pull["number"])
@@ -292,7 +291,7 @@ def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
     """A merge queue group's commit gets its PR's status too (the PR named by the group's branch)."""
     repo = repo_name(payload)
     group = payload.get("merge_group") or {}
-    if payload.get("action") != "checks_requested" or repo is None or not group.get("head_sha"):
+    if repo is None or not group.get("head_sha"):  # checks_requested only (`core.events`)
         return "ignored"
     _meta(rt, repo, payload)
     queued = group_number(str(group.get("head_ref", "")))
@@ -361,7 +360,7 @@ def on_repository(rt: Runtime, payload: dict[str, Any]) -> str:
     new name, and its PRs are republished under it."""
     new = repo_name(payload)
     old = moves.old_name(payload)
-    if payload.get("action") not in ("renamed", "transferred") or new is None or old is None:
+    if new is None or old is None:  # renamed or transferred (`core.events`)
         return "ignored"
     if store.load_repo(rt.redis, old) is None and store.load_repo(rt.redis, new) is None:
         return "not managed"
@@ -374,7 +373,7 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-HANDLERS: dict[str, Handler] = {
+HANDLERS: dict[str, Handler] = {  # one per queued event of `core.events` (tests/test_event_table.py)
     "issue_comment": on_issue_comment,
     "pull_request_review": on_pull_request_review,
     "pull_request": on_pull_request,

@@ -13,7 +13,6 @@ import json
 import logging
 import re
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
 from redis.exceptions import LockError
@@ -23,11 +22,11 @@ from core import keys, records
 from core.freeze import next_transition
 from core.holds import Exemption, to_iso
 from core.prstate import PullState
-from core.repo_config import ConfigError, RepoConfig
+from core.repo_config import RepoConfig
 from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record
+from state.config_file import parse_config
 from workers import groups, store
-from workers.config_loader import load_config
 from workers.funnel import (
     JOB_TIMEOUT,
     LOCK_TIMEOUT,
@@ -82,20 +81,12 @@ def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TI
     return outcome
 
 
-@lru_cache(maxsize=256)
-def _parse_config(text: str | None) -> tuple[RepoConfig | None, str | None]:
-    try:
-        return load_config(text), None
-    except ConfigError as exc:
-        return None, str(exc)
-
-
 def repo_config(meta: store.RepoMeta | None) -> tuple[RepoConfig | None, str | None]:
     if meta is None:
         return None, "repo state lost, rebuilding"
     if not meta.config_loaded:
         return None, "repo config not loaded yet"
-    return _parse_config(meta.config_text)
+    return parse_config(meta.config_text)
 
 
 def target_url(rt: Runtime, repo: str, number: int) -> str:

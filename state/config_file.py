@@ -1,4 +1,8 @@
-"""Loading `.github/merge-hold.yml`: YAML at the edge, validation in `core.repo_config`.
+"""Reading `.github/merge-hold.yml`: YAML at the edge, validation in `core.repo_config`.
+
+The one loader of the file: the workers (which enforce it) and the dashboard (which shows it and judges
+who may hold) read the same text the same way, so a file the workers enforce is never shown as the
+defaults (issue 17: the dashboard's plain `yaml.safe_load` read ``from: 16:00`` as 960).
 
 An invalid file must post an `error` status naming the file and line, so errors are raised as
 `ConfigError("<path> line <n>: <what>")`, the line found by walking PyYAML's node tree.
@@ -10,6 +14,7 @@ strings people mean (as YAML 1.2, and editors checking the JSON Schema, do).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -122,3 +127,13 @@ def load_config(text: str | None, *, path: str = CONFIG_PATH) -> RepoConfig:
             f"{path} line {_line(root, error)}: {error.detail}",
             path=error.path, at_key=error.at_key, detail=error.detail,
         ) from None
+
+
+@lru_cache(maxsize=256)
+def parse_config(text: str | None) -> tuple[RepoConfig | None, str | None]:
+    """`load_config` of the stored text, remembered (the same few texts are read on every recompute
+    and every page): the config, or None and the error the `error` status names."""
+    try:
+        return load_config(text), None
+    except ConfigError as exc:
+        return None, str(exc)
