@@ -311,6 +311,39 @@ def pacer_hour(bucket: str) -> str:
     return f"{PREFIX}:pace:{bucket}:hour"
 
 
+def freeze_ruleset(repo: str) -> str:
+    """JSON: the state of the repo's `merge-hold freeze` ruleset as last written to GitHub (``id``,
+    ``enforcement``, ``include``, ``at``); what `core.freeze_gate.binds` reads."""
+    return f"{_repo(repo)}:freeze-ruleset"
+
+
+def freeze_fallback(repo: str) -> str:
+    """String: why the repo's ruleset could not be written (a missing permission): its freezes go
+    through statuses until a ruleset write succeeds."""
+    return f"{_repo(repo)}:freeze-fallback"
+
+
+def freeze_sync_queued(repo: str) -> str:
+    """Flag: a ruleset sync of the repo is queued (coalesces the requests of a burst of recomputes)."""
+    return f"{_repo(repo)}:freeze-sync-queued"
+
+
+def freeze_marks(bucket: str) -> str:
+    """Sorted set of ``repo#number`` whose `merge-hold/freeze` status needs writing: urgent ones
+    (score rank 0: an exemption, a stale success) before the descriptions (rank 1), then by age."""
+    return f"{PREFIX}:freeze-marks:{bucket}"
+
+
+def freeze_marks_lease(bucket: str) -> str:
+    """String: the run token of the one job writing an installation's freeze marks."""
+    return f"{PREFIX}:freeze-marks-lease:{bucket}"
+
+
+def posted_mark(repo: str, number: int) -> str:
+    """JSON: the `merge-hold/freeze` status last posted on the PR (sha, state, description)."""
+    return f"{_repo(repo)}:pr:{number}:posted-mark"
+
+
 def web_session(sid: str) -> str:
     """JSON: a dashboard user signed in with GitHub (login and their user access token), with a TTL."""
     return f"{PREFIX}:web:session:{sid}"

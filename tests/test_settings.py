@@ -71,8 +71,21 @@ def test_a_full_environment(tmp_path: Path) -> None:
 def test_every_merge_hold_variable_is_known() -> None:
     for name in FIELDS:
         if name.startswith("MERGE_HOLD_"):
-            numeric = any(w in name for w in ("RATE", "BURST", "BYTES", "SECONDS", "REPLICAS"))
-            from_env({name: "1" if numeric else "true"} if "URL" not in name else {name: "https://x"})
+            numeric = any(w in name for w in ("RATE", "BURST", "BYTES", "SECONDS", "REPLICAS", "HOURLY"))
+            sample = {"MERGE_HOLD_FREEZE_MODE": "ruleset"}.get(name) or (
+                "https://x" if name.endswith("_URL") else "1" if numeric else "true")
+            from_env({name: sample})
+
+
+@pytest.mark.parametrize(("raw", "mode"), [("ruleset", "ruleset"), ("Statuses", "statuses"), ("", "statuses"),
+                                           ("rulesets", None)])
+def test_the_freeze_mode_is_one_of_two(raw: str, mode: str | None) -> None:
+    if mode is None:
+        with pytest.raises(SettingsError, match="MERGE_HOLD_FREEZE_MODE: expected statuses or ruleset"):
+            from_env({"MERGE_HOLD_FREEZE_MODE": raw})
+    else:
+        assert from_env({"MERGE_HOLD_FREEZE_MODE": raw}).freeze_mode == mode
+    assert from_env({}).freeze_mode == "statuses" and from_env({}).write_hourly == 450
 
 
 def test_require_names_what_a_command_needs() -> None:

@@ -59,6 +59,7 @@ class GitHubGateway(Protocol):
     def get_issue(self, repo: str, number: int) -> dict[str, Any]: ...
     def branch_head(self, repo: str, branch: str) -> str | None: ...
     def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]: ...
+    def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]: ...
 
 
 class _Retry(GithubRetry):
@@ -340,6 +341,21 @@ class AppGateway:
             raise
         return 200, data
 
+    def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """(status, parsed body) of one write whose refusal the caller decides on (a ruleset write: a
+        missing permission means "fall back", a stale id "create it"). A rate limit still raises, for
+        the pacer to pause on, and so does GitHub being down."""
+        requester = self._client(repo).requester
+        try:
+            _headers, data = requester.requestJsonAndCheck(method, path, input=body)
+        except GithubException as exc:
+            limited = "retry-after" in {str(k).lower() for k in (exc.headers or {})} or \
+                "rate limit" in str((exc.data or {}).get("message", "") if isinstance(exc.data, dict) else "").lower()
+            if exc.status in REFUSALS and not limited:
+                return exc.status, exc.data
+            raise
+        return 200, data
+
 
 REFUSALS = (401, 403, 404, 410, 422)
 
@@ -415,6 +431,9 @@ class DryRunGateway:
     def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]:
         # Nothing can be read in a dry run: whatever asks (the tamper watch) learns it could not see.
         return 0, {"message": "dry run: GitHub is not read"}
+
+    def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        return 0, {"message": "dry run: nothing is written to GitHub"}
 
     def get_issue(self, repo: str, number: int) -> dict[str, Any]:
         # Taken as open: a dry run cannot ask, and an open dependency keeps the hold (fails closed).

@@ -330,3 +330,6 @@ class PacedGateway:
 
     def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]:
         return self.inner.get_answer(repo, path, params)
+
+    def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        return self.inner.send(repo, method, path, body)

@@ -26,7 +26,7 @@ from core.repo_config import RepoConfig
 from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record
 from state.config_file import parse_config
-from workers import groups, store
+from workers import freeze_marks, freeze_rulesets, groups, store
 from workers.funnel import (
     JOB_TIMEOUT,
     LOCK_TIMEOUT,
@@ -110,24 +110,26 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
         _forget(rt, repo, number, state)
         return "closed"
     exemption = store.exemption(rt.redis, repo, number)
-    verdict = compute_verdict(
-        state, config=config, config_error=config_error, now=now,
-        scoped_holds=store.scoped_holds(rt.redis, repo), exemption=exemption,
-    )
+    scoped = store.scoped_holds(rt.redis, repo)
+    verdict = compute_verdict(state, config=config, config_error=config_error, now=now, scoped_holds=scoped,
+                              exemption=exemption)
     held_state = config.held_state if config else "failure"
-    status = build_status(verdict, held_state=held_state, target_url=target_url(rt, repo, number))
-    _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None,
-                  meta.default_branch if meta is not None else None)
+    # Under a ruleset freeze the status carries only what is per PR; the record keeps every hold.
+    shown, mark = freeze_rulesets.shaped(rt, repo, verdict, config, scoped, exemption, state.facts.sure_labels, now)
+    status = build_status(shown, held_state=held_state, target_url=target_url(rt, repo, number))
+    written = _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None,
+                            meta.default_branch if meta is not None else None, mark)
     groups.follow(rt, repo, number)  # merge groups checking this PR carry its verdict too
     if config is not None:
         _schedule_wakeup(rt, repo, number, verdict, config, now, exemption)
     if not verdict.head_sha:
         return "no-head"
+    # The repo's meta read above names its installation: no second read for the bucket.
+    bucket = bucket_for(meta) if meta is not None else bucket_of(rt.redis, repo)
+    freeze_marks.note(rt, bucket, repo, number, written)
     posted = rt.redis.get(keys.posted(repo, number))
     if posted == posted_form(verdict.head_sha, status):
         return "unchanged"
-    # The repo's meta read above names its installation: no second read for the bucket.
-    bucket = bucket_for(meta) if meta is not None else bucket_of(rt.redis, repo)
     rank = EXPOSED if status["state"] != "success" and _shows_success(posted, verdict.head_sha) \
         else mergeability(state)
     add_to_outbox(rt.redis, bucket, repo, number, rank)
@@ -139,7 +141,7 @@ EXPOSED = -1
 write goes before any other (with the merge groups being checked)."""
 
 
-def _shows_success(posted: bytes | None, head_sha: str) -> bool:
+def _shows_success(posted: bytes | str | None, head_sha: str) -> bool:
     if not posted:
         return False
     try:
@@ -172,11 +174,15 @@ def mergeability(state: PullState) -> int:
 
 
 def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[str, Any], now: datetime,
-                  state_version: int, hold_label: str | None = None, default_branch: str | None = None) -> None:
+                  state_version: int, hold_label: str | None = None, default_branch: str | None = None,
+                  freeze_mark: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write the verdict record unless it says what the stored one says; returns the record now stored."""
     repo, number = state.repo, state.number
     previous = store.load_verdict(rt.redis, repo, number)
     record = verdict_record(verdict, version=0, computed_at=now, status=status, hold_label=hold_label,
                             default_branch=default_branch)  # default_base: the hook's stack rule
+    if freeze_mark is not None:
+        record["freeze_mark"] = freeze_mark  # the `merge-hold/freeze` status under a ruleset freeze
     # The state it was computed from: a reconcile that finds the state newer recomputes the PR.
     record["state_version"] = state_version
     comparable = {k: v for k, v in record.items() if k not in RECORD_ONLY}
@@ -185,7 +191,7 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
             with rt.redis.pipeline() as pipe:
                 store.put_verdict(pipe, repo, number, {**previous, "state_version": state_version})
                 pipe.execute()
-        return
+        return previous
     record["version"] = store.next_verdict_version(rt.redis, repo, number, previous)
     facts = state.facts
     with rt.redis.pipeline() as pipe:
@@ -204,6 +210,7 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
     if previous is None or previous.get("held") != record["held"]:
         store.audit(rt.redis, repo, "verdict.held" if record["held"] else "verdict.free", number=number,
                     holds=record["holds"], version=record["version"])
+    return record
 
 
 def _head_key(state: PullState) -> str:

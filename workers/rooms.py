@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import requests
@@ -31,6 +31,7 @@ from core.scopes import scope_applies
 from merge_hold import verdicts
 from workers import store
 from workers.fanout import repos_in_scope, request_fanout
+from workers.freeze_sync import sync_scope
 from workers.publish import request_recompute
 from workers.room_state import holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.runtime import Runtime, current
@@ -170,12 +171,16 @@ def republish_job(scope: str) -> None:
     _republish(current(), scope)
 
 
-def _republish(rt: Runtime, scope: str) -> None:
+def _republish(rt: Runtime, scope: str, now: datetime | None = None) -> str:
+    """Recompute what a change on ``scope`` reaches; a repo, branch or org scope first brings the
+    reached repos' freeze rulesets in step. Returns what the chat reply says about the rulesets."""
     if "#" in scope:
         repo, _, number = scope.partition("#")
         request_recompute(rt, repo, int(number))
-    else:
-        request_fanout(rt, scope)
+        return ""
+    gate = sync_scope(rt, scope, now or datetime.now(UTC))
+    request_fanout(rt, scope)
+    return gate
 
 
 def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
@@ -193,18 +198,18 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         hold = place_hold(redis, scope, holder=req.user_name or req.user_id, reason=command.reason,
                           holder_id=f"{req.platform}:{req.team_id}:{req.user_id}", origin=req.room, now=now,
                           duration=command.duration)
-        _republish(rt, scope)
-        return Reply(f"{who} held {scope}{_reach(redis, scope)}{span}{_until(hold.expires_at)}: {command.reason}",
-                     in_channel=True)
+        gate = _republish(rt, scope, now)
+        return Reply(f"{who} held {scope}{_reach(redis, scope)}{span}{_until(hold.expires_at)}: {command.reason}"
+                     f"{gate}", in_channel=True)
     if command.action == "unhold":
         lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room,
                             may_lift=lifted_from_bound_workspace(rt, scope))
         if not lifted:
             return Reply(f"No room hold on exactly {scope}. `/holds {scope}` lists the holds that touch it.")
-        _republish(rt, scope)
+        gate = _republish(rt, scope, now)
         holders = ", ".join(sorted({f"@{h.holder}" for h in lifted}))
         return Reply(f"{who} lifted the hold{'s' if len(lifted) > 1 else ''} on {scope}{_reach(redis, scope)} "
-                     f"(placed by {holders})", in_channel=True)
+                     f"(placed by {holders}){gate}", in_channel=True)
     if command.action == "exempt":
         exemption = place_exemption(redis, scope, by=req.user_name, reason=command.reason, origin=req.room,
                                     now=now, duration=command.duration)

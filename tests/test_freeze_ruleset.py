@@ -1,0 +1,202 @@
+"""A freeze through merge-hold's own ruleset (``freeze_mode: ruleset``) at the GitHub emulator: an org
+freeze blocks every PR at once by the emulator's own reading of rulesets, with one write per repo each
+way; exemptions and new heads; a lost permission falls back to statuses; a freeze window's edge flips
+the ruleset; a ruleset changed behind our back, or a crash between the write and the record, converges.
+The pacer keeps GitHub's hourly window under a fan-out of over a thousand PRs (0 refusals)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from redis import Redis
+
+from core import keys
+from core.chat_grammar import ChatCommand
+from core.chat_request import ChatRequest, parse_binding
+from core.freeze_gate import FREEZE_CONTEXT, RULESET_NAME
+from tests.chat_support import emulated_service, head_sha, seed_repo
+from tests.e2e_support import Service, fixture
+from tests.emulator import APP_ID, GitHubEmulator
+from workers import store
+from workers.fanout import request_fanout
+from workers.freeze_rulesets import recorded, sync
+from workers.rooms import execute
+
+ORG = "acme"
+REPOS = ("acme/widgets", "acme/gadgets")
+PRS = 12
+FAST = 600_000.0
+ADMIN = {"metadata": "read", "contents": "read", "pull_requests": "read", "issues": "write",
+         "statuses": "write", "administration": "write"}
+
+
+def request(**fields: str) -> ChatRequest:
+    base = {"platform": "slack", "team_id": "T1", "team_name": "acme", "channel_id": "C1", "channel_name": "ops",
+            "user_id": "U1", "user_name": "dana", "command": "/hold", "text": "", "response_url": "",
+            "received_at": datetime.now(UTC).isoformat(), "orgs": "acme"}
+    base.update(fields)
+    return ChatRequest.from_dict(base)
+
+
+def unmergeable(emu: GitHubEmulator) -> list[str]:
+    return [f"{r}#{n}" for r in REPOS for n in range(1, PRS + 1) if not emu.mergeable(r, n)]
+
+
+def ruleset_writes(emu: GitHubEmulator) -> int:
+    return emu.count("POST", r"/rulesets$") + emu.count("PUT", r"/rulesets/\d+$")
+
+
+@pytest.fixture()
+def org(github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> Service:
+    """Two repos of PRs into a protected main that requires `merge-hold` from this App, every PR
+    showing "No holds" (mergeable), the service in ruleset mode."""
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=FAST, freeze_mode="ruleset",
+                           slack_teams=parse_binding("MERGE_HOLD_SLACK_TEAMS", "T1=acme"))
+    for repo in REPOS:
+        seed_repo(github_emulator, redis_client, repo, PRS)
+        github_emulator.protect_branch(repo, "main", checks=[("merge-hold", APP_ID)])
+    github_emulator.set_installation_permissions(1, ADMIN)
+    request_fanout(svc.rt, ORG)
+    svc.drain()
+    assert unmergeable(github_emulator) == []
+    github_emulator.reset_log()
+    return svc
+
+
+def pull_event(repo: str, number: int, sha: str) -> dict[str, Any]:
+    payload = fixture("pull_request", "opened.payload.json")
+    pull = payload["pull_request"]
+    pull.update(number=number, updated_at="2026-12-03T10:00:00Z", state="open", draft=False, labels=[])
+    pull["head"].update(sha=sha, ref=f"topic-{number}")
+    pull["head"]["repo"]["full_name"] = pull["base"]["repo"]["full_name"] = repo
+    pull["base"]["ref"] = "main"
+    payload["repository"].update(full_name=repo, default_branch="main")
+    payload.update(action="synchronize", number=number, installation={"id": 1}, before=head_sha(repo, number),
+                   after=sha)
+    return payload
+
+
+def test_an_org_freeze_blocks_every_pr_at_once_and_the_thaw_frees_them(org: Service,
+                                                                         github_emulator: GitHubEmulator) -> None:
+    before = len(github_emulator.status_posts())
+    reply = execute(org.rt, request(), ChatCommand("hold", ORG, reason="incident 4711"))
+    # Before any per-PR work runs (nothing drained yet): every PR is blocked by GitHub's own rules.
+    assert len(unmergeable(github_emulator)) == len(REPOS) * PRS
+    assert ruleset_writes(github_emulator) == len(REPOS)
+    assert "rulesets active in 2 of 2 repos" in reply.text
+    assert len(github_emulator.status_posts()) == before  # not one `merge-hold` write
+    org.drain()
+    record = org.verdict(REPOS[0], 3) or {}
+    assert record["held"] and record["state"] == "success"  # the hook and the API say held; the status per PR
+    assert {s["state"] for s in github_emulator.status_posts(FREEZE_CONTEXT)} == {"failure"}
+    assert len(github_emulator.status_posts(FREEZE_CONTEXT)) == len(REPOS) * PRS  # descriptions, for people
+    assert len(github_emulator.status_posts()) == before
+    assert github_emulator.merge_blockers(REPOS[0], 3) == [f"{FREEZE_CONTEXT}: failure"]
+
+    github_emulator.reset_log()
+    reply = execute(org.rt, request(), ChatCommand("unhold", ORG))
+    assert unmergeable(github_emulator) == []  # at once, before any PR is republished
+    assert ruleset_writes(github_emulator) == len(REPOS)
+    assert "rulesets disabled in 2 of 2 repos" in reply.text
+    org.drain()
+    assert not (org.verdict(REPOS[0], 3) or {})["held"]
+    assert unmergeable(github_emulator) == []
+
+
+def test_an_exempt_pr_merges_and_keeps_its_exemption_on_a_new_head(org: Service, redis_client: Redis,
+                                                                    github_emulator: GitHubEmulator) -> None:
+    repo = REPOS[0]
+    execute(org.rt, request(), ChatCommand("hold", repo, reason="incident 4711"))
+    execute(org.rt, request(), ChatCommand("exempt", f"{repo}#2", reason="the fix"))
+    org.drain()
+    assert github_emulator.mergeable(repo, 2)
+    assert not github_emulator.mergeable(repo, 1)
+    mark = github_emulator.latest_status(repo, head_sha(repo, 2), FREEZE_CONTEXT) or {}
+    assert (mark.get("state"), mark.get("description")) == ("success", "Exempt from the freeze: the fix (@dana)")
+
+    new_head = "f" * 40
+    github_emulator.update_pull(repo, 2, head_sha=new_head)
+    assert org.deliver("pull_request", pull_event(repo, 2, new_head)).status_code == 202
+    assert not github_emulator.mergeable(repo, 2)  # a new head carries no mark yet
+    org.drain()
+    assert github_emulator.mergeable(repo, 2)
+    assert (github_emulator.latest_status(repo, new_head, FREEZE_CONTEXT) or {}).get("state") == "success"
+
+    # The exemption ends: the success left on the head is replaced first (urgent), the PR blocked again.
+    execute(org.rt, request(), ChatCommand("unexempt", f"{repo}#2"))
+    org.drain()
+    assert not github_emulator.mergeable(repo, 2)
+
+
+def test_without_the_permission_the_freeze_falls_back_to_statuses(org: Service, redis_client: Redis,
+                                                                   github_emulator: GitHubEmulator) -> None:
+    github_emulator.set_installation_permissions(1, {**ADMIN, "administration": "read"})
+    reply = execute(org.rt, request(), ChatCommand("hold", REPOS[0], reason="incident 4711"))
+    assert "freeze through statuses: the App lacks Administration: write" in reply.text
+    assert redis_client.get(keys.freeze_fallback(REPOS[0])) is not None
+    org.drain()
+    assert {s["description"] for s in github_emulator.status_posts() if s["repo"] == REPOS[0]} == {
+        "No holds", "Held by @dana in slack:acme/#ops: incident 4711"}
+    assert all(not github_emulator.mergeable(REPOS[0], n) for n in range(1, PRS + 1))
+    assert github_emulator.status_posts(FREEZE_CONTEXT) == []
+
+
+def test_a_freeze_window_edge_activates_the_ruleset(org: Service, redis_client: Redis,
+                                                    github_emulator: GitHubEmulator) -> None:
+    repo = REPOS[0]
+    window = 'freeze_windows: [{name: all-day, days: daily, from: "00:00", to: "24:00", branches: [main]}]\n'
+    store.save_repo(redis_client, repo, store.RepoMeta(installation_id=1, config_loaded=True, config_text=window))
+    request_fanout(org.rt, repo)  # what a config push does; each recompute sees the ruleset out of step
+    org.drain()
+    record = recorded(redis_client, repo) or {}
+    assert (record.get("enforcement"), record.get("include")) == ("active", ["refs/heads/main"])
+    assert all(not github_emulator.mergeable(repo, n) for n in range(1, PRS + 1))
+    assert all(github_emulator.mergeable(REPOS[1], n) for n in range(1, PRS + 1))
+    assert ruleset_writes(github_emulator) == 1  # the window reached GitHub as one write
+    # Recomputes that ran before the ruleset was written carried the freeze on their status (never
+    # nothing); once it binds, every PR's `merge-hold` is back to what is per PR.
+    assert {(github_emulator.latest_status(repo, head_sha(repo, n)) or {}).get("state")
+            for n in range(1, PRS + 1)} == {"success"}
+
+    store.save_repo(redis_client, repo, store.RepoMeta(installation_id=1, config_loaded=True, config_text=""))
+    request_fanout(org.rt, repo)  # the window gone (its end works the same way: a recompute at the edge)
+    org.drain()
+    assert (recorded(redis_client, repo) or {}).get("enforcement") == "disabled"
+    assert unmergeable(github_emulator) == []
+
+
+def test_a_ruleset_out_of_step_converges(org: Service, redis_client: Redis, github_emulator: GitHubEmulator) -> None:
+    repo = REPOS[0]
+    execute(org.rt, request(), ChatCommand("hold", repo, reason="incident 4711"))
+    org.drain()
+    ruleset_id = (recorded(redis_client, repo) or {})["id"]
+    # Someone disables it on GitHub during the incident: the reconcile's verifying sync repairs it.
+    github_emulator.rulesets[ruleset_id]["enforcement"] = "disabled"
+    assert github_emulator.mergeable(repo, 1)
+    assert sync(org.rt, repo, datetime.now(UTC), verify=True) == "active"
+    assert not github_emulator.mergeable(repo, 1)
+
+    # A crash between the ruleset write and its record: the PRs' statuses carry the freeze meanwhile
+    # (never nothing), and the next recompute's sync finds our ruleset by name instead of a second one.
+    redis_client.delete(keys.freeze_ruleset(repo))
+    github_emulator.reset_log()
+    request_fanout(org.rt, repo)
+    org.drain()
+    assert (recorded(redis_client, repo) or {}).get("id") == ruleset_id
+    assert [r["name"] for r in github_emulator.rulesets.values()] == [RULESET_NAME]  # still one
+    assert github_emulator.count("POST", r"/rulesets$") == 0
+
+
+def test_the_pacer_keeps_githubs_hourly_window_over_a_big_fan_out(github_emulator: GitHubEmulator,
+                                                                  redis_client: Redis, redis_url: str) -> None:
+    github_emulator.secondary_limit(None, 120)  # GitHub's hour, scaled down so that the test binds it
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=FAST, write_hourly=100)
+    seed_repo(github_emulator, redis_client, REPOS[0], 1200)
+    execute(svc.rt, request(), ChatCommand("hold", REPOS[0], reason="incident 4711"))
+    svc.drain()
+    assert len(github_emulator.status_posts()) == 100
+    assert github_emulator.refused_writes == 0  # never a write GitHub would refuse
+    assert redis_client.zcard(keys.outbox("inst-1")) == 1100  # the rest wait for the hour to turn
+    assert all((svc.verdict(REPOS[0], n) or {}).get("held") for n in (1, 600, 1200))  # held at once anyway
