@@ -155,6 +155,9 @@ LOOK_ALIKES = [
     "echo merge-pr", "ls ./scripts/merge-pr", "cat merge-pr", "npx prettier --write .",
     "hub status", "hub pull-request -m 'merge the fix'", "hub browse", "hub ci-status", "spr status",
     "grep -rn land .", "echo ship it", "gt log",
+    # scripts whose name and arguments name no merge
+    "python3 tools/lint.py", "python3 tools/lint.py --fix src", "node scripts/build.js", "bash tools/lint.sh -q",
+    "source ./env.sh", "python3 landing_page.py",
 ]
 
 
@@ -227,6 +230,11 @@ def test_look_alikes_stay_clean(command: str, checkout: Path) -> None:
     "merge-pr 5", "./scripts/merge-pr 5", "automerge", "npx some-merge-tool 5", "uvx merge-bot 5",
     # the stack tools' merge words
     "spr land", "ghstack land https://github.com/acme/widgets/pull/5", "git town ship", "tool ship 5",
+    "./tools/land.sh", "./ship_it", "./push-docs",
+    # a script an interpreter or a shell runs, not read: its name or its arguments are merge-shaped
+    "python3 tools/land.py 5", "python3 merge.py", "node scripts/ship.js", "ruby land.rb 5", "php push-docs.php",
+    "python3 tools/run.py gh pr merge 5", "bash tools/land.sh", "sh ./merge.sh", "source tools/land.sh",
+    ". ./ship.sh", "bash run.sh gh pr merge 5", "source run.sh gh pr merge 5",
 ])
 def test_an_unknown_program_handed_merge_shaped_text_is_undetermined(command: str, checkout: Path) -> None:
     got, found = judge(command, checkout)
