@@ -126,6 +126,7 @@ ROWS: dict[str, tuple[str, str]] = {
     # clients
     "gh": (M, DET), "hub": ("hub api -X PUT repos/acme/widgets/pulls/5/merge", DET),
     "git": ("git -c alias.m='!gh pr merge 5 -R acme/widgets' m", DET),
+    "sl": ("sl ghstack land https://github.com/acme/widgets/pull/5", UND),  # Sapling (PowerShell: Set-Location)
     **{c: (f"{c} -X PUT https://api.github.com/repos/acme/widgets/pulls/5/merge", DET) for c in ("curl",)},
     **{c: (f"{c} --method=PUT https://api.github.com/repos/acme/widgets/pulls/5/merge", DET)
        for c in ("wget", "wget2")},
@@ -158,6 +159,8 @@ LOOK_ALIKES = [
     # scripts whose name and arguments name no merge
     "python3 tools/lint.py", "python3 tools/lint.py --fix src", "node scripts/build.js", "bash tools/lint.sh -q",
     "source ./env.sh", "python3 landing_page.py",
+    # Sapling without its merge words
+    "sl status", "sl log -l 5", "sl goto main",
 ]
 
 
@@ -235,6 +238,8 @@ def test_look_alikes_stay_clean(command: str, checkout: Path) -> None:
     "python3 tools/land.py 5", "python3 merge.py", "node scripts/ship.js", "ruby land.rb 5", "php push-docs.php",
     "python3 tools/run.py gh pr merge 5", "bash tools/land.sh", "sh ./merge.sh", "source tools/land.sh",
     ". ./ship.sh", "bash run.sh gh pr merge 5", "source run.sh gh pr merge 5",
+    # Sapling: its merge words
+    "sl land", "sl ghstack land", "sl push --to main", "/usr/bin/sl land 5",
 ])
 def test_an_unknown_program_handed_merge_shaped_text_is_undetermined(command: str, checkout: Path) -> None:
     got, found = judge(command, checkout)
