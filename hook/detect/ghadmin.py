@@ -21,7 +21,7 @@ Flags are read as pflag reads them (hook/detect/pflag.py); a reading that is not
 
 from __future__ import annotations
 
-from hook.detect.gate import _HARMLESS_SETTINGS
+from hook.detect.gate import HARMLESS_SETTINGS
 from hook.detect.model import Merge
 from hook.detect.pflag import FlagSet, parse
 from hook.shell.syntax import DYN
@@ -89,10 +89,10 @@ def repo(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None], problem: str
         if parsed.problem is None and parsed.flags.get("help") == "true":
             return
         settings = {_EDIT_SETTINGS[f] for f in parsed.flags if f != "help"}
-        if parsed.problem is None and problem is None and settings and settings <= _HARMLESS_SETTINGS:
+        if parsed.problem is None and problem is None and settings and settings <= HARMLESS_SETTINGS:
             return
         changed = ", ".join(f"--{f}" + (f" {v}" if f in _EDIT_VALUES else "") for f, v in parsed.flags.items()
-                            if _EDIT_SETTINGS.get(f) not in _HARMLESS_SETTINGS)
+                            if _EDIT_SETTINGS.get(f) not in HARMLESS_SETTINGS)
         why = parsed.problem or problem or changed or "no setting named: gh asks which"
         _tamper(ctx, overlay, _positional_repo(parsed.positional), f"Update a repository ({why})", "gh_repo_edit")
     elif sub in _REPO_ACTS:
