@@ -299,3 +299,17 @@ def test_what_is_merge_shaped_passes_the_prefilter() -> None:
     for word in prefilter._SHAPED_WORDS - {"gh", "gh.exe"}:
         assert prefilter.might_merge(f"frobnicate {word}"), word
 
+
+
+@pytest.mark.parametrize(("tool", "command", "repos", "undetermined"), [
+    ("PowerShell", "sl ..; gh pr merge 5", [None], True),  # Set-Location: out of the checkout
+    ("PowerShell", "sl land", [], False),  # a directory named land
+    ("Bash", "sl .. && gh pr merge 5", ["acme/widgets"], False),  # Sapling: bash's directory stays
+    ("Bash", "pwsh -Command 'sl ..; gh pr merge 5'", [None], True),  # a nested host: a cd, or not
+])
+def test_sl_is_set_location_only_in_powershell(tool: str, command: str, repos: list[str | None],
+                                               undetermined: bool, checkout: Path) -> None:
+    found = detect(tool, {"command": command}, cwd=str(checkout), env={"HOME": str(checkout.parent / "home"),
+                                                                      "PATH": "/usr/bin:/bin"})
+    assert [m.repo for m in found.merges] == repos, found
+    assert found.undetermined is undetermined, found
