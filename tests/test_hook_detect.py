@@ -84,11 +84,22 @@ def is_dynamic(row: dict[str, Any]) -> bool:
         bool(flags.get("dynamic")) and not row["current_branch"])
 
 
+# Rows the corpus knows to be harmless and the guard cannot: an interpreter runs a script this text does not
+# show, whose own name is merge-shaped (issue 15's rule for programs: undetermined, like ``./scripts/merge-pr``
+# run directly). Conservative over-blocks by design, listed so that each new one is a decision.
+UNREAD_SCRIPTS = frozenset({
+    "python3 scripts/merge-gate-summary --pr $ARGUMENTS --repo LauraMardones/headless-pr-workflow",
+})
+
+
 @pytest.mark.parametrize("row", CORPUS, ids=[f"{i:02d}-{re.sub(r'[^a-z0-9]+', '-', r['command'].lower())[:40]}"
                                              for i, r in enumerate(CORPUS)])
 def test_corpus_row(row: dict[str, Any], work: Path) -> None:
     detection = corpus_call(row, work)
     merges = detection.merges
+    if row["command"] in UNREAD_SCRIPTS:
+        assert not row["is_merge"] and merges and all(m.undetermined and m.via == "script" for m in merges), merges
+        return
     if not row["is_merge"] and row["flags"].get("effect") == "unknown" and merges:
         # The corpus cannot tell what the program does either (an opaque script named for merging):
         # undetermined is the sound answer, a determined merge would not be.

@@ -126,6 +126,7 @@ ROWS: dict[str, tuple[str, str]] = {
     # clients
     "gh": (M, DET), "hub": ("hub api -X PUT repos/acme/widgets/pulls/5/merge", DET),
     "git": ("git -c alias.m='!gh pr merge 5 -R acme/widgets' m", DET),
+    "sl": ("sl ghstack land https://github.com/acme/widgets/pull/5", UND),  # Sapling (PowerShell: Set-Location)
     **{c: (f"{c} -X PUT https://api.github.com/repos/acme/widgets/pulls/5/merge", DET) for c in ("curl",)},
     **{c: (f"{c} --method=PUT https://api.github.com/repos/acme/widgets/pulls/5/merge", DET)
        for c in ("wget", "wget2")},
@@ -155,6 +156,11 @@ LOOK_ALIKES = [
     "echo merge-pr", "ls ./scripts/merge-pr", "cat merge-pr", "npx prettier --write .",
     "hub status", "hub pull-request -m 'merge the fix'", "hub browse", "hub ci-status", "spr status",
     "grep -rn land .", "echo ship it", "gt log",
+    # scripts whose name and arguments name no merge
+    "python3 tools/lint.py", "python3 tools/lint.py --fix src", "node scripts/build.js", "bash tools/lint.sh -q",
+    "source ./env.sh", "python3 landing_page.py",
+    # Sapling without its merge words
+    "sl status", "sl log -l 5", "sl goto main",
 ]
 
 
@@ -227,6 +233,13 @@ def test_look_alikes_stay_clean(command: str, checkout: Path) -> None:
     "merge-pr 5", "./scripts/merge-pr 5", "automerge", "npx some-merge-tool 5", "uvx merge-bot 5",
     # the stack tools' merge words
     "spr land", "ghstack land https://github.com/acme/widgets/pull/5", "git town ship", "tool ship 5",
+    "./tools/land.sh", "./ship_it", "./push-docs",
+    # a script an interpreter or a shell runs, not read: its name or its arguments are merge-shaped
+    "python3 tools/land.py 5", "python3 merge.py", "node scripts/ship.js", "ruby land.rb 5", "php push-docs.php",
+    "python3 tools/run.py gh pr merge 5", "bash tools/land.sh", "sh ./merge.sh", "source tools/land.sh",
+    ". ./ship.sh", "bash run.sh gh pr merge 5", "source run.sh gh pr merge 5",
+    # Sapling: its merge words
+    "sl land", "sl ghstack land", "sl push --to main", "/usr/bin/sl land 5",
 ])
 def test_an_unknown_program_handed_merge_shaped_text_is_undetermined(command: str, checkout: Path) -> None:
     got, found = judge(command, checkout)
@@ -286,3 +299,17 @@ def test_what_is_merge_shaped_passes_the_prefilter() -> None:
     for word in prefilter._SHAPED_WORDS - {"gh", "gh.exe"}:
         assert prefilter.might_merge(f"frobnicate {word}"), word
 
+
+
+@pytest.mark.parametrize(("tool", "command", "repos", "undetermined"), [
+    ("PowerShell", "sl ..; gh pr merge 5", [None], True),  # Set-Location: out of the checkout
+    ("PowerShell", "sl land", [], False),  # a directory named land
+    ("Bash", "sl .. && gh pr merge 5", ["acme/widgets"], False),  # Sapling: bash's directory stays
+    ("Bash", "pwsh -Command 'sl ..; gh pr merge 5'", [None], True),  # a nested host: a cd, or not
+])
+def test_sl_is_set_location_only_in_powershell(tool: str, command: str, repos: list[str | None],
+                                               undetermined: bool, checkout: Path) -> None:
+    found = detect(tool, {"command": command}, cwd=str(checkout), env={"HOME": str(checkout.parent / "home"),
+                                                                      "PATH": "/usr/bin:/bin"})
+    assert [m.repo for m in found.merges] == repos, found
+    assert found.undetermined is undetermined, found

@@ -79,6 +79,16 @@ ROWS: list[tuple[str, list[tuple[str | None, int | None]], bool]] = [
     ("docker compose run --rm bot gh pr merge 5", [(None, 5), ("acme/widgets", None)], True),
     ("ssh ci 'cd widgets && gh pr merge 5'", [(None, 5), ("acme/widgets", None)], True),
     ("docker ps && kubectl get pods && tmux ls && crontab -l && at -l", [], False),
+    # gh repo sync DEST merges upstream into DEST's branch (POST merge-upstream): the PRs it lands are not in the
+    # text. Without DEST it fast-forwards the local clone only; the push that publishes it is judged by itself
+    ("gh repo sync acme/other --branch main", [("acme/other", None)], True),
+    ("gh repo sync https://github.com/acme/other -b dev --force", [("acme/other", None)], True),
+    ('gh repo sync "$DEST"', [(None, None)], True),
+    ("gh repo sync --frob acme/other", [(None, None)], True),
+    ("gh repo sync", [], False),
+    ("gh repo sync --branch v1 --source acme/upstream", [], False),
+    ("gh repo sync --help acme/other", [], False),
+    ("echo 'gh repo sync acme/other' && gh repo view acme/other", [], False),
 ]
 
 

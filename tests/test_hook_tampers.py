@@ -54,6 +54,16 @@ ACTS = [
     ("gh api -X DELETE repos/{repo}/contents/.github/merge-hold.yml -f message=x -f sha=abc",
      ".github/merge-hold.yml"),
     ("http PATCH https://api.github.com/repos/{repo} archived:=true", "Update a repository"),
+    # gh's own commands for the same acts (hook/detect/ghadmin.py): the hold label goes (or is renamed) on every
+    # PR at once; the default branch, the repository itself, its name
+    ("gh label delete do-not-merge/hold --yes -R {repo}", "Delete a label"),
+    ("GH_REPO={repo} gh label edit do-not-merge/hold --name waiting", "Update a label (rename to waiting)"),
+    ("gh -R {repo} label delete Do-Not-Merge/Hold --yes", "Delete a label"),
+    ("gh repo edit {repo} --default-branch develop", "Update a repository (--default-branch develop)"),
+    ("gh repo edit {repo} --description x --enable-auto-merge", "Update a repository (--enable-auto-merge)"),
+    ("gh repo delete {repo} --yes", "Delete a repository"),
+    ("gh repo archive {repo} -y", "Archive a repository"),
+    ("gh repo rename widgets2 -R {repo} --yes", "Rename a repository"),
 ]
 
 
@@ -75,6 +85,12 @@ def test_an_act_that_weakens_the_gate_is_blocked_where_something_is_held(world: 
     "gh api -X PUT repos/acme/widgets/contents/README.md -f message=x -f content=eA==",
     "gh api -X PATCH repos/acme/widgets -f description=widgets",
     "gh api -X POST repos/acme/widgets/issues -f title='merge-hold: protect main'",
+    # gh's own commands that change nothing the gate relies on, and text that only names them
+    "gh label delete bug --yes", "gh label edit do-not-merge/hold --color ff0000 -d 'held'", "gh label list",
+    "gh label create foo", "gh label create do-not-merge/hold", "gh repo view", "gh repo clone acme/widgets",
+    "gh repo edit acme/widgets --description x --add-topic y", "gh repo edit --help", "gh repo delete --help",
+    "gh repo unarchive acme/widgets --yes", "echo 'gh repo delete acme/widgets --yes'",
+    "git commit -m 'gh label delete do-not-merge/hold'", "grep -rn 'gh repo archive' docs",
 ])
 def test_look_alikes_go_through(world: dict[str, Any], command: str) -> None:
     done = guard(world, command)

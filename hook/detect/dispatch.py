@@ -93,7 +93,11 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str
     if name in ("pwsh", "powershell", "pwsh-preview"):
         from hook.detect.script import powershell
 
-        powershell(ctx, args, cmd)
+        ctx.powershell_hosts += 1
+        try:
+            powershell(ctx, args, cmd)
+        finally:
+            ctx.powershell_hosts -= 1
         return
     if name == "cmd":
         flags = [i for i, a in enumerate(args) if a[0].lower() in ("/c", "/k", "/s/c")]
@@ -189,6 +193,6 @@ def _unset(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 
 
 _HANDLERS: dict[str, Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]] = {
-    "cd": _cd, "pushd": _cd, "chdir": _cd, "set-location": _cd, "sl": _cd, "popd": _popd,
+    "cd": _cd, "pushd": _cd, "chdir": _cd, "set-location": _cd, "popd": _popd,
     "unset": _unset, **{name: _export for name in _EXPORTERS},
 }

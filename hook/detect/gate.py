@@ -23,8 +23,9 @@ CONFIG_FILES = frozenset({".github/merge-hold.yml", ".github/merge-hold.yaml"})
 """The repo config merge-hold reads (`.github/merge-hold.yml`): who may hold and lift, freezes, the label."""
 GATE_CONTEXTS = ("merge-hold",)
 """Status contexts and check-run names that are merge-hold's own (``merge-hold``, ``merge-hold/freeze``)."""
-_HARMLESS_SETTINGS = frozenset({"description", "homepage", "has_issues", "has_projects", "has_wiki",
-                                "has_discussions", "is_template", "topics"})
+HARMLESS_SETTINGS = frozenset({"description", "homepage", "has_issues", "has_projects", "has_wiki",
+                               "has_discussions", "is_template", "topics"})
+"""Repository settings that change nothing the gate relies on (``PATCH /repos/{o}/{r}``, ``gh repo edit``)."""
 
 
 def rest_gate(ctx: Ctx, via: str, host: str | None, repo: str | None, match: Match,
@@ -51,7 +52,7 @@ def _act(match: Match, body: dict[str, str] | None) -> str | None:
         if path.lower() in CONFIG_FILES:
             return f"{'Delete' if opid == 'repos/delete-file' else 'Write'} {path}, merge-hold's configuration"
         return None  # any other file: the gate's configuration is not in it
-    if opid == "repos/update" and body is not None and set(fields) <= _HARMLESS_SETTINGS:
+    if opid == "repos/update" and body is not None and set(fields) <= HARMLESS_SETTINGS:
         return None
     branch = values.get("branch")
     return match.summary + (f" (branch {branch})" if branch and DYN not in branch else "")

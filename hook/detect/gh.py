@@ -49,6 +49,11 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
         _opaque(ctx, after, overlay, "gh_alias", "gh subcommand computed at run time")
     elif top in ("pr", "issue"):
         _pr(ctx, rest[:i], rest[i + 1 :], overlay, problem, cmd, issue=top == "issue")
+    elif top in ("label", "repo"):  # the hold label, the repository's settings, a fork's sync (ghadmin.py)
+        from hook.detect import ghadmin
+
+        admin = ghadmin.label if top == "label" else ghadmin.repo
+        admin(ctx, [*rest[:i], *rest[i + 1 :]], overlay, problem)
     elif i > 0 and top != "alias" and top in GH_BUILTINS:
         # a flag before another gh command: only `pr` is modelled with one (api has no --repo)
         before = len(ctx.merges)

@@ -63,14 +63,40 @@ def opaque(ctx: Ctx, name: str, args: list[Arg], cmd: Command | None, *, via: st
     ``own_name``: the program's own name counts as text it carries — an unknown ``merge-pr 5`` or
     ``./scripts/automerge`` says what it is for, though its arguments say nothing."""
     reason = handed(ctx, args[1:], cmd, files=files)
-    if reason is None and own_name and args:
-        base = args[0][0].rsplit("/", 1)[-1]
-        if DYN not in base and merge_shaped(base):
-            reason = f"its name {_clip(base)!r} is merge-shaped"
+    if reason is None and own_name and args and name_shaped(args[0][0]):
+        reason = f"its name {_clip(_base(args[0][0]))!r} is merge-shaped"
     if reason is None:
         return False
     undetermined(ctx, name, args[1:], f"{name}: {what}, and {reason}", via=via, cmd=cmd)
     return True
+
+
+def name_shaped(path: str) -> bool:
+    """A program's or script's own name says what it is for (``merge-pr``, ``./scripts/automerge``): its
+    base name is merge-shaped, also split at ``.``, ``_`` and ``-`` — ``land.py``, ``ship_it.sh`` and
+    ``gh-sync`` name a merge word, though ``.`` and ``-`` join words in the text of arguments."""
+    base = _base(path)
+    return DYN not in base and (merge_shaped(base) or merge_shaped(base.translate(_NAME_BREAKS)))
+
+
+def script_file(ctx: Ctx, path: str, rest: list[Arg], *, what: str) -> bool:
+    """A script file run by an interpreter or a shell whose text is not modelled here (not on disk, or not
+    read): like an unknown program, merge-shaped arguments or a merge-shaped name (``python3 tools/land.py
+    5``) make the answer undetermined; True when they did."""
+    reason = handed(ctx, rest, None, files=False)
+    if reason is None and name_shaped(path):
+        reason = f"its name {_clip(_base(path))!r} is merge-shaped"
+    if reason is None:
+        return False
+    undetermined(ctx, path, rest, f"a script ({_clip(path)}) {what}: {reason}", via="script")
+    return True
+
+
+_NAME_BREAKS = str.maketrans(dict.fromkeys("._-", " "))
+
+
+def _base(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def undetermined(ctx: Ctx, name: str, words: list[Arg], why: str, *, via: str, cmd: Command | None = None) -> None:

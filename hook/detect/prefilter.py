@@ -144,17 +144,28 @@ def merge_shaped(text: str) -> bool:
     return any(word in _SHAPED_WORDS for word in bare.translate(_WORD_BREAKS).split())
 
 
+# `gh repo` commands that change nothing the gate relies on; any other (`sync` merges upstream into a fork's
+# branch, `edit`/`delete`/`archive`/`rename` change what the gate protects: hook/detect/ghadmin.py) is read
+_GH_REPO_READS = frozenset({"view", "clone", "list", "create", "fork", "set-default", "unarchive", "gitignore",
+                            "license", "credits", "garden"})
+
+
 def _gh_alias(text: str) -> bool:
-    """``gh NAME`` where NAME is not a gh built-in: a user alias or extension."""
+    """``gh NAME`` where NAME is not a gh built-in: a user alias or extension; or a ``gh repo`` command that
+    is not a read (``gh repo sync``, ``gh -R o/r repo delete``)."""
     at = text.find("gh")
     while at >= 0:
         end = at + 2
         if text.startswith(".exe", end):
             end += 4
         if (at == 0 or text[at - 1] in _COMMAND_START) and text[end : end + 1] in (" ", "\t"):
-            rest = text[end:].split(None, 1)
+            rest = text[end:].split(None, 4)
             name = rest[0] if rest else ""
             if name and not name.startswith("-") and name not in GH_BUILTINS:
+                return True
+            if name == "repo" and (len(rest) < 2 or rest[1] not in _GH_REPO_READS):
+                return True
+            if name.startswith("-") and "repo" in rest:
                 return True
         at = text.find("gh", at + 2)
     return False

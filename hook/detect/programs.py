@@ -84,7 +84,7 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
      """),
     (DATA, "", _STATE,
      """
-     cd pushd popd dirs chdir set-location sl export declare typeset local readonly unset set shopt read
+     cd pushd popd dirs chdir set-location export declare typeset local readonly unset set shopt read
      mapfile readarray let shift getopts wait jobs fg bg disown ulimit umask times history fc return exit
      break continue logout caller complete compgen compopt enable help bind suspend : type write-output
      write-host get-content select-string get-childitem set-content out-file test-path get-location
@@ -182,6 +182,8 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
     (CLIENT, "gh:gh", "GitHub's CLI, read as cobra/pflag read it", "gh"),
     (CLIENT, "gh:hub", "the older GitHub CLI: `hub api` reaches the API", "hub"),
     (CLIENT, "git:git", "git: pushes, aliases, the local story of a branch", "git"),
+    (CLIENT, "sapling:sl", "Sapling's CLI (`sl land`, `sl push --to main`), not modelled: merge-shaped arguments "
+     "are undetermined; in PowerShell, Set-Location", "sl"),
     (CLIENT, "http:curl", "HTTP client: GitHub's REST and GraphQL endpoints", "curl"),
     (CLIENT, "http:wget", "HTTP client: GitHub's REST and GraphQL endpoints", "wget wget2"),
     (CLIENT, "http:httpie", "HTTPie-style client", "http https xh xhs"),

@@ -125,9 +125,10 @@ def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
 
 
 def _file(ctx: Ctx, arg: Arg, rest: list[Arg]) -> None:
-    """A script file: read for the merges it names (written earlier in this command, or on disk); the
-    arguments after it may be run by it, so merge-shaped ones are undetermined (hook/detect/opaque.py)."""
-    from hook.detect.opaque import handed
+    """A script file: read for the merges it names (written earlier in this command, or on disk); its code
+    is read by heuristics at best, so merge-shaped arguments after it, or a merge-shaped name of its own
+    (``python3 tools/land.py 5``), are undetermined (hook/detect/opaque.py)."""
+    from hook.detect.opaque import script_file
     from hook.detect.prefilter import merge_shaped
 
     name = arg[0]
@@ -138,9 +139,7 @@ def _file(ctx: Ctx, arg: Arg, rest: list[Arg]) -> None:
     text = ctx.read_file(name)
     if text is not None and merge_shaped(text):
         code(ctx, text)
-    reason = handed(ctx, rest, None, files=False)
-    if reason is not None:
-        ctx.runtime(f"a script ({name}) is handed merge-shaped arguments: {reason}", via="script")
+    script_file(ctx, name, rest, what="run by an interpreter")
 
 
 def code(ctx: Ctx, text: str) -> None:

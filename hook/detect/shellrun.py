@@ -54,16 +54,20 @@ STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 
 def source(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    """``source FILE`` / ``. <(…)``: run in this shell."""
+    """``source FILE [ARGS]`` / ``. <(…)``: run in this shell."""
     if len(args) >= 2:
-        script(ctx, args[1], cmd, same_shell=True, env=overlay)
+        script(ctx, args[1], cmd, same_shell=True, env=overlay, rest=args[2:])
 
 
 def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
-           positional: list[Arg] | None = None, env: dict[str, str | None] | None = None) -> None:
+           positional: list[Arg] | None = None, env: dict[str, str | None] | None = None,
+           rest: list[Arg] | None = None) -> None:
     """A script file a shell reads (``source FILE``, ``bash FILE``): a substitution's known output
     (``<(…)``), stdin (``/dev/stdin``), a file written earlier here, or a file on disk that names a merge
-    (`hook.detect.prefilter.merge_shaped`; one that names none cannot be steered to merge by this command)."""
+    (`hook.detect.prefilter.merge_shaped`). Any other file (not on disk, or naming no merge) is not read: it
+    cannot be steered to merge by this command unless its arguments (``rest``, default ``positional[1:]``:
+    ``bash run.sh gh pr merge 5``, where run.sh runs ``"$@"``) or its own name (``bash tools/land.sh``) are
+    merge-shaped, which makes the answer undetermined (hook/detect/opaque.py)."""
     text, word = arg
     inner = next((p.inner for p in (word.parts if word else []) if p.inner is not None), None)
     if inner is not None:  # `source <(…)`, `bash <(…)`: that program's output
@@ -89,6 +93,10 @@ def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
         shown = DYN
     if shown is not None:
         run_string(ctx, [(shown, None)], same_shell=same_shell, positional=positional, env=env)
+    elif inner is None and text not in STDIN_FILES and DYN not in text:
+        from hook.detect.opaque import script_file
+
+        script_file(ctx, text, rest if rest is not None else (positional or [])[1:], what="run by a shell")
 
 
 def startup_texts(ctx: Ctx, name: str, args: list[Arg], overlay: dict[str, str | None]) -> list[str]:
