@@ -21,6 +21,9 @@ CONFIG_PATH = ".github/merge-hold.yml"
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 HELD_STATES = ("failure", "pending")
 FEEDBACK_MODES = ("reactions", "comments", "off")
+DEPLOYMENT_MODES = ("wait", "reject")
+MAX_ENVIRONMENT = 255
+"""GitHub refuses longer environment names."""
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAY_ALIASES = {"weekdays": DAYS[:5], "weekends": DAYS[5:], "daily": DAYS}
 _FULL_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -105,6 +108,11 @@ class RepoConfig:
     close_on_failure: tuple[TreeRule, ...] = field(default_factory=tuple)
     """The tree closer: when a named status or check run fails on the branch's head, every PR into the
     branch is held until it is green again (`[{branch: main, contexts: [ci/build]}]`)."""
+    freeze_deployments: tuple[str, ...] = ()
+    """Environments whose deployments a freeze stops (merge-hold is their custom deployment protection
+    rule); a deployment to any other environment is approved at once."""
+    deployments_on_freeze: str = "wait"
+    """A frozen deployment `wait`s and is approved when the freeze lifts, or is `reject`ed at once."""
 
 
 DEFAULT_CONFIG = RepoConfig()
@@ -262,6 +270,10 @@ def _tree_rules(value: Any, path: Path) -> tuple[TreeRule, ...]:
     return tuple(_tree_rule(v, (*path, i)) for i, v in enumerate(value))
 
 
+def _environments(value: Any, path: Path) -> tuple[str, ...]:
+    return _list(value, path, lambda v, p: _text(v, p, limit=MAX_ENVIRONMENT))
+
+
 _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "hold_permission": _choice(PERMISSIONS),
     "author_can_hold": _bool,
@@ -274,6 +286,8 @@ _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "exempt_labels": _labels,
     "freeze_windows": _windows,
     "close_on_failure": _tree_rules,
+    "freeze_deployments": _environments,
+    "deployments_on_freeze": _choice(DEPLOYMENT_MODES),
 }
 
 
@@ -318,4 +332,6 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
             for w in config.freeze_windows
         ],
         "close_on_failure": [{"branch": r.branch, "contexts": list(r.contexts)} for r in config.close_on_failure],
+        "freeze_deployments": list(config.freeze_deployments),
+        "deployments_on_freeze": config.deployments_on_freeze,
     }
