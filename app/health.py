@@ -22,6 +22,7 @@ KNOWN_EVENTS = frozenset({
     "ping", "issue_comment", "pull_request_review", "pull_request", "push", "merge_group",
     "installation", "installation_repositories", "status",
     "branch_protection_rule", "branch_protection_configuration", "repository_ruleset",  # the tamper watch
+    "deployment_protection_rule",
 })
 """Event label values; anything else is counted as ``other`` so a sender cannot grow the label set."""
 

@@ -35,6 +35,7 @@ RELEVANT_ACTIONS: dict[str, frozenset[str] | None] = {
     "branch_protection_rule": None,
     "branch_protection_configuration": None,
     "repository_ruleset": None,
+    "deployment_protection_rule": frozenset({"requested"}),  # deploys freeze too (workers/deployments.py)
 }
 """Events the service handles, with the actions that matter (None: every action). Design §4."""
 

@@ -25,6 +25,8 @@ REQUIRED_PERMISSIONS: dict[str, tuple[str, str]] = {
     "merge_queues": ("read", "merge_group events"),
     "checks": ("read", "check runs for the tree closer"),
     "administration": ("read", "branch protection and ruleset events for the tamper watch"),
+    "deployments": ("write", "answering deployment protection requests (freeze_deployments)"),
+    "actions": ("read", "the workflow runs whose deployments merge-hold approves"),
 }
 """permission -> (level, what for). Every feature's need; the manifest asks for the same."""
 
@@ -42,12 +44,14 @@ REQUIRED_EVENTS: dict[str, str] = {
     "branch_protection_rule": "the tamper watch (protection changed)",
     "branch_protection_configuration": "the tamper watch (protection switched off)",
     "repository_ruleset": "the tamper watch (rulesets changed)",
+    "deployment_protection_rule": "deploys freeze too (freeze_deployments)",
 }
 """event -> what for (design §4; `installation*` events reach every App without a subscription)."""
 
 PERMISSION_NAMES = {"metadata": "Metadata", "contents": "Contents", "pull_requests": "Pull requests",
                     "issues": "Issues", "statuses": "Commit statuses", "merge_queues": "Merge queues",
-                    "administration": "Administration", "checks": "Checks"}
+                    "administration": "Administration", "checks": "Checks",
+                    "deployments": "Deployments", "actions": "Actions"}
 """GitHub's labels for permissions, as the App settings page shows them."""
 
 
