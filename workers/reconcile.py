@@ -62,6 +62,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
             rt.redis.sadd(keys.open_prs(repo), state.number)
             step("rebuild", done, len(pulls))
     counts["pending"] = record_all(rt, repo, step=step)
+    deployments.recheck(rt, repo, datetime.now(UTC))  # a deployment left waiting past its thaw goes on
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
     # The operator's run waits for its writes; the scheduled one leaves them to the outbox's drain.
     counts["posted"] = drain(rt, bucket_of(rt.redis, repo), slice_seconds=None)["posted"]
