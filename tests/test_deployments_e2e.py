@@ -155,6 +155,9 @@ def test_a_redelivered_request_is_not_answered_twice(github_emulator: GitHubEmul
     svc.drain()
     assert [(a["run_id"], a["state"]) for a in github_emulator.deployment_answers()] == [
         (free_run, "approved"), (run, None), (run, "approved")]
+    # Not even asked a second time (GitHub would refuse a second approval, and the emulator records only
+    # what it accepted): three calls for three answers.
+    assert github_emulator.count("POST", r"/deployment_protection_rule$") == 3
 
 
 def test_a_deployment_answered_meanwhile_on_github_counts_as_done(github_emulator: GitHubEmulator,
