@@ -57,6 +57,8 @@ _EVENTS: dict[str, Event] = {
     "branch_protection_rule": Event(None, "the tamper watch (protection changed)"),
     "branch_protection_configuration": Event(None, "the tamper watch (protection switched off)"),
     "repository_ruleset": Event(None, "the tamper watch (rulesets changed)"),
+    # Deploys freeze too (workers/deployments.py): merge-hold answers as a deployment protection rule.
+    "deployment_protection_rule": Event(_only("requested"), "deploys freeze too (freeze_deployments)"),
 }
 
 EVENTS: Mapping[str, Event] = MappingProxyType(_EVENTS)

@@ -108,6 +108,24 @@ def room_holds(repo: str) -> str:
     return f"{_repo(repo)}:rooms"
 
 
+def deployments_waiting(repo: str) -> str:
+    """Hash: ``RUN_ID:ENVIRONMENT`` -> JSON of a deployment protection request merge-hold left waiting
+    because a freeze covered it (run id, environment, ref, callback URL, requested time): approved, or
+    rejected, when the freeze lifts (`workers.deployments`)."""
+    return f"{_repo(repo)}:deploys"
+
+
+def deployment_answered(repo: str, run_id: int, environment: str) -> str:
+    """Set once merge-hold approved or rejected a run's deployment to ``environment``: a redelivered
+    request is not answered twice. Environment names may hold ``:``; nothing is parsed back out of it."""
+    return f"{_repo(repo)}:deploy:{run_id}:{environment}:answered"
+
+
+def deployments_lock(repo: str) -> str:
+    """Serialises the answers to one repo's deployment requests (an event and a re-check at once)."""
+    return f"{_repo(repo)}:deploys:lock"
+
+
 def branch_heads(repo: str) -> str:
     """Hash: branch -> JSON `core.treecloser.Head`, for the branches a tree closer watches (from `push`
     events, or GitHub's answer when a head was unknown): a CI result counts only on its branch's head."""

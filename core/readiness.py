@@ -26,6 +26,8 @@ REQUIRED_PERMISSIONS: dict[str, tuple[str, str]] = {
     "merge_queues": ("read", "merge_group events"),
     "checks": ("read", "check runs for the tree closer"),
     "administration": ("read", "branch protection and ruleset events for the tamper watch"),
+    "deployments": ("write", "answering deployment protection requests (freeze_deployments)"),
+    "actions": ("read", "the workflow runs whose deployments merge-hold approves"),
 }
 """permission -> (level, what for). Every feature's need; the manifest asks for the same."""
 
@@ -37,7 +39,8 @@ REQUIRED_EVENTS: dict[str, str] = {
 
 PERMISSION_NAMES = {"metadata": "Metadata", "contents": "Contents", "pull_requests": "Pull requests",
                     "issues": "Issues", "statuses": "Commit statuses", "merge_queues": "Merge queues",
-                    "administration": "Administration", "checks": "Checks"}
+                    "administration": "Administration", "checks": "Checks",
+                    "deployments": "Deployments", "actions": "Actions"}
 """GitHub's labels for permissions, as the App settings page shows them."""
 
 

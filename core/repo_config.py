@@ -23,6 +23,9 @@ HELD_STATES = ("failure", "pending")
 FEEDBACK_MODES = ("reactions", "comments", "off")
 FREEZE_MODES = ("statuses", "ruleset")
 QUEUE_ON_FREEZE = ("stop", "drain")
+DEPLOYMENT_MODES = ("wait", "reject")
+MAX_ENVIRONMENT = 255
+"""GitHub refuses longer environment names."""
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAY_ALIASES = {"weekdays": DAYS[:5], "weekends": DAYS[5:], "daily": DAYS}
 _FULL_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -114,6 +117,11 @@ class RepoConfig:
     queue_on_freeze: str = "stop"
     """A merge group being checked when a freeze begins: `stop` (held at once) or `drain` (a group whose
     checks were requested before the freeze began may finish; nothing new enters)."""
+    freeze_deployments: tuple[str, ...] = ()
+    """Environments whose deployments a freeze stops (merge-hold is their custom deployment protection
+    rule); a deployment to any other environment is approved at once."""
+    deployments_on_freeze: str = "wait"
+    """A frozen deployment `wait`s and is approved when the freeze lifts, or is `reject`ed at once."""
 
 
 DEFAULT_CONFIG = RepoConfig()
@@ -271,6 +279,10 @@ def _tree_rules(value: Any, path: Path) -> tuple[TreeRule, ...]:
     return tuple(_tree_rule(v, (*path, i)) for i, v in enumerate(value))
 
 
+def _environments(value: Any, path: Path) -> tuple[str, ...]:
+    return _list(value, path, lambda v, p: _text(v, p, limit=MAX_ENVIRONMENT))
+
+
 _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "hold_permission": _choice(PERMISSIONS),
     "author_can_hold": _bool,
@@ -285,6 +297,8 @@ _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "close_on_failure": _tree_rules,
     "freeze_mode": _choice(FREEZE_MODES),
     "queue_on_freeze": _choice(QUEUE_ON_FREEZE),
+    "freeze_deployments": _environments,
+    "deployments_on_freeze": _choice(DEPLOYMENT_MODES),
 }
 
 
@@ -331,4 +345,6 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
         "close_on_failure": [{"branch": r.branch, "contexts": list(r.contexts)} for r in config.close_on_failure],
         **({"freeze_mode": config.freeze_mode} if config.freeze_mode else {}),
         "queue_on_freeze": config.queue_on_freeze,
+        "freeze_deployments": list(config.freeze_deployments),
+        "deployments_on_freeze": config.deployments_on_freeze,
     }

@@ -22,6 +22,7 @@ import jwt
 
 from core import readiness
 from core.gate import read_gate
+from merge_hold.doctor_deploys import deploy_checks
 from merge_hold.settings import Settings
 
 MAX_SKEW = 30
@@ -237,4 +238,5 @@ def repo_checks(api: Api, access: str, repo: dict[str, Any], settings: Settings,
         checks.append(Check(f"{name}: merge queue", subscribed,
                             "merge queue on; merge_group events " + ("answered" if subscribed else "not subscribed"),
                             "" if subscribed else "subscribe the App to merge_group (Merge queues: read)"))
+    checks += [Check(*found) for found in deploy_checks(api, access, name, branch, settings.github_app_id)]
     return checks

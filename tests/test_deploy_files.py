@@ -30,10 +30,12 @@ PERMISSIONS = {
     "merge_queues": "read",  # GitHub: needed to subscribe to `merge_group`
     "checks": "read",  # check_run / check_suite events for the tree closer
     "administration": "read",  # GitHub: needed to subscribe to branch_protection_* and repository_ruleset
+    "deployments": "write",  # GitHub: a custom deployment protection rule answers with Deployments: write
+    "actions": "read",  # GitHub: ... and Actions: read (the workflow run it approves)
 }
 EVENTS = {"issue_comment", "pull_request", "pull_request_review", "push", "merge_group", "status", "repository",
           "issues", "check_run", "check_suite", "branch_protection_rule", "branch_protection_configuration",
-          "repository_ruleset"}
+          "repository_ruleset", "deployment_protection_rule"}
 AUTOMATIC_EVENTS = {"installation", "installation_repositories"}
 """GitHub sends these to every App; they cannot be subscribed to, so the manifest does not list them."""
 

@@ -254,3 +254,37 @@ def test_cli_json_and_exit_code(healthy: tuple[Settings, GitHubEmulator], monkey
     assert report["ok"] is False
     [gate] = [c for c in report["checks"] if c["check"] == f"{REPO}: gate"]
     assert gate["ok"] is False and "pin" in gate["fix"]
+
+
+DEPLOY_ROWS = [
+    # name, environments seeded (name -> rule: "enabled", "disabled", "other-app" or "none"), findings
+    ("enabled", {"production": "enabled"}, {"production": (True, "protection rule is enabled (frozen deploys wait)")}),
+    ("disabled", {"production": "disabled"}, {"production": (False, "protection rule is disabled")}),
+    ("another App's rule only", {"production": "other-app"}, {"production": (False, "is not enabled")}),
+    ("no rule", {"production": "none"}, {"production": (False, "is not enabled")}),
+    ("no such environment", {}, {"production": (False, "has no environment production")}),
+    ("each listed environment", {"production": "enabled", "eu prod": "none"},
+     {"production": (True, "enabled"), "eu prod": (False, "not enabled")}),
+]
+
+
+@pytest.mark.parametrize(("seeded", "expected"), [r[1:] for r in DEPLOY_ROWS], ids=[r[0] for r in DEPLOY_ROWS])
+def test_doctor_lists_frozen_environments_and_the_apps_rule_on_them(
+        healthy: tuple[Settings, GitHubEmulator], seeded: dict[str, str],
+        expected: dict[str, tuple[bool, str]]) -> None:
+    settings, gh = healthy
+    gh.set_file(REPO, ".github/merge-hold.yml", f"freeze_deployments: {json.dumps(list(expected))}\n")
+    for environment, rule in seeded.items():
+        app_id = {"enabled": APP_ID, "disabled": APP_ID, "other-app": 99, "none": None}[rule]
+        gh.add_environment(REPO, environment, app_id=app_id, enabled=rule != "disabled")
+    checks = by_name(doctor.run(settings))
+    for environment, (ok, detail) in expected.items():
+        check = checks[f"{REPO}: deploys to {environment}"]
+        assert check.ok is ok and detail in check.detail, check
+        assert ok or check.fix
+
+
+def test_doctor_says_nothing_of_deployments_a_repo_does_not_freeze(healthy: tuple[Settings, GitHubEmulator]) -> None:
+    settings, gh = healthy
+    gh.add_environment(REPO, "production", app_id=None)
+    assert not [c for c in doctor.run(settings) if "deploy" in c.name]

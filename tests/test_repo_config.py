@@ -155,6 +155,19 @@ AGREEMENT: list[tuple[str, Any, bool]] = [
     ("empty branches", win(branches=[]), False),
     ("branch empty string", win(branches=[""]), False),
     ("branches as string", win(branches="main"), False),
+    ("deploy freeze", {"freeze_deployments": ["production", "staging"], "deployments_on_freeze": "reject"}, True),
+    ("deploy freeze hyphen keys", {"freeze-deployments": ["production"], "deployments-on-freeze": "wait"}, True),
+    ("deploy freeze none", {"freeze_deployments": []}, True),
+    ("deploy freeze both spellings", {"freeze_deployments": [], "freeze-deployments": []}, False),
+    ("deploy freeze mode both spellings", {"deployments_on_freeze": "wait", "deployments-on-freeze": "wait"}, False),
+    ("deploy environments as string", {"freeze_deployments": "production"}, False),
+    ("deploy environment empty", {"freeze_deployments": [""]}, False),
+    ("deploy environment blank", {"freeze_deployments": ["  "]}, False),
+    ("deploy environment not a string", {"freeze_deployments": [1]}, False),
+    ("deploy environment 256 chars", {"freeze_deployments": ["x" * 256]}, False),
+    ("deploy mode unknown", {"deployments_on_freeze": "queue"}, False),
+    ("deploy mode case", {"deployments_on_freeze": "Reject"}, False),
+    ("deploy mode typo key", {"deployment_on_freeze": "wait"}, False),
 ]
 
 
@@ -187,7 +200,9 @@ def test_values_are_normalised() -> None:
 
 
 def test_to_mapping_round_trips() -> None:
-    config = from_mapping({"held_state": "pending", **win(timezone="Asia/Tokyo")})
+    config = from_mapping({"held_state": "pending", **win(timezone="Asia/Tokyo"),
+                           "freeze_deployments": ["production", "production", "eu"], "deployments_on_freeze": "reject"})
+    assert config.freeze_deployments == ("production", "eu")
     mapping = to_mapping(config)
     assert schema_valid(mapping)
     assert from_mapping(json.loads(json.dumps(mapping))) == config

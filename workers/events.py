@@ -22,7 +22,19 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from workers import departures, expedite, feedback, groups, holdfor, moves, own_status, store, tree_heads, treecloser
+from workers import (
+    departures,
+    deployments,
+    expedite,
+    feedback,
+    groups,
+    holdfor,
+    moves,
+    own_status,
+    store,
+    tree_heads,
+    treecloser,
+)
 from workers.funnel import RecomputeRequest
 from workers.incidents import on_closed as judge_merge
 from workers.publish import repo_config, request_recompute
@@ -274,6 +286,7 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
             load_repo_config(rt, repo, installation_id=meta.installation_id, default_branch=meta.default_branch,
                              private=meta.private, previous=meta)
         store.audit(rt.redis, repo, "config.reloaded", sha=after, ref=meta.default_branch)
+        deployments.request_recheck(rt, repo)  # an environment or a window dropped from the config thaws
         return f"config-reloaded, republished {republish(rt, repo)}"
     return f"moved {moved}"
 
@@ -389,4 +402,5 @@ HANDLERS: dict[str, Handler] = {  # one per queued event of `core.events` (tests
     "branch_protection_rule": on_gate_event,
     "branch_protection_configuration": on_gate_event,
     "repository_ruleset": on_gate_event,
+    "deployment_protection_rule": deployments.on_deployment_protection_rule,
 }

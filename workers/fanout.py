@@ -42,7 +42,7 @@ from rq import Retry
 from core import keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
-from workers import store
+from workers import deployments, store
 from workers.funnel import bucket_of, enqueue_drain, pr_lock
 from workers.github import DryRunGateway, NotFound
 from workers.locks import release_lease, take_lease
@@ -169,6 +169,7 @@ def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float =
     rt = current()
     if fresh:
         rt.redis.delete(keys.fanout_queued(repo))
+        deployments.request_recheck(rt, repo)  # a hold changed: a waiting deployment may be free now
     if not _take_lease(rt.redis, repo, token):
         return "busy: another run owns this fan-out and will serve the request"
     rt.redis.hset(keys.fanout(repo), mapping={"pid": os.getpid(), "host": socket.gethostname()})

@@ -60,6 +60,7 @@ class GitHubGateway(Protocol):
     def branch_head(self, repo: str, branch: str) -> str | None: ...
     def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]: ...
     def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]: ...
+    def review_deployment(self, repo: str, run_id: int, body: dict[str, Any]) -> bool: ...
 
 
 class _Retry(GithubRetry):
@@ -357,6 +358,22 @@ class AppGateway:
         return 200, data
 
 
+    def review_deployment(self, repo: str, run_id: int, body: dict[str, Any]) -> bool:
+        """Answer a deployment protection request (Deployments: write): ``state`` approves or rejects, no
+        ``state`` posts a status report. False when nothing is pending to answer (reviewed already, run
+        gone): GitHub's 422/404, which a second answer after a lost acknowledgement gets."""
+        try:
+            self._request(repo, "POST", f"/repos/{repo}/actions/runs/{run_id}/deployment_protection_rule",
+                          input=body)
+        except NotFound:
+            return False
+        except GithubException as exc:
+            if exc.status == 422:
+                return False
+            raise
+        return True
+
+
 REFUSALS = (401, 403, 404, 410, 422)
 
 
@@ -441,3 +458,9 @@ class DryRunGateway:
 
     def branch_head(self, repo: str, branch: str) -> str | None:
         return None  # a dry run cannot ask: heads come from `push` events only
+
+    def review_deployment(self, repo: str, run_id: int, body: dict[str, Any]) -> bool:
+        if self.echo:
+            print(f"[dry-run] deployment of run {run_id} in {repo} to {body.get('environment_name')}: "
+                  f"{body.get('state', 'report')} — {body.get('comment', '')}", file=sys.stderr, flush=True)
+        return True

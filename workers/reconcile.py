@@ -25,7 +25,7 @@ from core import keys
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
-from workers import store
+from workers import deployments, store
 from workers.funnel import FAILURE_TTL, JOB_TIMEOUT, bucket_of, drain, pr_lock
 from workers.publish import record, repo_config
 from workers.repos import load_repo_config
@@ -62,6 +62,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
             rt.redis.sadd(keys.open_prs(repo), state.number)
             step("rebuild", done, len(pulls))
     counts["pending"] = record_all(rt, repo, step=step)
+    deployments.recheck(rt, repo, datetime.now(UTC))  # a deployment left waiting past its thaw goes on
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
     # The operator's run waits for its writes; the scheduled one leaves them to the outbox's drain.
     counts["posted"] = drain(rt, bucket_of(rt.redis, repo), slice_seconds=None)["posted"]
@@ -98,6 +99,7 @@ def reconcile_job() -> str:
     for repo in repos:
         pending += record_all(rt, repo)
         buckets.add(bucket_of(rt.redis, repo))
+    deployments.sweep(rt, datetime.now(UTC))  # the backstop for a waiting deployment whose thaw was missed
     for bucket in sorted(buckets):
         try:
             drain(rt, bucket)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from tests.emulator.deploy_book import DeployBook
 from tests.emulator.identity import DEFAULT_SLUG
 
 ROLES = ("admin", "maintain", "write", "triage", "read", "none")
@@ -240,6 +241,7 @@ class Store:
         self.reactions: list[dict[str, Any]] = []  # reactions created through the API, oldest first
         self.manifest_conversions: dict[str, dict[str, Any]] = {}  # manifest flow: code -> the App's answer
         self.issues: dict[tuple[str, int], dict[str, Any]] = {}  # (lower repo, number) -> plain issue
+        self.deploys = DeployBook()  # environments, deployment protection gates, the App's answers
         self.ids = itertools.count(1_000_001)
         self.request_ids = itertools.count(1)
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from tests.emulator.inspection import Inspection
 from tests.emulator.seeding import Seeding
+from tests.emulator.seeding_deploys import DeploymentSeeding
 from tests.emulator.seeding_rules import RuleSeeding
 from tests.emulator.seeding_watch import WatchSeeding
 
 
-class World(Seeding, RuleSeeding, WatchSeeding, Inspection):
+class World(Seeding, RuleSeeding, WatchSeeding, DeploymentSeeding, Inspection):
     """What route handlers see and what GitHubEmulator (the server) extends."""
