@@ -43,6 +43,12 @@ def is_freeze_hold(hold: Hold) -> bool:
     return hold.source == Source.FREEZE or (hold.source == Source.ROOM and "#" not in hold.scope)
 
 
+def is_freeze_record_hold(hold: dict[str, Any]) -> bool:
+    """`is_freeze_hold` for a hold as a verdict record stores it."""
+    scope = str(hold.get("scope") or "")
+    return hold.get("source") == Source.FREEZE.value or (hold.get("source") == Source.ROOM.value and "#" not in scope)
+
+
 def branch_pattern(glob: str) -> str:
     """merge-hold's branch glob as a GitHub ref pattern. Our ``*`` matches across ``/`` (fnmatch) and
     GitHub's does not, so ``*`` becomes ``**``: the ruleset may bind more branches, never fewer."""

@@ -200,6 +200,12 @@ def merge_groups(repo: str, number: int) -> str:
     return f"{_repo(repo)}:pr:{number}:groups"
 
 
+def group_since(repo: str, sha: str) -> str:
+    """String: when a merge group's checks were first requested (ISO 8601): under `queue_on_freeze:
+    drain` a freeze that began later does not stop it."""
+    return f"{_repo(repo)}:group:{sha}:since"
+
+
 def group_posted(repo: str, sha: str) -> str:
     """JSON of the last status posted on a merge group's head SHA (the economy check for groups)."""
     return f"{_repo(repo)}:group:{sha}:posted"

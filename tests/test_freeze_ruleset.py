@@ -6,7 +6,7 @@ The pacer keeps GitHub's hourly window under a fan-out of over a thousand PRs (0
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -16,6 +16,7 @@ from core import keys
 from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, parse_binding
 from core.freeze_gate import FREEZE_CONTEXT, RULESET_NAME
+from core.holds import to_iso
 from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.e2e_support import Service, fixture
 from tests.emulator import APP_ID, GitHubEmulator
@@ -200,3 +201,49 @@ def test_the_pacer_keeps_githubs_hourly_window_over_a_big_fan_out(github_emulato
     assert github_emulator.refused_writes == 0  # never a write GitHub would refuse
     assert redis_client.zcard(keys.outbox("inst-1")) == 1100  # the rest wait for the hour to turn
     assert all((svc.verdict(REPOS[0], n) or {}).get("held") for n in (1, 600, 1200))  # held at once anyway
+
+
+# --- the merge queue: queue_on_freeze ----------------------------------------------------------------
+
+
+def group_event(repo: str, number: int, sha: str) -> dict[str, Any]:
+    payload = fixture("merge_group", "checks_requested.payload.json")
+    payload["repository"].update(full_name=repo, name=repo.split("/", 1)[1], default_branch="main")
+    payload["repository"]["owner"]["login"] = ORG
+    payload["merge_group"].update(head_sha=sha, head_ref=f"refs/heads/gh-readonly-queue/main/pr-{number}-{'0' * 40}",
+                                  base_ref="refs/heads/main")
+    payload["installation"] = {"id": 1}
+    return payload
+
+
+@pytest.mark.parametrize(("mode", "queue_on_freeze"), [
+    ("ruleset", "stop"), ("ruleset", "drain"), ("statuses", "stop"), ("statuses", "drain")])
+def test_queue_on_freeze_stops_or_drains_the_groups_being_checked(
+        org: Service, redis_client: Redis, github_emulator: GitHubEmulator, mode: str, queue_on_freeze: str) -> None:
+    repo = REPOS[0]
+    config = f"freeze_mode: {mode}\nqueue_on_freeze: {queue_on_freeze}\n"
+    store.save_repo(redis_client, repo, store.RepoMeta(installation_id=1, config_loaded=True, config_text=config))
+    early, late = "a" * 40, "b" * 40
+    for sha in (early, late):
+        github_emulator.add_commit(repo, sha)
+    assert org.deliver("merge_group", group_event(repo, 1, early)).status_code == 202
+    org.drain()
+    assert (github_emulator.latest_status(repo, early) or {}).get("state") == "success"
+
+    # The first group's checks were requested a while before the freeze begins (times are kept to the
+    # second; a group requested in the freeze's own second counts as after it: held, failing closed).
+    redis_client.set(keys.group_since(repo, early), to_iso(datetime.now(UTC) - timedelta(seconds=5)) or "")
+    execute(org.rt, request(), ChatCommand("hold", repo, reason="incident 4711"))
+    assert org.deliver("merge_group", group_event(repo, 2, late)).status_code == 202  # entered after the freeze
+    org.drain()
+
+    def passes(sha: str) -> bool:
+        """The group's commit would pass: `merge-hold` success, and under the ruleset its context too."""
+        ok = (github_emulator.latest_status(repo, sha) or {}).get("state") == "success"
+        if mode == "ruleset":
+            ok = ok and (github_emulator.latest_status(repo, sha, FREEZE_CONTEXT) or {}).get("state") == "success"
+        return ok
+
+    assert passes(early) is (queue_on_freeze == "drain")  # checks requested before the freeze began
+    assert not passes(late)  # nothing new enters
+    assert (github_emulator.latest_status(repo, late) or {}).get("description", "").startswith("PR #2: Held by @dana")

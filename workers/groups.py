@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
 from redis.lock import Lock
 
 from core import keys
-from core.merge_groups import group_number, group_status
+from core.holds import to_iso
+from core.merge_groups import drained, freeze_mark_for_group, group_number, group_status
+from state.config_file import parse_config
 from workers import store
 from workers.funnel import Fenced, add_to_outbox, bucket_of, drain, enqueue_drain
 from workers.runtime import Runtime
@@ -39,9 +42,28 @@ def member(repo: str, sha: str, number: int | None) -> str:
 
 def wanted(redis: Redis, repo: str, number: int | None, sha: str) -> tuple[dict[str, Any], bytes]:
     """The group status the PR's verdict record asks for, and how it is remembered once posted."""
+    status, _mark, form = _wanted(redis, repo, number, sha)
+    return status, form
+
+
+def _wanted(redis: Redis, repo: str, number: int | None, sha: str) -> tuple[dict[str, Any], dict[str, Any] | None,
+                                                                             bytes]:
+    """The group's `merge-hold` status, the `merge-hold/freeze` success a drained group needs under a
+    ruleset freeze (or None), and the form both are remembered by once posted."""
     record = store.load_verdict(redis, repo, number) if number is not None else None
+    if record is not None and record.get("held") and _drains(redis, repo):
+        since = redis.get(keys.group_since(repo, sha))
+        record = drained(record, since.decode() if isinstance(since, bytes) else since)
     status = group_status(number, record)
-    return status, json.dumps({"sha": sha, **status}, sort_keys=True).encode()
+    mark = freeze_mark_for_group(record)
+    return status, mark, json.dumps({"sha": sha, **status, **({"mark": mark} if mark else {})},
+                                    sort_keys=True).encode()
+
+
+def _drains(redis: Redis, repo: str) -> bool:
+    meta = store.load_repo(redis, repo)
+    config = parse_config(meta.config_text)[0] if meta is not None and meta.config_loaded else None
+    return config is not None and config.queue_on_freeze == "drain"
 
 
 def needs_write(redis: Redis, repo: str, number: int | None, sha: str) -> bool:
@@ -71,6 +93,8 @@ def checks_requested(rt: Runtime, repo: str, group: dict[str, Any]) -> str:
         with rt.redis.pipeline() as pipe:
             pipe.hset(key, sha, head_ref)
             pipe.expire(key, GROUP_TTL)
+            # The first request counts (a redelivery does not move it): `queue_on_freeze: drain`.
+            pipe.set(keys.group_since(repo, sha), to_iso(datetime.now(UTC)) or "", nx=True, ex=GROUP_TTL)
             pipe.execute()
     if not enqueue(rt, repo, number, sha):
         outcome = "unchanged"
@@ -97,7 +121,7 @@ def write_locked(rt: Runtime, repo: str, number: int | None, sha: str, held: Loc
     """Under the group's lock: post the group status its PR's verdict asks for, fenced like a PR's write
     (`workers.funnel.write_locked`): the lock ours and the wanted status unchanged before and after."""
     redis = rt.redis
-    status, form = wanted(redis, repo, number, sha)
+    status, mark, form = _wanted(redis, repo, number, sha)
     if redis.get(keys.group_posted(repo, sha)) == form:
         redis.zrem(keys.outbox(bucket), member(repo, sha, number))
         return "unchanged"
@@ -107,6 +131,8 @@ def write_locked(rt: Runtime, repo: str, number: int | None, sha: str, held: Loc
 
     if not fresh():
         raise Fenced(member(repo, sha, number))
+    if mark is not None:
+        rt.github.post_status(repo, sha, mark)  # the ruleset's context first: the group may finish
     rt.github.post_status(repo, sha, status)
     if not fresh():
         redis.delete(keys.group_posted(repo, sha))
