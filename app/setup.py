@@ -180,7 +180,7 @@ def setup() -> Any:
     where = f"/organizations/{quote(org)}/settings/apps/new" if org else "/settings/apps/new"
     return render_template("setup.html", step="post", settings=settings, org=org,
                            action=f"{settings.github_web_url}{where}?state={quote(state)}",
-                           manifest=json.dumps(manifest(settings.public_url)))
+                           manifest=json.dumps(manifest(settings.public_url, freeze_mode=settings.freeze_mode)))
 
 
 def _loopback(public_url: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
+from core.readiness import REQUIRED_EVENTS, required_permissions
 
 EXAMPLE_URL = "https://merge-hold.example.com"
 SETUP_PATH = "/setup"
@@ -19,8 +19,9 @@ DESCRIPTION = ("Holds pull requests from merging: posts the merge-hold commit st
                "reviews, labels, chat holds and freeze windows.")
 
 
-def manifest(public_url: str, *, name: str = "merge-hold") -> dict[str, Any]:
-    """The manifest for a server reachable at `public_url` (no trailing slash needed)."""
+def manifest(public_url: str, *, name: str = "merge-hold", freeze_mode: str = "statuses") -> dict[str, Any]:
+    """The manifest for a server reachable at `public_url` (no trailing slash needed). Administration:
+    write is asked for only for ``freeze_mode`` ``ruleset`` (MERGE_HOLD_FREEZE_MODE)."""
     base = public_url.rstrip("/")
     return {
         "name": name,
@@ -32,6 +33,6 @@ def manifest(public_url: str, *, name: str = "merge-hold") -> dict[str, Any]:
         # "Sign in with GitHub" for the dashboard uses the App's OAuth client.
         "callback_urls": [f"{base}{LOGIN_CALLBACK_PATH}"],
         "public": False,
-        "default_permissions": {name: level for name, (level, _why) in REQUIRED_PERMISSIONS.items()},
+        "default_permissions": {name: level for name, (level, _why) in required_permissions(freeze_mode).items()},
         "default_events": list(REQUIRED_EVENTS),
     }

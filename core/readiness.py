@@ -49,10 +49,21 @@ def permission_label(name: str, level: str) -> str:
     return f"{PERMISSION_NAMES.get(name, name)}: {level}"
 
 
-def missing_permissions(granted: Mapping[str, str]) -> list[str]:
+RULESET_ADMINISTRATION = ("write", "merge-hold's freeze ruleset (freeze_mode: ruleset) and the tamper watch")
+
+
+def required_permissions(freeze_mode: str = "statuses") -> dict[str, tuple[str, str]]:
+    """What the App needs: in ``ruleset`` freeze mode it writes its own ruleset (Administration: write);
+    otherwise reading rulesets and protection is enough, and an App should ask for no more than it uses."""
+    if freeze_mode != "ruleset":
+        return dict(REQUIRED_PERMISSIONS)
+    return {**REQUIRED_PERMISSIONS, "administration": RULESET_ADMINISTRATION}
+
+
+def missing_permissions(granted: Mapping[str, str], freeze_mode: str = "statuses") -> list[str]:
     """The required permissions `granted` lacks or grants below the needed level, as labels."""
     found: list[str] = []
-    for name, (level, why) in REQUIRED_PERMISSIONS.items():
+    for name, (level, why) in required_permissions(freeze_mode).items():
         have = LEVELS.get(str(granted.get(name, "none")), 0)
         if have < LEVELS[level]:
             found.append(f"{permission_label(name, level)} ({why})")

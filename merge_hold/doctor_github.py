@@ -21,6 +21,7 @@ from urllib.parse import quote
 import jwt
 
 from core import readiness
+from core.freeze_gate import RULESET_NAME
 from core.gate import read_gate
 from merge_hold.doctor_deploys import deploy_checks
 from merge_hold.settings import Settings
@@ -155,13 +156,13 @@ def github_checks(settings: Settings, api: Api, clock: Callable[[], float] = tim
     checks.append(Check("webhook secret", True, "GITHUB_WEBHOOK_SECRET is set") if settings.github_webhook_secret
                   else Check("webhook secret", False, "GITHUB_WEBHOOK_SECRET is not set: every delivery is refused",
                              "set it to the App's webhook secret"))
-    checks += _app_settings(app.body)
+    checks += _app_settings(app.body, settings.freeze_mode)
     checks += _installations(settings, api, token, app.body, known_repo)
     return checks
 
 
-def _app_settings(app: dict[str, Any]) -> list[Check]:
-    lacking = readiness.missing_permissions(app.get("permissions") or {})
+def _app_settings(app: dict[str, Any], freeze_mode: str) -> list[Check]:
+    lacking = readiness.missing_permissions(app.get("permissions") or {}, freeze_mode)
     events = readiness.missing_events(app.get("events") or [])
     return [
         Check("app permissions", not lacking, "missing " + ", ".join(lacking) if lacking else
@@ -195,7 +196,8 @@ def _installation(settings: Settings, api: Api, token: str, inst: dict[str, Any]
     account = str((inst.get("account") or {}).get("login"))
     checks: list[Check] = []
     accepted = inst.get("permissions") or {}
-    if readiness.missing_permissions(accepted) and not readiness.missing_permissions(app.get("permissions") or {}):
+    if readiness.missing_permissions(accepted, settings.freeze_mode) and not readiness.missing_permissions(
+            app.get("permissions") or {}, settings.freeze_mode):
         checks.append(Check(f"{account}: permissions", False, "the installation has not accepted the App's "
                             "current permissions", f"accept them at {inst.get('html_url')}"))
     minted = api.call("POST", f"/app/installations/{inst['id']}/access_tokens", token)
@@ -239,4 +241,22 @@ def repo_checks(api: Api, access: str, repo: dict[str, Any], settings: Settings,
                             "merge queue on; merge_group events " + ("answered" if subscribed else "not subscribed"),
                             "" if subscribed else "subscribe the App to merge_group (Merge queues: read)"))
     checks += [Check(*found) for found in deploy_checks(api, access, name, branch, settings.github_app_id)]
+    checks += freeze_ruleset_checks(api, access, name, settings.freeze_mode)
     return checks
+
+
+def freeze_ruleset_checks(api: Api, access: str, name: str, freeze_mode: str) -> list[Check]:
+    """In ruleset freeze mode: merge-hold's own ruleset, and whether it can be written."""
+    if freeze_mode != "ruleset":
+        return []
+    answer = api.call("GET", f"/repos/{name}/rulesets?includes_parents=false", access)
+    if answer.status != 200 or not isinstance(answer.body, list):
+        return [Check(f"{name}: freeze ruleset", False, f"rulesets cannot be read ({answer.status}): freezes of "
+                      "this repo fall back to statuses (one write per PR, paced)",
+                      "grant the App Administration: read & write")]
+    ours = [r for r in answer.body if r.get("name") == RULESET_NAME]
+    if not ours:
+        return [Check(f"{name}: freeze ruleset", True, f"'{RULESET_NAME}' not created yet: the first freeze "
+                      "creates it")]
+    return [Check(f"{name}: freeze ruleset", True, f"'{RULESET_NAME}' {ours[0].get('enforcement')} "
+                  f"(id {ours[0].get('id')})")]

@@ -288,3 +288,31 @@ def test_doctor_says_nothing_of_deployments_a_repo_does_not_freeze(healthy: tupl
     settings, gh = healthy
     gh.add_environment(REPO, "production", app_id=None)
     assert not [c for c in doctor.run(settings) if "deploy" in c.name]
+
+
+def test_ruleset_freeze_mode_needs_administration_write_and_shows_the_ruleset(
+        healthy: tuple[Settings, GitHubEmulator]) -> None:
+    from dataclasses import replace
+
+    from core.readiness import required_permissions
+
+    settings, gh = healthy
+    assert "app permissions" not in problems(doctor.run(settings))  # statuses mode: read is enough
+    ruled = replace(settings, freeze_mode="ruleset")
+    checks = doctor.run(ruled)
+    assert "Administration: write" in by_name(checks)["app permissions"].detail or \
+        "administration" in by_name(checks)["app permissions"].detail.lower()
+    assert not by_name(checks)["app permissions"].ok
+    assert by_name(checks)[f"{REPO}: freeze ruleset"].ok  # not created yet: said, not a problem
+    assert "not created yet" in by_name(checks)[f"{REPO}: freeze ruleset"].detail
+
+    write = {name: level for name, (level, _why) in required_permissions("ruleset").items()}
+    gh.set_app(permissions=write, events=list(REQUIRED_EVENTS))
+    gh.set_installation_permissions(7, write, REQUIRED_EVENTS)
+    gh.rulesets[1] = {"id": 1, "name": "merge-hold freeze", "target": "branch", "source_type": "Repository",
+                      "source": REPO, "enforcement": "disabled", "bypass_actors": [], "conditions": {},
+                      "rules": [], "created_at": 0.0, "updated_at": 0.0}
+    checks = doctor.run(ruled)
+    assert problems(checks) == [], doctor.render(checks)
+    assert "'merge-hold freeze' disabled" in by_name(checks)[f"{REPO}: freeze ruleset"].detail
+    assert f"{REPO}: freeze ruleset" not in by_name(doctor.run(settings))  # statuses mode: no such line

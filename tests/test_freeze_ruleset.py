@@ -23,6 +23,7 @@ from tests.emulator import APP_ID, GitHubEmulator
 from workers import store
 from workers.fanout import request_fanout
 from workers.freeze_rulesets import recorded, sync
+from workers.reconcile import reconcile_repo
 from workers.rooms import execute
 
 ORG = "acme"
@@ -176,8 +177,9 @@ def test_a_ruleset_out_of_step_converges(org: Service, redis_client: Redis, gith
     # Someone disables it on GitHub during the incident: the reconcile's verifying sync repairs it.
     github_emulator.rulesets[ruleset_id]["enforcement"] = "disabled"
     assert github_emulator.mergeable(repo, 1)
-    assert sync(org.rt, repo, datetime.now(UTC), verify=True) == "active"
+    assert reconcile_repo(org.rt, repo, rebuild=False)["ruleset"] == 1
     assert not github_emulator.mergeable(repo, 1)
+    assert sync(org.rt, repo, datetime.now(UTC), verify=True) == "unchanged"  # in step now: a read, no write
 
     # A crash between the ruleset write and its record: the PRs' statuses carry the freeze meanwhile
     # (never nothing), and the next recompute's sync finds our ruleset by name instead of a second one.

@@ -176,3 +176,10 @@ def test_dry_run_needs_no_token_and_accepts_none(redis_client: redis.Redis, tmp_
     assert client.get("/setup").status_code == 200
     assert client.get("/setup?token=", environ_base=REMOTE).status_code == 403
 
+
+
+def test_the_manifest_asks_for_administration_write_only_in_ruleset_mode() -> None:
+    from core.app_manifest import manifest
+
+    assert manifest(PUBLIC)["default_permissions"]["administration"] == "read"
+    assert manifest(PUBLIC, freeze_mode="ruleset")["default_permissions"]["administration"] == "write"

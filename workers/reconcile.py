@@ -25,7 +25,7 @@ from core import keys
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
-from workers import deployments, store
+from workers import deployments, freeze_rulesets, store
 from workers.funnel import FAILURE_TTL, JOB_TIMEOUT, bucket_of, drain, pr_lock
 from workers.publish import record, repo_config
 from workers.repos import load_repo_config
@@ -61,6 +61,12 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
                               lambda old, new=state: keep_dashboard(new, old))  # type: ignore[misc]
             rt.redis.sadd(keys.open_prs(repo), state.number)
             step("rebuild", done, len(pulls))
+    try:
+        # A ruleset freeze out of step with the holds (disabled by someone, our record lost) is repaired
+        # first, so that the records below read what GitHub really enforces.
+        counts["ruleset"] = int(freeze_rulesets.sync(rt, repo, datetime.now(UTC), verify=True) != "unchanged")
+    except Exception:
+        log.exception("ruleset check of %s failed; its PRs' statuses carry any freeze meanwhile", repo)
     counts["pending"] = record_all(rt, repo, step=step)
     deployments.recheck(rt, repo, datetime.now(UTC))  # a deployment left waiting past its thaw goes on
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
