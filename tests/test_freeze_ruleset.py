@@ -179,6 +179,15 @@ def test_a_ruleset_out_of_step_converges(org: Service, redis_client: Redis, gith
     assert github_emulator.mergeable(repo, 1)
     assert reconcile_repo(org.rt, repo, rebuild=False)["ruleset"] == 1
     assert not github_emulator.mergeable(repo, 1)
+    # Again, and GitHub tells us (`repository_ruleset` edited, on ours): repaired at once, no reconcile.
+    github_emulator.rulesets[ruleset_id]["enforcement"] = "disabled"
+    event = fixture("repository_ruleset", "edited.payload.json")
+    event["repository_ruleset"].update(id=ruleset_id, name=RULESET_NAME, enforcement="disabled")
+    event["repository"].update(full_name=repo, name=repo.split("/", 1)[1])
+    event.update(installation={"id": 1})
+    assert org.deliver("repository_ruleset", event).status_code == 202
+    org.drain()
+    assert not github_emulator.mergeable(repo, 1)
     assert sync(org.rt, repo, datetime.now(UTC), verify=True) == "unchanged"  # in step now: a read, no write
 
     # A crash between the ruleset write and its record: the PRs' statuses carry the freeze meanwhile

@@ -190,10 +190,11 @@ def exempt_reason(exemption: Exemption | None, config: RepoConfig | None, labels
     return f"label {label}" if label else None
 
 
-def request_sync(rt: Runtime, repo: str) -> bool:
-    """Queue a ruleset sync of the repo unless one is queued (a burst of recomputes asks once)."""
-    if not rt.redis.set(keys.freeze_sync_queued(repo), "1", nx=True, ex=SYNC_QUEUED_TTL):
+def request_sync(rt: Runtime, repo: str, *, verify: bool = False) -> bool:
+    """Queue a ruleset sync of the repo unless one is queued (a burst of recomputes asks once);
+    ``verify`` reads GitHub's ruleset back first (a `repository_ruleset` event on ours)."""
+    if not verify and not rt.redis.set(keys.freeze_sync_queued(repo), "1", nx=True, ex=SYNC_QUEUED_TTL):
         return False
-    rt.queue.enqueue(SYNC_JOB, repo, result_ttl=0, failure_ttl=86400, job_timeout=300,
+    rt.queue.enqueue(SYNC_JOB, repo, verify, result_ttl=0, failure_ttl=86400, job_timeout=300,
                      description=f"freeze ruleset sync {repo}", at_front=True)
     return True

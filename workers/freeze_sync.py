@@ -15,10 +15,11 @@ from workers.runtime import Runtime, current
 log = logging.getLogger(__name__)
 
 
-def freeze_sync_job(repo: str) -> str:
+def freeze_sync_job(repo: str, verify: bool = False) -> str:
     rt = current()
-    rt.redis.delete(keys.freeze_sync_queued(repo))  # a request from now on queues another sync
-    outcome = sync(rt, repo, datetime.now(UTC))
+    if not verify:
+        rt.redis.delete(keys.freeze_sync_queued(repo))  # a request from now on queues another sync
+    outcome = sync(rt, repo, datetime.now(UTC), verify=verify)
     if outcome != "unchanged":
         request_repo_fanout(rt, repo)
     return outcome

@@ -30,11 +30,13 @@ from typing import Any
 from urllib.parse import quote
 
 from core import keys, records, state_record
+from core.freeze_gate import RULESET_NAME
 from core.gate import UNENFORCED, GateReading, read_gate
 from core.prstate import PullState
 from core.tamper import BLIND, LOST, RESTORED, SUSPENDED, change, held_pr_answer
 from state import gates
 from workers import store
+from workers.freeze_rulesets import request_sync
 from workers.pr_replies import post_once
 from workers.publish import repo_config
 from workers.pulls import repo_name
@@ -84,6 +86,11 @@ def on_gate_event(rt: Runtime, payload: dict[str, Any]) -> str:
         repos = sorted(r for r in (_text(m) for m in rt.redis.smembers(keys.MANAGED_REPOS))
                        if r.split("/", 1)[0] == org)
     cause = f"{event} {payload.get('action') or ''}".strip()
+    if event == "repository_ruleset" and (payload.get("repository_ruleset") or {}).get("name") == RULESET_NAME:
+        # merge-hold's own freeze ruleset changed (by us, or by someone during a freeze): read it back and
+        # repair it now rather than at the next reconcile.
+        for name in repos:
+            request_sync(rt, name, verify=True)
     outcomes = [f"{name}: {watch_repo(rt, name, actor=_sender(payload), cause=cause)}" for name in repos]
     return "; ".join(outcomes) or "no managed repo"
 
