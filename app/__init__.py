@@ -34,6 +34,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         dashboard,
         dashboard_actions,
         demo_login,
+        freeze_actions,
         github_login,
         health,
         incidents,
@@ -94,6 +95,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(chat.bp)
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(dashboard_actions.bp)
+    app.register_blueprint(freeze_actions.bp)  # freeze and thaw on /rooms
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 

@@ -23,7 +23,7 @@ from typing import Any
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
-from app import reads
+from app import freeze_progress, reads
 from app.auth import RANK, current_identity, login_required, may_see, role_in
 from app.services import services
 from core import keys
@@ -107,6 +107,15 @@ def may_see_scope(scope: str) -> bool:
         return may_see(repo)
     # An org-wide hold is shown to whoever sees one of the org's repos.
     return any(may_see(r) for r in reads.managed_repos(services().redis) if r.split("/", 1)[0] == scope.lower())
+
+
+def may_freeze(scope: str) -> bool:
+    """Freezing or thawing a repo or branch needs admin on the repo; an org, admin on every managed
+    repo of it (the sign-in knows repo roles only, so an org admin shows as admin on each repo)."""
+    repo = scope_repo(scope)
+    repos = [repo.lower()] if repo is not None else \
+        [r for r in reads.managed_repos(services().redis) if r.split("/", 1)[0] == scope.lower()]
+    return bool(repos) and all(RANK[role_in(r)] >= RANK["admin"] for r in repos)
 
 
 def _republish(scope: str) -> None:
@@ -229,6 +238,15 @@ def rooms() -> str:
     exemptions = [found for r in visible for raw in redis.hvals(keys.exemptions(r))
                   if (found := Exemption.from_dict(json.loads(raw))).active(now)]
     rows = [{"hold": h.to_dict(), "may_lift": may_lift(h)} for h in holds]
-    freezes = [(r, week(c)) for r in visible if (c := repo_config(r)).freeze_windows]
+    configs = {r: repo_config(r) for r in visible}
+    freezes = [(r, week(c)) for r, c in configs.items() if c.freeze_windows]
+    mode = services().settings.freeze_mode
+    progress = freeze_progress.progress(redis, holds, visible, now,
+                                        [r for r, c in configs.items() if (c.freeze_mode or mode) == "ruleset"])
+    scopes = sorted({h.scope for h in holds if h.id in progress})
+    frozen = [{"scope": s, "may_thaw": may_freeze(s), "holds": [
+        {"hold": h.to_dict(), "progress": progress[h.id]} for h in holds if h.scope == s and h.id in progress]}
+        for s in scopes]
     return render_template("rooms.html", rows=rows, exemptions=[e.to_dict() for e in exemptions],
-                           freezes=freezes, days=DAYS)
+                           freezes=freezes, days=DAYS, frozen=frozen, may_freeze_any=github_login() is not None
+                           and any(RANK[role_in(r)] >= RANK["admin"] for r in visible))

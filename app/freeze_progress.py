@@ -1,0 +1,189 @@
+"""How far each freeze on `/rooms` has got, from Redis alone (no GitHub call on a page view).
+
+A freeze is a room hold on a repo, a branch glob or an org. What binds it, per reached repo:
+
+- **the ruleset** (``freeze_mode: ruleset``): the repo's record `core.keys.freeze_ruleset` says whether
+  merge-hold's ruleset is ``active`` over the frozen branches — "rulesets active N of M". A repo that
+  could not write it (`core.keys.freeze_fallback`, with the reason) freezes through statuses meanwhile.
+  A PR the active ruleset binds is blocked at once; what is left to write is its `merge-hold/freeze`
+  description (the record's ``freeze_mark``, shown once `core.keys.posted_mark` matches it).
+- **statuses** elsewhere: a PR is frozen for GitHub once its verdict record names the hold and the
+  `merge-hold` status posted on its head (`core.keys.posted`) is the one the record asks for.
+
+An exempt PR passes the freeze, so it is counted among the exemptions and not among the statuses to
+write; under a ruleset its mark (the exemption's ``success``) still counts, since it is what lets it
+through. Two pipelined round trips whatever the number of repos and PRs: per repo a few GETs, then one
+MGET per repo and key kind (a repo's keys share one hash tag, so each MGET stays on one slot).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from redis import Redis
+
+from core import keys, records
+from core.freeze_gate import ALL, binds, branch_pattern
+from core.holds import Exemption, Hold
+from core.scopes import scope_applies, scope_repo
+from core.status import CONTEXT
+
+
+@dataclass(frozen=True)
+class Count:
+    done: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One freeze's progress; ``rulesets`` counts only the reached repos that freeze through a ruleset."""
+
+    hold_id: str
+    scope: str
+    repos: int = 0
+    rulesets: Count = Count()
+    fallbacks: tuple[tuple[str, str], ...] = ()
+    """(repo, why it freezes through statuses instead of its ruleset)."""
+    statuses: Count = Count()
+    descriptions: Count = Count()
+    exemptions: int = 0
+
+
+@dataclass
+class _Repo:
+    ruleset: dict[str, Any] | None = None
+    fallback: str | None = None
+    numbers: list[int] = field(default_factory=list)
+    exempt: set[int] = field(default_factory=set)
+    records: dict[int, dict[str, Any] | None] = field(default_factory=dict)
+    posted: dict[int, Any] = field(default_factory=dict)
+    marks: dict[int, Any] = field(default_factory=dict)
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def _json(raw: Any) -> Any:
+    try:
+        return json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def reached_repos(scope: str, repos: Iterable[str]) -> list[str]:
+    """The repos among ``repos`` (lower-cased full names) that a hold on ``scope`` reaches."""
+    repo = scope_repo(scope)
+    if repo is not None:
+        return [r for r in repos if r == repo.lower()]
+    return [r for r in repos if r.split("/", 1)[0] == scope.lower()]
+
+
+def wanted_posted(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The `keys.posted` JSON that shows ``record`` on GitHub: `workers.funnel.posted_form` parsed back
+    (the web tier does not import the worker stack; tests/test_freeze_progress.py pins the two)."""
+    if record is None or not record.get("head_sha"):
+        return None
+    wanted = {"sha": str(record["head_sha"]), "state": record["state"], "description": record["description"],
+              "context": CONTEXT}
+    if record.get("target_url"):
+        wanted["target_url"] = record["target_url"]
+    return wanted
+
+
+def _mark_shown(record: dict[str, Any] | None, posted: Any) -> bool:
+    mark = record.get("freeze_mark") if record else None
+    return bool(record and isinstance(mark, dict) and isinstance(posted, dict)
+                and posted.get("sha") == record.get("head_sha")
+                and posted.get("state") == mark.get("state") and posted.get("description") == mark.get("description"))
+
+
+def _covers(ruleset: dict[str, Any] | None, scope: str) -> bool:
+    """The recorded ruleset is active over the whole of ``scope`` (a branch glob, or every branch)."""
+    if not ruleset or ruleset.get("enforcement") != "active":
+        return False
+    include = ruleset.get("include") or ()
+    return ALL in include or ("@" in scope and branch_pattern(scope.partition("@")[2]) in include)
+
+
+def _load(redis: Redis, repos: list[str], now: datetime) -> dict[str, _Repo]:
+    found = {r: _Repo() for r in repos}
+    with redis.pipeline(transaction=False) as pipe:
+        for repo in repos:
+            pipe.get(keys.freeze_ruleset(repo))
+            pipe.get(keys.freeze_fallback(repo))
+            pipe.smembers(keys.open_prs(repo))
+            pipe.hgetall(keys.exemptions(repo))
+        answers = pipe.execute()
+    for i, repo in enumerate(repos):
+        ruleset, fallback, members, exemptions = answers[4 * i:4 * i + 4]
+        entry = found[repo]
+        parsed = _json(ruleset)
+        entry.ruleset = parsed if isinstance(parsed, dict) else None
+        entry.fallback = _text(fallback) if fallback is not None else None
+        entry.numbers = sorted(int(n) for n in map(_text, members) if n.isdigit())
+        for number, raw in exemptions.items():
+            data = _json(raw)
+            if _text(number).isdigit() and isinstance(data, dict) and Exemption.from_dict(data).active(now):
+                entry.exempt.add(int(_text(number)))
+    with redis.pipeline(transaction=False) as pipe:
+        asked = [r for r in repos if found[r].numbers]
+        for repo in asked:
+            numbers = found[repo].numbers
+            pipe.mget([keys.verdict(repo, n) for n in numbers])
+            pipe.mget([keys.posted(repo, n) for n in numbers])
+            pipe.mget([keys.posted_mark(repo, n) for n in numbers])
+        answers = pipe.execute() if asked else []
+    for i, repo in enumerate(asked):
+        entry, (verdicts, posted, marks) = found[repo], answers[3 * i:3 * i + 3]
+        for number, raw_verdict, raw_posted, raw_mark in zip(entry.numbers, verdicts, posted, marks, strict=True):
+            entry.records[number] = records.decode_verdict(raw_verdict, repo, number)
+            entry.posted[number], entry.marks[number] = _json(raw_posted), _json(raw_mark)
+    return found
+
+
+def _one(hold: Hold, reached: list[str], state: dict[str, _Repo], ruleset_repos: set[str]) -> Progress:
+    rulesets = [r for r in reached if r in ruleset_repos]
+    statuses, descriptions, exempt = Count(), Count(), 0
+    for repo in reached:
+        entry = state[repo]
+        for number in entry.numbers:
+            record = entry.records.get(number)
+            base = record.get("base") if record else None
+            if "@" in hold.scope and not isinstance(base, str):
+                continue  # a branch freeze reaches the PR only if its base is known to match
+            if not scope_applies(hold.scope, repo, number, str(base or "")):
+                continue
+            is_exempt = number in entry.exempt
+            exempt += int(is_exempt)
+            if binds(entry.ruleset, base if isinstance(base, str) else None):
+                descriptions = Count(descriptions.done + int(_mark_shown(record, entry.marks.get(number))),
+                                     descriptions.total + 1)
+            elif not is_exempt:
+                # A record made while the ruleset bound it has its status without the freeze.
+                named = record is not None and not record.get("freeze_mark") and \
+                    any(h.get("id") == hold.id for h in record.get("holds") or ())
+                written = named and entry.posted.get(number) == wanted_posted(record)
+                statuses = Count(statuses.done + int(written), statuses.total + 1)
+    return Progress(
+        hold_id=hold.id, scope=hold.scope, repos=len(reached),
+        rulesets=Count(sum(_covers(state[r].ruleset, hold.scope) for r in rulesets), len(rulesets)),
+        fallbacks=tuple((r, state[r].fallback or "") for r in reached if state[r].fallback is not None),
+        statuses=statuses, descriptions=descriptions, exemptions=exempt)
+
+
+def progress(redis: Redis, holds: Iterable[Hold], repos: Iterable[str], now: datetime,
+             ruleset_repos: Iterable[str] = ()) -> dict[str, Progress]:
+    """Hold id -> progress of each freeze among ``holds`` (PR-scoped holds are no freeze: left out),
+    over the managed ``repos`` the viewer may see; ``ruleset_repos``: those whose mode is ``ruleset``."""
+    freezes = [h for h in holds if "#" not in h.scope]
+    candidates = sorted({r.lower() for r in repos})
+    reach = {h.id: reached_repos(h.scope, candidates) for h in freezes}
+    state = _load(redis, sorted({r for rs in reach.values() for r in rs}), now)
+    modes = {r.lower() for r in ruleset_repos}
+    return {h.id: _one(h, reach[h.id], state, modes) for h in freezes}
