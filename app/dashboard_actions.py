@@ -54,13 +54,13 @@ def repo_config(repo: str) -> RepoConfig:
     return config or DEFAULT_CONFIG
 
 
-def _who() -> str:
+def acting_login() -> str:
     identity = current_identity()
     assert identity is not None
     return identity.name
 
 
-def _holder_id(login: str) -> str:
+def dashboard_holder_id(login: str) -> str:
     return f"dashboard:{login}"
 
 
@@ -69,7 +69,7 @@ def may_hold(repo: str, number: int) -> bool:
     if RANK[role_in(repo)] >= RANK[config.hold_permission]:
         return True
     facts = store.load_pull(services().redis, repo, number).facts
-    return config.author_can_hold and facts is not None and facts.author.lower() == _who().lower()
+    return config.author_can_hold and facts is not None and facts.author.lower() == acting_login().lower()
 
 
 def github_login() -> str | None:
@@ -92,7 +92,7 @@ def may_lift_comment(repo: str, number: int, holder: str) -> bool:
 def may_lift(hold: Hold) -> bool:
     """One's own hold; others' with ``lift_others_permission`` in the repo. An org-wide hold spans repos
     with different roles: only its holder or an admin token lifts it here."""
-    if hold.id.removeprefix("room:").rpartition(":")[0] == _holder_id(_who()):
+    if hold.id.removeprefix("room:").rpartition(":")[0] == dashboard_holder_id(acting_login()):
         return True
     repo = scope_repo(hold.scope)
     if repo is None:
@@ -118,7 +118,7 @@ def may_freeze(scope: str) -> bool:
     return bool(repos) and all(RANK[role_in(r)] >= RANK["admin"] for r in repos)
 
 
-def _republish(scope: str) -> None:
+def republish_scope(scope: str) -> None:
     services().queue.enqueue(REPUBLISH_JOB, scope, result_ttl=0, failure_ttl=7 * 86400,
                              description=f"republish {scope} after a dashboard hold change")
 
@@ -204,8 +204,8 @@ def lift() -> Response:
     if not may_lift(found):
         flash("Lifting someone else's hold needs maintain access.", "error")
     else:
-        room_state.lift_hold(services().redis, found, actor=_who(), origin="dashboard")
-        _republish(found.scope)
+        room_state.lift_hold(services().redis, found, actor=acting_login(), origin="dashboard")
+        republish_scope(found.scope)
         flash(f"Lifted @{found.holder}'s hold on {found.scope}.", "ok")
     if target == "pull" and "#" in found.scope:
         owner, _, rest = found.scope.partition("/")

@@ -20,7 +20,14 @@ from werkzeug.wrappers import Response
 
 from app import reads
 from app.auth import login_required, may_see
-from app.dashboard_actions import _holder_id, _republish, _who, github_login, may_freeze, may_see_scope
+from app.dashboard_actions import (
+    acting_login,
+    dashboard_holder_id,
+    github_login,
+    may_freeze,
+    may_see_scope,
+    republish_scope,
+)
 from app.services import services
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
@@ -79,9 +86,9 @@ def freeze() -> Response:
     if not reason or (span and duration is None):
         flash("A freeze needs a reason; the time, if given, reads like 30m, 2h or 1d (at most 90d).", "error")
         return back
-    room_state.place_hold(services().redis, scope, holder=login, holder_id=_holder_id(login), reason=reason,
+    room_state.place_hold(services().redis, scope, holder=login, holder_id=dashboard_holder_id(login), reason=reason,
                           origin="dashboard", now=datetime.now(UTC), duration=duration)
-    _republish(scope)
+    republish_scope(scope)
     span_text = f" for {format_duration(duration)}" if duration else ""
     flash(f"Froze {scope}{span_text}: {reason}. Its progress shows below as the rulesets and statuses follow.",
           "ok")
@@ -97,11 +104,11 @@ def thaw() -> Response:
         return back
     if not may_freeze(scope):
         return _refused(scope, "Thawing")
-    lifted = room_state.lift_holds(services().redis, scope, actor=_who(), origin="dashboard")
+    lifted = room_state.lift_holds(services().redis, scope, actor=acting_login(), origin="dashboard")
     if not lifted:
         flash(f"No room hold on exactly {scope} to thaw.", "error")
         return back
-    _republish(scope)
+    republish_scope(scope)
     holders = ", ".join(f"@{h.holder}" for h in lifted)
     flash(f"Thawed {scope}: lifted {len(lifted)} hold{'s' if len(lifted) > 1 else ''} ({holders}).", "ok")
     return back
