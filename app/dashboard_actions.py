@@ -23,7 +23,7 @@ from typing import Any
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
-from app import freeze_progress, reads
+from app import reads
 from app.auth import RANK, current_identity, login_required, may_see, role_in
 from app.services import services
 from core import keys
@@ -36,6 +36,7 @@ from core.permissions import Permission
 from core.prstate import DASHBOARD_REF
 from core.repo_config import DEFAULT_CONFIG, RepoConfig
 from core.scopes import scope_repo
+from state import freeze_progress
 from state.config_file import parse_config
 from workers import room_state, store
 

@@ -13,12 +13,12 @@ import pytest
 import redis
 from redis.client import Pipeline
 
-from app.freeze_progress import Count, progress, wanted_posted
 from core import keys, records
 from core.freeze_gate import ALL, freeze_mark
 from core.holds import Exemption, Hold, Source
 from core.status import build_status
 from core.verdict import Verdict, verdict_record
+from state.freeze_progress import Count, progress, wanted_posted
 from workers.funnel import posted_form, wanted_status
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

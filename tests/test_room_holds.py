@@ -109,7 +109,7 @@ def test_the_listing_shows_room_holds_and_held_prs_and_prunes_expired_ones(redis
     text = listing(redis_client, None, NOW)
     assert text.splitlines() == [
         "Room holds (1):",
-        "• acme/widgets@release/*: @dana in slack:acme/#ops: code freeze",
+        "• acme/widgets@release/*: @dana in slack:acme/#ops: code freeze — statuses written 1 of 1",
         "Held PRs (1):",
         "• acme/widgets#2: Held by @dana in slack:acme/#ops: code freeze",
     ]

@@ -29,6 +29,7 @@ from core.durations import format_duration
 from core.holds import Hold
 from core.scopes import scope_applies
 from merge_hold import verdicts
+from state import freeze_progress
 from workers import store
 from workers.fanout import repos_in_scope, request_fanout
 from workers.freeze_sync import sync_scope
@@ -125,14 +126,31 @@ def listing(redis: Redis, scope: str | None, now: datetime, orgs: tuple[str, ...
     lines: list[str] = []
     if rooms:
         lines.append(f"Room holds{where} ({len(rooms)}):")
-        lines += [f"• {h.scope}: @{h.holder} in {h.origin}: {h.reason}{_until(h.expires_at)}"
-                  for h in rooms[:LIST_LIMIT]]
+        shown = rooms[:LIST_LIMIT]
+        progress = _progress(redis, shown, now)
+        lines += [f"• {h.scope}: @{h.holder} in {h.origin}: {h.reason}{_until(h.expires_at)}{progress.get(h.id, '')}"
+                  for h in shown]
         lines += [f"  … and {len(rooms) - LIST_LIMIT} more"] if len(rooms) > LIST_LIMIT else []
     if held:
         lines.append(f"Held PRs{where} ({len(held)}):")
         lines += [f"• {name}: {record.get('description', '')}" for name, record in held[:LIST_LIMIT]]
         lines += [f"  … and {len(held) - LIST_LIMIT} more"] if len(held) > LIST_LIMIT else []
     return "\n".join(lines)
+
+
+def _progress(redis: Redis, holds: list[Hold], now: datetime) -> dict[str, str]:
+    """How far each freeze among ``holds`` has reached GitHub (`state.freeze_progress`), as a suffix."""
+    repos = _all_repos(redis)
+    ruled = [r for r in repos if redis.exists(keys.freeze_ruleset(r))]
+    out = {}
+    for hold_id, found in freeze_progress.progress(redis, holds, repos, now, ruled).items():
+        parts = [f"{label} {count.done} of {count.total}" for label, count in (
+            ("rulesets active", found.rulesets), ("statuses written", found.statuses),
+            ("descriptions written", found.descriptions)) if count.total]
+        if found.fallbacks:
+            parts.append(f"{len(found.fallbacks)} through statuses")
+        out[hold_id] = f" — {'; '.join(parts)}" if parts else ""
+    return out
 
 
 # --- the chat command job ------------------------------------------------------------------------

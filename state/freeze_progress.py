@@ -1,4 +1,4 @@
-"""How far each freeze on `/rooms` has got, from Redis alone (no GitHub call on a page view).
+"""How far each freeze has got, from Redis alone (`/rooms` and the chat `/holds` answer: no GitHub call).
 
 A freeze is a room hold on a repo, a branch glob or an org. What binds it, per reached repo:
 
