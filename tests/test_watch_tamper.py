@@ -324,3 +324,23 @@ def test_an_episode_is_answered_once_though_its_reading_wavers(github_emulator: 
         assert len(audited(w, "gate.unenforced")) == 1 and audited(w, "gate.undetermined") == []
         assert len(w.bot_comments(5)) == 1
         assert shown(w, BANNER)["/incidents"]  # still the episode @mallory began
+
+
+def test_the_reconcile_catches_a_gate_lost_without_a_webhook(github_emulator: GitHubEmulator, redis_client: Any,
+                                                             redis_url: str, tmp_path: Path) -> None:
+    """GitHub's event never arrived (a webhook outage, or the watch started after the change): the
+    scheduled reconcile reads the gates too, and tells it like the event would have."""
+    from workers.reconcile import reconcile_repo
+
+    gate = LOST[0]
+    with _start(gate, github_emulator, redis_url, tmp_path) as w:
+        reconcile_repo(w.svc.rt, REPO, rebuild=False)
+        assert audited(w, "gate.unenforced") == []  # the baseline: main requires merge-hold
+        gate.weaken(github_emulator, gate.ids)
+        reconcile_repo(w.svc.rt, REPO, rebuild=False)
+        w.svc.drain()
+        recorded = audited(w, "gate.unenforced")
+        assert [(r["branch"], r["cause"]) for r in recorded] == [("main", "reconcile")]
+        assert len(w.bot_comments(5)) == 1 and "main no longer requires merge-hold" in w.bot_comments(5)[0]
+        reconcile_repo(w.svc.rt, REPO, rebuild=False)
+        assert len(audited(w, "gate.unenforced")) == 1  # the same episode: told once

@@ -25,7 +25,7 @@ from core import keys
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
-from workers import deployments, freeze_rulesets, store
+from workers import deployments, freeze_rulesets, store, tamper
 from workers.funnel import FAILURE_TTL, JOB_TIMEOUT, bucket_of, drain, pr_lock
 from workers.publish import record, repo_config
 from workers.repos import load_repo_config
@@ -67,6 +67,13 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
         counts["ruleset"] = int(freeze_rulesets.sync(rt, repo, datetime.now(UTC), verify=True) != "unchanged")
     except Exception:
         log.exception("ruleset check of %s failed; its PRs' statuses carry any freeze meanwhile", repo)
+    if rt.settings.github_app_id and not rt.settings.dry_run:
+        try:
+            # The tamper watch's backstop: a webhook about protection or rulesets that never arrived (or
+            # a repo watched since before the watch existed) is caught here, and its baseline kept.
+            tamper.watch_repo(rt, repo, actor=None, cause="reconcile")
+        except Exception:
+            log.exception("gate check of %s failed; the next reconcile reads it again", repo)
     counts["pending"] = record_all(rt, repo, step=step)
     deployments.recheck(rt, repo, datetime.now(UTC))  # a deployment left waiting past its thaw goes on
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
