@@ -102,3 +102,18 @@ def test_slots_never_break_either_window(redis_client: Redis, rate: float, burst
         assert in_minute <= burst + rate, f"{in_minute} slots in the minute from {start}"
         if hourly:
             assert sum(1 for t in slots[i:] if t < start + 3600 - 0.05) <= hourly
+
+
+def test_gate_writes_go_at_once_within_the_minute_cap(redis_client: Redis) -> None:
+    """A freeze's ruleset writes skip the bucket's smoothing (fifty repos blocked in seconds, not in
+    forty), but never pass burst + rate in a sliding minute nor the hour; and they cost the bucket."""
+    from workers.pacing import GATE
+
+    pacer = Pacer(redis_client, 60, "inst-g1", burst=10, hourly=450)
+    gates = _slots(pacer, 70, priority=GATE)
+    assert max(gates) - min(gates) < 1.0  # all 70 (= rate + burst) now
+    assert pacer.next_slot_in(priority=GATE) == pytest.approx(60, abs=1)  # the 71st waits for the minute
+    assert pacer.next_slot_in() > 60  # and ordinary writes pay for them in the bucket
+    hourly = Pacer(redis_client, 60, "inst-g2", burst=10, hourly=5)
+    assert len(_slots(hourly, 5, priority=GATE)) == 5
+    assert hourly.next_slot_in(priority=GATE) == pytest.approx(3600, abs=1)

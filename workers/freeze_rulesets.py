@@ -31,7 +31,7 @@ from core.verdict import Verdict
 from state.config_file import parse_config
 from workers import store
 from workers.funnel import bucket_of
-from workers.pacing import Pacer, rate_limit_wait
+from workers.pacing import GATE, Pacer, rate_limit_wait
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ def _write(rt: Runtime, pacer: Pacer, repo: str, record: dict[str, Any] | None,
     for attempt in range(2):
         method, path = ("PUT", f"/repos/{repo}/rulesets/{ruleset_id}") if ruleset_id else \
             ("POST", f"/repos/{repo}/rulesets")
-        pacer.acquire()
+        pacer.acquire(priority=GATE)  # at once, within GitHub's windows: it decides for a whole repo
         try:
             status, answer = rt.github.send(repo, method, path, body)
         except Exception as exc:

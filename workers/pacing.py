@@ -47,19 +47,34 @@ local max_wait = tonumber(ARGV[2])
 local tau = tonumber(ARGV[3])
 local hourly = tonumber(ARGV[4])
 local peek = ARGV[5] == '1'
+local minute_cap = tonumber(ARGV[6])
+local gate = ARGV[7] == '1'
 local hour = 3600000
 local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
 local tat = math.max(tonumber(redis.call('HGET', KEYS[1], 'tat') or '0'), now, paused + tau)
 local slot = math.max(now, tat - tau)
+if gate then
+  slot = math.max(now, paused)
+end
 local gcra_slot = slot
-if hourly > 0 then
+local function settle(window, cap)
+  local n = redis.call('ZCOUNT', KEYS[2], slot - window + 1, '+inf')
+  if n >= cap then
+    local oldest = redis.call('ZRANGEBYSCORE', KEYS[2], slot - window + 1, '+inf', 'WITHSCORES', 'LIMIT', n - cap, 1)
+    slot = math.max(slot, tonumber(oldest[2]) + window)
+    return true
+  end
+  return false
+end
+if hourly > 0 or minute_cap > 0 then
   if not peek then
     redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - hour)
   end
-  local n = redis.call('ZCOUNT', KEYS[2], slot - hour + 1, '+inf')
-  if n >= hourly then
-    local oldest = redis.call('ZRANGEBYSCORE', KEYS[2], slot - hour + 1, '+inf', 'WITHSCORES', 'LIMIT', n - hourly, 1)
-    slot = math.max(slot, tonumber(oldest[2]) + hour)
+  for _ = 1, 4 do
+    local moved = false
+    if minute_cap > 0 and settle(60000, minute_cap) then moved = true end
+    if hourly > 0 and settle(hour, hourly) then moved = true end
+    if not moved then break end
   end
 end
 local wait = slot - now
@@ -67,12 +82,12 @@ if peek or (max_wait >= 0 and wait > max_wait) then
   return {0, wait}
 end
 local granted = redis.call('HINCRBY', KEYS[1], 'granted', 1)
-if slot > gcra_slot then
+if slot > gcra_slot and not gate then
   tat = slot + tau
 end
 redis.call('HSET', KEYS[1], 'tat', tat + interval)
 redis.call('PEXPIRE', KEYS[1], tat + interval - now + hour)
-if hourly > 0 then
+if hourly > 0 or minute_cap > 0 then
   redis.call('ZADD', KEYS[2], slot, slot .. ':' .. granted)
   redis.call('PEXPIRE', KEYS[2], slot - now + hour)
 end
@@ -83,7 +98,10 @@ may go once ``tat`` is at most ``tau`` (ARGV[3] = (burst - 1) x interval) ahead.
 starts at its end plus ``tau``: an empty bucket. The hour: a log of the slots handed out (KEYS[2]); a
 slot goes only where fewer than ARGV[4] slots lie in the hour before it, else it moves to when the
 oldest of those leaves the hour (GitHub counts a sliding hour too). A slot the hour moved later
-starts the minute's bucket empty, as a pause does. ARGV[5] = 1 only looks."""
+starts the minute's bucket empty, as a pause does. ARGV[5] = 1 only looks. A `GATE` write (ARGV[7])
+skips the bucket's smoothing but not the windows: the log also caps any sliding minute at ARGV[6]
+(burst + rate, what the bucket allows anyway), so a freeze's ruleset writes go at once, never past
+what GitHub takes; each still costs the bucket a slot, slowing the writes that follow."""
 
 _PAUSE = """
 local t = redis.call('TIME')
@@ -107,7 +125,10 @@ return math.max(paused - now, 0)
 
 
 URGENT = 0
-"""A write that changes whether something may merge: a verdict's status, a freeze ruleset."""
+"""A write that changes whether something may merge: a verdict's status, an exemption's mark."""
+GATE = 2
+"""A freeze's ruleset write: one per repository decides for every PR in it, so it goes at once, within
+the minute's and the hour's caps but ahead of the bucket's smoothing."""
 LOW_PRIORITY = 1
 """A write for people to read only (a frozen PR's `merge-hold/freeze` failure under a ruleset freeze)."""
 HOURLY_RESERVE = 100
@@ -175,8 +196,10 @@ class Pacer:
     def _run(self, max_wait: float | None, priority: int, peek: bool) -> tuple[bool, float]:
         limit = -1 if max_wait is None else max(int(max_wait * 1000), 0)
         interval_ms = max(int(self.interval * 1000), 1)
+        minute_cap = int(self.rate_per_minute + self.burst)  # what the bucket allows in a minute anyway
         granted, wait_ms = self._reserve([self.key, self.hour_key], [
-            interval_ms, limit, (self.burst - 1) * interval_ms, self._hourly_for(priority), int(peek)])
+            interval_ms, limit, (self.burst - 1) * interval_ms, self._hourly_for(priority), int(peek),
+            min(minute_cap, 10**9), int(priority == GATE)])
         return bool(int(granted)), int(wait_ms) / 1000
 
     def reserve(self, max_wait: float | None = None, *, priority: int = URGENT) -> float | None:
