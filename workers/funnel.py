@@ -155,7 +155,8 @@ def add_to_outbox(redis: Redis, bucket: str, repo: str, number: int, rank: int) 
         pipe.execute()
 
 
-def _member(raw: bytes | str) -> tuple[str, int]:
+def parse_member(raw: bytes | str) -> tuple[str, int]:
+    """An outbox member (``repo#N``, or a merge group's ``repo@SHA#N``) -> (its text before ``#``, N)."""
     text = raw.decode() if isinstance(raw, bytes) else raw
     repo, _, number = text.rpartition("#")
     return repo, int(number)
@@ -232,7 +233,8 @@ def write_now(rt: Runtime, repo: str, number: int, lock: Lock, *, bucket: str | 
         return None
 
 
-def _needs_write(redis: Redis, repo: str, number: int) -> bool:
+def pr_needs_write(redis: Redis, repo: str, number: int) -> bool:
+    """Whether the PR's wanted status differs from the one last posted (`workers.targets` asks)."""
     wanted = wanted_status(store.load_verdict(redis, repo, number))
     return wanted is not None and redis.get(keys.posted(repo, number)) != posted_form(*wanted)
 
