@@ -15,8 +15,9 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from app import reads
-from app.auth import Identity, current_identity, require_token
+from app.auth import current_identity, require_token
 from app.services import services
+from app.token_store import Identity
 from core import jobs
 from core.chat_request import REPUBLISH_JOB
 from core.comments import clean_reason
