@@ -43,7 +43,9 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         webhooks,
     )
     from app.intake_writer import IntakeWriter
+    from app.metrics import Metrics
     from app.services import EXTENSION, Services, redis_client
+    from app.token_store import TokenStore
     from core import keys
     from merge_hold.settings import from_env, require
     from workers.queueing import work_queue
@@ -71,12 +73,12 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     )
     https = settings.public_url.startswith("https://")
     security.install(app, https=https, github_web_url=settings.github_web_url)
-    metrics = health.Metrics()
+    metrics = Metrics()
     app.extensions[EXTENSION] = Services(
         settings=settings,
         redis=redis,
         queue=work_queue(redis, settings.queue_name),
-        tokens=auth.TokenStore(settings.api_tokens_file),
+        tokens=TokenStore(settings.api_tokens_file),
         metrics=metrics,
     )
 

@@ -15,14 +15,17 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from app import reads
-from app.auth import Identity, current_identity, require_token
+from app.auth import current_identity, require_token
 from app.services import services
+from app.token_store import Identity
+from core import jobs
 from core.chat_request import REPUBLISH_JOB
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
 from core.scopes import scope_repo
 from core.targets import TargetError, parse_target
 from workers import room_state
+from workers.queueing import options
 
 bp = Blueprint("api_holds", __name__, url_prefix="/api/v1")
 
@@ -43,7 +46,7 @@ def managed(scope: str) -> bool:
 
 
 def republish(scope: str) -> None:
-    services().queue.enqueue(REPUBLISH_JOB, scope, result_ttl=0, failure_ttl=7 * 86400,
+    services().queue.enqueue(REPUBLISH_JOB, scope, **options(jobs.REPUBLISH),
                              description=f"republish {scope} after an API hold change")
 
 

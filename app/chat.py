@@ -23,11 +23,13 @@ from slack_sdk.signature import Clock, SignatureVerifier
 from app.notify_commands import apply_subscription, subscription_refusal
 from app.services import services
 from app.webhooks import read_capped
+from core import jobs
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, Binding, ChatRequest, bound_orgs, listed, reply_url_allowed, within
 from core.holds import to_iso
 from core.targets import is_pr_scope
 from merge_hold.settings import Settings
+from workers.queueing import options
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +113,7 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
         return ephemeral(apply_subscription(services().redis, settings, req, parsed))
     try:
         # A description of our own: rq's default shows the arguments, and response_url is a credential.
-        services().queue.enqueue(CHAT_JOB, req.to_dict(), result_ttl=600, failure_ttl=7 * 86400,
+        services().queue.enqueue(CHAT_JOB, req.to_dict(), **options(jobs.CHAT_COMMAND),
                                  description=f"chat command {req.command} from {req.room}")
     except Exception:
         log.exception("could not queue a chat command from %s", req.room)

@@ -4,9 +4,8 @@
 no token configured it is not served at all (404): counts of deliveries by event and outcome tell an
 outsider what runs here and when, and the app is public because GitHub must reach its webhook.
 
-Each app has its own `CollectorRegistry`: two apps in one process (tests, `merge-hold dev`) keep
-separate counts, and nothing registers at import. Under gunicorn every worker process counts its own
-requests; a scrape sees the worker that answered it.
+The counters live in `app.metrics`, one registry per app. Under gunicorn every worker process counts
+its own requests; a scrape sees the worker that answered it.
 """
 
 from __future__ import annotations
@@ -14,32 +13,9 @@ from __future__ import annotations
 import hmac
 
 from flask import Blueprint, Response, abort, jsonify, request
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from app.services import services
-from core.events import metric_label
-
-
-class Metrics:
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry(auto_describe=True)
-        self.webhooks = Counter(
-            "merge_hold_webhooks",
-            "Webhook deliveries by event and outcome (queued, ignored, ping, rejected, unavailable...)",
-            ["event", "outcome"],
-            registry=self.registry,
-        )
-        self.webhook_seconds = Histogram(
-            "merge_hold_webhook_seconds",
-            "Time to acknowledge a webhook delivery",
-            buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
-            registry=self.registry,
-        )
-
-    def count_webhook(self, event: str | None, outcome: str) -> None:
-        # Labels come from the event table, so a sender cannot grow the label set.
-        self.webhooks.labels(event=metric_label(event), outcome=outcome).inc()
-
 
 bp = Blueprint("health", __name__)
 

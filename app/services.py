@@ -3,8 +3,8 @@
 Built once in `create_app` and stored on the app (``app.extensions["merge_hold"]``), so that two apps
 in one process (tests, `merge-hold dev`) never share state through module globals.
 
-A leaf: it imports no other `app` module (their types are named for the checker only), so every
-blueprint may import it at the top without an auth <-> services <-> health cycle.
+A leaf: the only `app` modules it names (for the checker) are leaves too, `app.token_store` and
+`app.metrics`, so every blueprint may import it at the top and no import of any kind makes a cycle.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from merge_hold.redis_conn import connect
 if TYPE_CHECKING:
     from rq import Queue
 
-    from app.auth import TokenStore
-    from app.health import Metrics
+    from app.metrics import Metrics
+    from app.token_store import TokenStore
     from merge_hold.settings import Settings
 
 EXTENSION = "merge_hold"

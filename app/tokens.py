@@ -2,7 +2,7 @@
 
 A new token is printed once and never stored: the file keeps ``name:sha256hex(token):scope[:orgs]``,
 so a leaked file grants nothing. The server notices changes to the file without a restart
-(`app.auth.TokenStore`, which also says what each scope may do).
+(`app.token_store.TokenStore`; `app.auth` says what each scope may do).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from app.auth import SCOPES, Grant, parse_grants, token_hash
+from app.token_store import SCOPES, Grant, parse_grants, token_hash
 from merge_hold.cliargs import ArgumentParser
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")

@@ -43,8 +43,8 @@ from workers.queueing import job_id
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
-    from app.health import Metrics
     from app.intake_writer import IntakeWriter
+    from app.metrics import Metrics
     from merge_hold.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -18,11 +18,12 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from core import jobs
 from core.holds import from_iso
 
-CHAT_JOB = "workers.rooms.chat_command_job"
+CHAT_JOB = jobs.CHAT_COMMAND.address
 """The rq job the web tier queues by name (never by import)."""
-REPUBLISH_JOB = "workers.rooms.republish_job"
+REPUBLISH_JOB = jobs.REPUBLISH.address
 """Republish the PRs a scope reaches after a hold placed or lifted outside a chat job (API, dashboard)."""
 
 Binding = tuple[tuple[str, tuple[str, ...]], ...]

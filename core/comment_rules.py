@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from core import jobs
 from core.comments import CommentCommand, parse_comment
 from core.durations import format_duration
 from core.permissions import Permission
@@ -126,7 +127,7 @@ def _apply_one(
 
 
 DASHBOARD_ORIGIN = "dashboard"
-DASHBOARD_JOB = "workers.dashboard_holds.dashboard_command_job"
+DASHBOARD_JOB = jobs.DASHBOARD_COMMAND.address
 """The rq job the web tier enqueues for a hold or lift made on a PR's page (it never imports workers)."""
 
 

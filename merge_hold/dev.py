@@ -80,7 +80,7 @@ def kept_secret(path: Path) -> str:
 
 def dev_token(tokens_file: Path, token_file: Path) -> str:
     """The dashboard login token: the kept one while its hash is still in the tokens file, else a new one."""
-    from app.auth import parse_tokens, token_hash
+    from app.token_store import parse_tokens, token_hash
     from app.tokens import create, revoke
 
     with contextlib.suppress(FileNotFoundError):

@@ -1,5 +1,6 @@
-"""The web tier's layering (issue #7 item 11): it never imports the worker stack (PyGithub comes in
-through it), and `app.services` is a leaf every blueprint may import without a cycle."""
+"""The web tier's layering (issue #7 item 11, issue 17 item 4): it never imports the worker stack
+(PyGithub comes in through it), `app.services` is a leaf every blueprint may import, and app/ has no
+import cycle of any kind (function-local and ``TYPE_CHECKING`` imports count: `tests.import_graph`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT
+from tests.import_graph import find_cycle, graph, imported
 
 WEB_MODULES = ["app", "app.chat", "app.api", "app.auth", "app.dashboard", "app.health", "app.reads",
                "app.services", "app.webhooks", "app.tokens"]
@@ -23,15 +25,40 @@ def test_the_web_tier_loads_no_worker_stack() -> None:
     assert out.stdout.strip() == ""
 
 
+LEAVES = {"app.metrics", "app.token_store"}
+"""The `app` modules `app.services` names for its types; they import no `app` module themselves."""
+
+
 def test_services_is_a_leaf() -> None:
-    tree = ast.parse((ROOT / "app" / "services.py").read_text())
-    runtime_imports = []
-    for node in tree.body:  # module level only: `if TYPE_CHECKING:` blocks are for the checker
+    edges = graph("app")
+    # Every import counts, `if TYPE_CHECKING:` blocks included: a type-level cycle is a cycle too.
+    assert edges["app.services"] <= LEAVES, edges["app.services"]
+    assert all(not edges[leaf] for leaf in LEAVES), {leaf: edges[leaf] for leaf in LEAVES}
+    named: list[str] = []
+    for node in ast.walk(ast.parse((ROOT / "app" / "services.py").read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
-            runtime_imports.append(node.module)
+            named.append(node.module)
         elif isinstance(node, ast.Import):
-            runtime_imports += [alias.name for alias in node.names]
-    # merge_hold.redis_conn is a leaf too (redis-py and core only): the one Redis connection factory.
-    leaves = {"merge_hold.redis_conn"}
-    assert not [m for m in runtime_imports
-                if m not in leaves and (m == "app" or m.startswith(("app.", "workers", "merge_hold")))]
+            named += [alias.name for alias in node.names]
+    # merge_hold.redis_conn is a leaf too (redis-py and core only): the one Redis connection factory;
+    # merge_hold.settings is named for the checker only (a dataclass of settings).
+    leaves = {"merge_hold.redis_conn", "merge_hold.settings"}
+    assert not [m for m in named if m not in leaves | LEAVES and m.startswith(("app", "workers", "merge_hold"))]
+
+
+def test_the_web_tier_has_no_import_cycle() -> None:
+    edges = graph("app")
+    # The reader sees a function-local import (the factory's blueprints) and a TYPE_CHECKING one.
+    assert "app.api" in edges["app"] and "app.metrics" in edges["app.webhooks"]
+    assert find_cycle(edges) is None, " -> ".join(find_cycle(edges) or [])
+
+
+def test_the_reader_counts_every_kind_of_import() -> None:
+    modules = {"pkg", "pkg.a", "pkg.b"}
+    read = [imported(node, modules) for node in ast.walk(ast.parse(
+        "from pkg import a\nfrom pkg.b import name\nimport pkg.a\nfrom pkg import a, factory\n"
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import T\n"
+        "def f():\n    import pkg.b\n")) if isinstance(node, ast.Import | ast.ImportFrom)]
+    assert read == [{"pkg.a"}, {"pkg.b"}, {"pkg.a"}, {"pkg.a", "pkg"}, set(), {"pkg.b"}, {"pkg.b"}]
+    assert find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None

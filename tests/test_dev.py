@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from app.auth import parse_tokens, token_hash
+from app.token_store import parse_tokens, token_hash
 from core import keys
 from merge_hold import dev, supervise
 from merge_hold.redis_server import free_port

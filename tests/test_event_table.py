@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from prometheus_client import generate_latest
 
-from app.health import Metrics
+from app.metrics import Metrics
 from core.deliveries import ignore_reason
 from core.events import EVENTS, QUEUED, action_matters, metric_label, queued
 from core.readiness import REQUIRED_EVENTS

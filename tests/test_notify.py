@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from redis import Redis
 
 from app.tokens import create as create_token
+from core import jobs
 from core.prstate import Facts
 from tests.chat_support import (
     BINDING,
@@ -48,7 +50,7 @@ def standin() -> Iterator[SlackStandIn]:
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     """Drain at once (no rq scheduler in the in-process worker) and retry at once."""
     monkeypatch.setattr(subscriptions, "BATCH_SECONDS", 0)
-    monkeypatch.setattr(subscriptions, "RETRY_INTERVALS", [0, 0, 0])
+    monkeypatch.setattr(jobs, "NOTIFY_DRAIN", replace(jobs.NOTIFY_DRAIN, retry=(0, 0, 0)))
 
 
 @pytest.fixture()

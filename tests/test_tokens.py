@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.auth import Grant, TokenStore, parse_grants, parse_tokens
+from app.token_store import Grant, TokenStore, parse_grants, parse_tokens
 from app.tokens import main
 from merge_hold.cli import main as cli_main
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from app.tokens import create as create_token
+from core import jobs
 from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
 from tests.chat_support import BINDING, SLACK_SECRET, slack_body, slack_headers
 from tests.e2e_support import Service, fixture, service_settings
@@ -68,7 +69,7 @@ def fast_chat(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chat drains at once (no rq scheduler in the in-process worker), with no pause between messages."""
     monkeypatch.setattr(subscriptions, "BATCH_SECONDS", 0)
     monkeypatch.setattr(subscriptions, "INTERVAL_SECONDS", 0)
-    monkeypatch.setattr(subscriptions, "RETRY_INTERVALS", [0, 0, 0])
+    monkeypatch.setattr(jobs, "NOTIFY_DRAIN", replace(jobs.NOTIFY_DRAIN, retry=(0, 0, 0)))
 
 
 def seed(emu: GitHubEmulator, *, protect: bool = True) -> None:

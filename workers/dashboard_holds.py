@@ -19,7 +19,7 @@ from core.permissions import Permission
 from core.prstate import DASHBOARD_REF, PullState, dashboard_time
 from core.repo_config import DEFAULT_CONFIG
 from workers import store
-from workers.events import _apply
+from workers.events import apply_change
 from workers.publish import repo_config
 from workers.runtime import current
 
@@ -54,7 +54,7 @@ def dashboard_command_job(repo: str, number: int, data: dict[str, Any]) -> str:
         found[:] = [outcome]
         return new_state
 
-    changed = _apply(rt, repo, number, change)
+    changed = apply_change(rt, repo, number, change)
     for outcome in found:
         store.audit(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
                     target=outcome.target, reason=outcome.reason, message=outcome.message, origin=DASHBOARD_ORIGIN)

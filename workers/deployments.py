@@ -27,22 +27,19 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from rq import Retry
-
-from core import keys
+from core import jobs, keys
 from core.deployments import APPROVE, MAX_REPORTS, WAIT, Decision, branch_of, decide, next_change
 from core.holds import from_iso, to_iso
 from workers import store
 from workers.publish import repo_config
 from workers.pulls import repo_name
+from workers.queueing import options
 from workers.repos import ensure_repo
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
 
-RECHECK_JOB = "workers.deployments.recheck_job"
-RETRY = Retry(max=5, interval=[5, 30, 120, 600, 1800])
-"""GitHub or Redis trouble during a re-check backs off; the reconcile sweep is behind it anyway."""
+RECHECK_JOB = jobs.RECHECK_DEPLOYS.address
 ANSWERED_TTL = 4 * 24 * 3600
 """GitHub redelivers a delivery for three days: a day more, and a redelivered request finds its answer."""
 LOCK_TIMEOUT = 60
@@ -161,7 +158,7 @@ def _schedule(rt: Runtime, repo: str, when: datetime | None, now: datetime) -> N
         return
     job_id = "wake-deploys-" + re.sub(r"[^A-Za-z0-9_-]", "_", f"{repo}-{int(when.timestamp())}")
     if rt.redis.set(keys.wake(job_id), "1", nx=True, ex=int((when - now).total_seconds()) + 3600):
-        rt.queue.enqueue_at(when, RECHECK_JOB, repo, job_id=job_id, retry=RETRY, result_ttl=0)
+        rt.queue.enqueue_at(when, RECHECK_JOB, repo, job_id=job_id, **options(jobs.RECHECK_DEPLOYS))
         log.info("scheduled the re-check of %s's waiting deployments at %s", repo, to_iso(when))
 
 
@@ -185,7 +182,7 @@ def request_recheck(rt: Runtime, repo: str) -> bool:
     """Queue a re-check when ``repo`` has waiting deployments (one HLEN otherwise): a hold on it changed."""
     if not rt.redis.hlen(keys.deployments_waiting(repo)):
         return False
-    rt.queue.enqueue(RECHECK_JOB, repo, retry=RETRY, result_ttl=0)
+    rt.queue.enqueue(RECHECK_JOB, repo, **options(jobs.RECHECK_DEPLOYS))
     return True
 
 

@@ -138,7 +138,7 @@ def _first(rt: Runtime, repo: str, item: str) -> bool:
     return bool(rt.redis.set(keys.audited(repo, item), "1", nx=True, ex=AUDITED_TTL))
 
 
-def _apply(rt: Runtime, repo: str, number: int, change: Callable[[PullState], PullState]) -> bool:
+def apply_change(rt: Runtime, repo: str, number: int, change: Callable[[PullState], PullState]) -> bool:
     """Record a change in the PR's state and ask for its recompute in the same EXEC (a worker killed
     in between leaves neither). Unchanged, it still asks when the PR has no verdict yet (met for the
     first time, or state lost) or one older than its state (a recompute that never finished): a retried
@@ -177,7 +177,7 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
         outcomes[:] = found
         return new_state
 
-    changed = _apply(rt, repo, number, change)
+    changed = apply_change(rt, repo, number, change)
     outcomes += holdfor.on_comment(rt, repo, number, comment, permission=permission, config=config,
                                    is_author=actor == (issue.get("user") or {}).get("login"))
     _record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
@@ -221,7 +221,7 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
         outcomes[:] = found
         return state
 
-    changed = _apply(rt, repo, number, change)
+    changed = apply_change(rt, repo, number, change)
     _record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
     # The first delivery of an approval decides (a redelivery never adds to the history).
     if action == "submitted" and str(review.get("state")).lower() == "approved" and _first(
@@ -253,7 +253,7 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)
     judge_merge(rt, repo, payload, config)  # now: the closing recorded below leads to forgetting its verdict
-    changed = _apply(rt, repo, number, change)
+    changed = apply_change(rt, repo, number, change)
     holdfor.on_dependency_event(rt, repo, number, kind="pull", action=str(payload.get("action")),
                                 merged=bool(pull.get("merged")))
     return "applied" if changed else "unchanged"
@@ -274,7 +274,7 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
     number = rt.redis.get(keys.head_index(repo, branch))
     taken = tree_heads.pushed_at(payload)
     at = int(taken.timestamp()) if taken else 0
-    if number is not None and before != ZERO_SHA and _apply(rt, repo, int(number),
+    if number is not None and before != ZERO_SHA and apply_change(rt, repo, int(number),
                                                             lambda s: record_push(s, before, after, at)):
         moved = 1
     if branch == meta.default_branch and _touches_config(payload):

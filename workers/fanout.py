@@ -37,9 +37,8 @@ from functools import partial
 from github import GithubException
 from redis import Redis, WatchError
 from redis.client import Pipeline
-from rq import Retry
 
-from core import keys
+from core import jobs, keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
 from workers import deployments, store
@@ -48,19 +47,14 @@ from workers.github import DryRunGateway, NotFound
 from workers.locks import release_lease, take_lease
 from workers.publish import mergeability, record
 from workers.pulls import facts_from_pull
+from workers.queueing import create_job
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
 
-FANOUT_JOB = "workers.fanout.fanout_job"
-FANOUT_RETRY = Retry(max=5, interval=[0, 10, 60, 300, 900])
-"""A work-horse killed mid-slice is retried at once (same run token: it resumes at the cursor);
-GitHub or Redis failures back off."""
 SLICE_SECONDS = 30.0
 """Work done by one job before it re-enqueues itself, letting webhook jobs in between (a slice records
 at least one PR, whatever its length)."""
-JOB_TIMEOUT = 900
-"""A slice plus the longest one PR's record may take (its history read, PyGithub's own retries)."""
 LEASE_SECONDS = 120
 """How long a dead run keeps others off before its lease lapses; renewed as the run progresses."""
 QUEUED_TTL = 600
@@ -157,8 +151,7 @@ def _ensure_queued(rt: Runtime, repo: str, slice_seconds: float) -> bool:
 
 def _enqueue(rt: Runtime, repo: str, token: str, *, fresh: bool, slice_seconds: float,
              pipeline: Pipeline | None = None) -> None:
-    job = rt.queue.create_job(FANOUT_JOB, args=(repo, token, fresh, slice_seconds), retry=FANOUT_RETRY,
-                              timeout=JOB_TIMEOUT, result_ttl=600, failure_ttl=7 * 86400)
+    job = create_job(rt.queue, jobs.FANOUT, (repo, token, fresh, slice_seconds))
     rt.queue.enqueue_job(job, pipeline=pipeline)
 
 

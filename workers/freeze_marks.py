@@ -24,14 +24,15 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys
+from core import jobs, keys
 from workers import store
 from workers.funnel import RANK_SPAN
 from workers.locks import release_lease, take_lease
 from workers.pacing import LOW_PRIORITY, URGENT, Pacer, SlotTooFar, rate_limit_wait
+from workers.queueing import options as job_options
 from workers.runtime import Runtime, current
 
-MARKS_JOB = "workers.freeze_marks.marks_job"
+MARKS_JOB = jobs.FREEZE_MARKS.address
 LEASE_SECONDS = 30
 SLICE_SECONDS = 20.0
 
@@ -78,8 +79,7 @@ def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any
 
 
 def enqueue(rt: Runtime, bucket: str, *, delay: float = 0.0) -> None:
-    options: dict[str, Any] = {"result_ttl": 0, "failure_ttl": 86400, "job_timeout": 180,
-                               "description": f"freeze marks {bucket}"}
+    options: dict[str, Any] = {**job_options(jobs.FREEZE_MARKS), "description": f"freeze marks {bucket}"}
     if delay > 0:
         rt.queue.enqueue_in(timedelta(seconds=delay), MARKS_JOB, bucket, **options)
     else:

@@ -23,7 +23,7 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys
+from core import jobs, keys
 from core.freeze_gate import RULESET_NAME, binds, freeze_mark, per_pr_verdict, ruleset_body, wanted_include
 from core.holds import Exemption, Hold
 from core.repo_config import RepoConfig
@@ -32,12 +32,13 @@ from state.config_file import parse_config
 from workers import store
 from workers.funnel import bucket_of
 from workers.pacing import GATE, Pacer, rate_limit_wait
+from workers.queueing import options
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 NO_PERMISSION = "the App lacks Administration: write on this repository"
-SYNC_JOB = "workers.freeze_sync.freeze_sync_job"
+SYNC_JOB = jobs.FREEZE_SYNC.address
 SYNC_QUEUED_TTL = 600
 FALLBACK_SECONDS = 3600
 """A repo that could not write its ruleset freezes through statuses this long before the next try (a
@@ -195,6 +196,6 @@ def request_sync(rt: Runtime, repo: str, *, verify: bool = False) -> bool:
     ``verify`` reads GitHub's ruleset back first (a `repository_ruleset` event on ours)."""
     if not verify and not rt.redis.set(keys.freeze_sync_queued(repo), "1", nx=True, ex=SYNC_QUEUED_TTL):
         return False
-    rt.queue.enqueue(SYNC_JOB, repo, verify, result_ttl=0, failure_ttl=86400, job_timeout=300,
+    rt.queue.enqueue(SYNC_JOB, repo, verify, **options(jobs.FREEZE_SYNC),
                      description=f"freeze ruleset sync {repo}", at_front=True)
     return True

@@ -29,28 +29,20 @@ from typing import Any
 from redis import Redis, WatchError
 from redis.client import Pipeline
 from redis.lock import Lock
-from rq import Queue, Retry
+from rq import Queue
 
-from core import keys
+from core import jobs, keys
 from core.status import CONTEXT
 from workers import expedite, store
 from workers.locks import WorkerLock, release_lease, take_lease
 from workers.pacing import Pacer, SlotTooFar, rate_limit_wait
+from workers.queueing import create_job, options
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
 
-RECOMPUTE_JOB = "workers.publish.recompute_job"
-DRAIN_JOB = "workers.funnel.drain_job"
-RETRY = Retry(max=8, interval=[1, 2, 5, 10, 20, 30, 60, 120])
-"""GitHub or Redis trouble: the job runs again within seconds, then backs off (the reconcile catches
-anything left once the retries are spent)."""
-DRAIN_RETRY = Retry(max=8, interval=[0, 2, 5, 10, 20, 30, 60, 120])
-"""A drain whose work-horse died runs again at once (under its job id, so it takes over its own lease);
-GitHub's trouble backs off."""
-JOB_TIMEOUT = 180
-"""A recompute syncs at most one PR's history and drains one slice; PyGithub's own retries included."""
-FAILURE_TTL = 24 * 3600
+RECOMPUTE_JOB = jobs.RECOMPUTE.address
+DRAIN_JOB = jobs.OUTBOX_DRAIN.address
 QUEUED_TTL = 3600
 """A backstop only: the flag and its job are written together and the job deletes the flag."""
 LOCK_TIMEOUT = 60
@@ -85,10 +77,8 @@ class RecomputeRequest:
         if self.pending:
             return False
         pipe.set(self.flag, "1", ex=QUEUED_TTL)
-        job = self.queue.create_job(
-            RECOMPUTE_JOB, args=(self.repo, self.number), retry=RETRY, timeout=JOB_TIMEOUT,
-            # Finished recomputes keep nothing (design §7 footprint); failed ones a day, for inspection.
-            result_ttl=0, failure_ttl=FAILURE_TTL, description=f"recompute {self.repo}#{self.number}")
+        job = create_job(self.queue, jobs.RECOMPUTE, (self.repo, self.number),
+                         description=f"recompute {self.repo}#{self.number}")
         backstop = expedite.backstop_at(self.repo, self.number)
         if backstop is None:
             self.queue.enqueue_job(job, pipeline=pipe)
@@ -165,7 +155,8 @@ def add_to_outbox(redis: Redis, bucket: str, repo: str, number: int, rank: int) 
         pipe.execute()
 
 
-def _member(raw: bytes | str) -> tuple[str, int]:
+def parse_member(raw: bytes | str) -> tuple[str, int]:
+    """An outbox member (``repo#N``, or a merge group's ``repo@SHA#N``) -> (its text before ``#``, N)."""
     text = raw.decode() if isinstance(raw, bytes) else raw
     repo, _, number = text.rpartition("#")
     return repo, int(number)
@@ -242,7 +233,8 @@ def write_now(rt: Runtime, repo: str, number: int, lock: Lock, *, bucket: str | 
         return None
 
 
-def _needs_write(redis: Redis, repo: str, number: int) -> bool:
+def pr_needs_write(redis: Redis, repo: str, number: int) -> bool:
+    """Whether the PR's wanted status differs from the one last posted (`workers.targets` asks)."""
     wanted = wanted_status(store.load_verdict(redis, repo, number))
     return wanted is not None and redis.get(keys.posted(repo, number)) != posted_form(*wanted)
 
@@ -332,8 +324,7 @@ def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float |
 
 
 def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | None = None) -> None:
-    kwargs: dict[str, Any] = {"retry": DRAIN_RETRY, "job_timeout": JOB_TIMEOUT, "result_ttl": 0,
-                              "failure_ttl": FAILURE_TTL, "description": f"drain outbox {bucket}"}
+    kwargs: dict[str, Any] = {**options(jobs.OUTBOX_DRAIN), "description": f"drain outbox {bucket}"}
     if delay > 0:
         from datetime import timedelta
 

@@ -3,7 +3,7 @@
 Slack through `slack_sdk`'s Web API (``chat.postMessage`` with SLACK_BOT_TOKEN, at SLACK_API_URL);
 Mattermost through the subscription's incoming webhook, which must lie under MATTERMOST_URL (checked
 again here: the worker POSTs to it). A post that fails raises, so rq retries the job
-(`workers.subscriptions.RETRY_INTERVALS`); the lines stay in the outbox until a post succeeds.
+(its row in `core.jobs`); the lines stay in the outbox until a post succeeds.
 """
 
 from __future__ import annotations

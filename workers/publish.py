@@ -18,7 +18,7 @@ from typing import Any
 from redis.exceptions import LockError
 from redis.lock import Lock
 
-from core import keys, records
+from core import jobs, keys, records
 from core.freeze import next_transition
 from core.holds import Exemption, to_iso
 from core.prstate import PullState
@@ -28,10 +28,8 @@ from core.verdict import Verdict, compute_verdict, verdict_record
 from state.config_file import parse_config
 from workers import freeze_marks, freeze_rulesets, groups, store
 from workers.funnel import (
-    JOB_TIMEOUT,
     LOCK_TIMEOUT,
     RECOMPUTE_JOB,
-    RETRY,
     Fenced,
     add_to_outbox,
     bucket_for,
@@ -43,6 +41,7 @@ from workers.funnel import (
     write_locked,
     write_now,
 )
+from workers.queueing import options
 from workers.runtime import Runtime, current
 from workers.sync import sync_pull
 
@@ -252,6 +251,5 @@ def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, conf
     when = min(moments)
     job_id = "wake-" + re.sub(r"[^A-Za-z0-9_-]", "_", f"{repo}-{number}-{int(when.timestamp())}")
     if rt.redis.set(keys.wake(job_id), "1", nx=True, ex=int((when - now).total_seconds()) + 3600):
-        rt.queue.enqueue_at(when, RECOMPUTE_JOB, repo, number, job_id=job_id, retry=RETRY,
-                            job_timeout=JOB_TIMEOUT, result_ttl=0)
+        rt.queue.enqueue_at(when, RECOMPUTE_JOB, repo, number, job_id=job_id, **options(jobs.RECOMPUTE))
         log.info("scheduled %s#%s recompute at %s", repo, number, to_iso(when))

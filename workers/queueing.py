@@ -1,10 +1,7 @@
-"""How work reaches the workers: one rq queue, named in the settings, and what rq keeps of each job.
+"""How work reaches the workers: one rq queue, named in the settings, and each job's rq options.
 
-Footprint (design §7, ≤ 2 KB of Redis per tracked PR): a finished job is deleted at once with its result
-(``result_ttl=0``) — at 50 deliveries/s, ten minutes of finished delivery jobs with their 20 KB bodies
-held hundreds of MB only to remember successes. A failed job is kept a bounded time, for `rq requeue`
-and for reading its traceback. Every job this service enqueues uses `JOB_OPTIONS` or
-`DELIVERY_JOB_OPTIONS`.
+What rq keeps of each job (its timeout, retries, result and failure TTLs) is its row in `core.jobs`;
+`options` turns a row into rq's keyword arguments, so no enqueue site spells them by hand.
 """
 
 from __future__ import annotations
@@ -16,25 +13,36 @@ from typing import Any
 from redis import Redis
 from redis.client import Pipeline
 from rq import Queue, Retry
+from rq.job import Job as RqJob
 
+from core import jobs
 from core.deliveries import Delivery
 
-HANDLE_DELIVERY = "workers.events.handle_delivery"
+HANDLE_DELIVERY = jobs.DELIVERY.address
 """Job that applies one GitHub webhook delivery: ``(event, delivery_id, raw JSON body)``."""
+DELIVERY_FAILURE_TTL = jobs.DELIVERY.failure_ttl
 
-DELIVERY_RETRY = Retry(max=5, interval=[2, 10, 60, 300, 900])
-"""Transient failures (GitHub 5xx, a Redis blip) are retried with growing pauses, within the hour."""
 
-FAILURE_TTL = 24 * 3600
-"""A failed job (retries exhausted) stays a day in rq's failed registry, then expires."""
-DELIVERY_FAILURE_TTL = 3 * 24 * 3600
-"""A failed delivery (its body included) stays three days: GitHub's own redelivery window."""
+def retry(job: jobs.Job) -> Retry | None:
+    """rq's retry of a row: one retry per pause."""
+    return Retry(max=len(job.retry), interval=list(job.retry)) if job.retry else None
 
-JOB_OPTIONS: dict[str, Any] = {"result_ttl": 0, "failure_ttl": FAILURE_TTL}
-"""rq options for every job but deliveries (``queue.enqueue(..., **JOB_OPTIONS)``): recomputes,
-fan-outs, expiries, sweeps. Nothing is kept of a success; a failure is kept a day."""
-DELIVERY_JOB_OPTIONS: dict[str, Any] = {"result_ttl": 0, "failure_ttl": DELIVERY_FAILURE_TTL,
-                                        "retry": DELIVERY_RETRY}
+
+def options(job: jobs.Job) -> dict[str, Any]:
+    """``queue.enqueue(job.address, *args, **options(job))`` (also `enqueue_in`, `enqueue_at`). A
+    ``None`` of the row is left out, so rq's own default applies as it always did."""
+    found: dict[str, Any] = {"job_timeout": job.timeout, "result_ttl": job.result_ttl,
+                             "failure_ttl": job.failure_ttl, "retry": retry(job)}
+    return {name: value for name, value in found.items() if value is not None}
+
+
+def create_job(queue: Queue, job: jobs.Job, args: tuple[Any, ...], **extra: Any) -> RqJob:
+    """`Queue.create_job` for a row (to queue in a caller's pipeline, or schedule); ``extra``: a job id,
+    a description. `create_job` calls the timeout ``timeout``, where `enqueue` says ``job_timeout``."""
+    found = options(job)
+    if "job_timeout" in found:
+        found["timeout"] = found.pop("job_timeout")
+    return queue.create_job(job.address, args=args, **found, **extra)
 
 
 def work_queue(connection: Redis, name: str) -> Queue:
@@ -61,13 +69,8 @@ def enqueue_deliveries(queue: Queue, deliveries: Iterable[Delivery], pipe: Pipel
         wanted = job_id(delivery.delivery_id)
         if wanted is not None and wanted in seen:
             continue
-        job = queue.create_job(
-            HANDLE_DELIVERY,
-            args=(delivery.event, delivery.delivery_id, delivery.body),
-            job_id=wanted,
-            description=f"github {delivery.event} {delivery.delivery_id}",
-            **DELIVERY_JOB_OPTIONS,
-        )
+        job = create_job(queue, jobs.DELIVERY, (delivery.event, delivery.delivery_id, delivery.body),
+                         job_id=wanted, description=f"github {delivery.event} {delivery.delivery_id}")
         queue.enqueue_job(job, pipeline=pipe)
         seen.add(job.id)
         ids.append(job.id)

@@ -21,20 +21,20 @@ from datetime import UTC, datetime
 
 from redis.exceptions import LockError
 
-from core import keys
+from core import jobs, keys
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
 from workers import deployments, freeze_rulesets, store, tamper
-from workers.funnel import FAILURE_TTL, JOB_TIMEOUT, bucket_of, drain, pr_lock
+from workers.funnel import bucket_of, drain, pr_lock
 from workers.publish import record, repo_config
+from workers.queueing import options
 from workers.repos import load_repo_config
 from workers.runtime import Runtime, current
 from workers.sync import history_state
 
 log = logging.getLogger(__name__)
 
-RECONCILE_JOB = "workers.reconcile.reconcile_job"
 
 
 Step = Callable[[str, int, int], None]
@@ -124,8 +124,7 @@ def reconcile_job() -> str:
 
 
 def enqueue_reconcile(rt: Runtime) -> None:
-    rt.queue.enqueue(RECONCILE_JOB, job_timeout=JOB_TIMEOUT * 5, result_ttl=0, failure_ttl=FAILURE_TTL,
-                     description="scheduled reconcile")
+    rt.queue.enqueue(jobs.RECONCILE.address, **options(jobs.RECONCILE), description="scheduled reconcile")
 
 
 def parser() -> argparse.ArgumentParser:

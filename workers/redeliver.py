@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, timedelta
 
-from core import keys
+from core import jobs, keys
+from workers.queueing import options
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
 
-SWEEP_JOB = "workers.redeliver.sweep_job"
+SWEEP_JOB = jobs.REDELIVERY_SWEEP.address
 SWEEP_EVERY = timedelta(minutes=10)
 WINDOW = timedelta(days=3)
 """GitHub keeps deliveries for three days; older ones cannot be redelivered."""
@@ -47,4 +48,4 @@ def schedule(rt: Runtime) -> None:
         return
     slot = int(datetime.now(UTC).timestamp() // SWEEP_EVERY.total_seconds()) + 1
     if rt.redis.set(keys.sweep_slot(slot), "1", nx=True, ex=int(SWEEP_EVERY.total_seconds()) * 3):
-        rt.queue.enqueue_in(SWEEP_EVERY, SWEEP_JOB, job_id=f"sweep-{slot}")
+        rt.queue.enqueue_in(SWEEP_EVERY, SWEEP_JOB, job_id=f"sweep-{slot}", **options(jobs.REDELIVERY_SWEEP))

@@ -20,14 +20,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from redis import Redis
-from rq import Queue, Retry
+from rq import Queue
 
+from core import jobs
 from core.keys import PREFIX
 from core.notices import Notice, freed, hook_notice, notice, remembered
+from workers.queueing import options
 
 log = logging.getLogger(__name__)
 
-DRAIN_JOB = "workers.notify.drain_job"
+DRAIN_JOB = jobs.NOTIFY_DRAIN.address
 BATCH_SECONDS = 5
 """A drain waits this long after the first line, so a burst (a freeze reaching every PR) is one message."""
 INTERVAL_SECONDS = 20
@@ -39,9 +41,6 @@ ARMED_TTL = 6 * 3600
 """Covers a drain's retries; should a drain job be lost, the next line queues a new one after this."""
 HELD_BY_TTL = 8 * 86400
 """What a held PR was held by is forgotten after this (a PR closed while held never goes free)."""
-RETRY_INTERVALS = [10, 60, 300, 900, 3600]
-"""A failed post (chat down, 5xx, rate limited) is retried with growing pauses, then kept in rq's failed
-registry; its lines stay in the outbox for the next drain."""
 
 
 @dataclass(frozen=True)
@@ -123,19 +122,18 @@ def work_queue(redis: Redis, sub: Subscription) -> Queue:
 
 
 def job_options(sub: Subscription) -> dict[str, Any]:
-    return {"result_ttl": 0, "failure_ttl": 24 * 3600, "description": f"notify {sub.channel}",
-            "retry": Retry(max=len(RETRY_INTERVALS), interval=list(RETRY_INTERVALS))}
+    return {**options(jobs.NOTIFY_DRAIN), "description": f"notify {sub.channel}"}
 
 
 def arm(redis: Redis, sub: Subscription, delay: float) -> None:
     """Queue the channel's drain job unless one is queued already."""
     if not redis.set(armed_key(sub.channel), "1", nx=True, ex=ARMED_TTL):
         return
-    queue, options = work_queue(redis, sub), job_options(sub)
+    queue, kwargs = work_queue(redis, sub), job_options(sub)
     if delay > 0:
-        queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, sub.channel, **options)
+        queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, sub.channel, **kwargs)
     else:
-        queue.enqueue(DRAIN_JOB, sub.channel, **options)
+        queue.enqueue(DRAIN_JOB, sub.channel, **kwargs)
 
 
 def deliver(redis: Redis, found: Notice) -> int:

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from core import keys, records, state_record
+from core import jobs, keys, records, state_record
 from core.freeze_gate import RULESET_NAME
 from core.gate import UNENFORCED, GateReading, read_gate
 from core.prstate import PullState
@@ -40,7 +40,7 @@ from workers.freeze_rulesets import request_sync
 from workers.pr_replies import post_once
 from workers.publish import repo_config
 from workers.pulls import repo_name
-from workers.queueing import JOB_OPTIONS
+from workers.queueing import options
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ INLINE_ANSWERS = 20
 ANSWERS_PER_RUN = 60
 """Comments one `ANSWER_JOB` run posts before it schedules the next a minute later (GitHub allows
 about 80 content-creating requests a minute)."""
-ANSWER_JOB = "workers.tamper.answer_job"
+ANSWER_JOB = jobs.TAMPER_ANSWERS.address
 EVENTS = {LOST: "gate.unenforced", BLIND: "gate.undetermined", RESTORED: "gate.restored"}
 """Audit event of each change (`core.notices` tells subscribed channels)."""
 
@@ -195,7 +195,7 @@ def answer_held(rt: Runtime, repo: str, record: dict[str, Any], limit: int = INL
         if post_once(rt, repo, number, marker, body) == "posted":
             posted += 1
     if pending:
-        rt.queue.enqueue_in(timedelta(seconds=60), ANSWER_JOB, repo, **JOB_OPTIONS)
+        rt.queue.enqueue_in(timedelta(seconds=60), ANSWER_JOB, repo, **options(jobs.TAMPER_ANSWERS))
     return f"answered {posted}" + (f", {pending} later" if pending else "")
 
 

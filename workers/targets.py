@@ -12,7 +12,7 @@ from redis.lock import Lock
 
 from core import keys
 from workers import groups, store
-from workers.funnel import _member, _needs_write, pr_lock, write_locked
+from workers.funnel import parse_member, pr_lock, pr_needs_write, write_locked
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -23,13 +23,13 @@ class Target:
 
     def __init__(self, rt: Runtime, bucket: str, member: str) -> None:
         self.rt, self.bucket, self.member = rt, bucket, member
-        head, self.number = _member(member)
+        head, self.number = parse_member(member)
         self.repo, _, self.sha = head.partition("@")
 
     def needs_write(self) -> bool:
         if self.sha:
             return groups.needs_write(self.rt.redis, self.repo, self.number or None, self.sha)
-        return _needs_write(self.rt.redis, self.repo, self.number)
+        return pr_needs_write(self.rt.redis, self.repo, self.number)
 
     def lock(self) -> Lock:
         if self.sha:
@@ -57,7 +57,7 @@ def skip(rt: Runtime, bucket: str, member: str, exc: BaseException) -> str:
     status = getattr(exc, "status", 0)
     log.warning("status write on %s skipped: GitHub answered %s", member, status)
     rt.redis.zrem(keys.outbox(bucket), member)
-    head, number = _member(member)
+    head, number = parse_member(member)
     repo, _, sha = head.partition("@")
     store.audit(rt.redis, repo, "status.skipped", number=number, status=status, **({"sha": sha} if sha else {}))
     return "skipped"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from hook.detect.gitrepo import _config_value, _read, git_dirs
+from hook.detect.gitrepo import config_value, git_dirs, read_file
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -63,7 +63,7 @@ def _files(cwd: str | None, env: Mapping[str, str]) -> list[str]:
 
 def _lookup(path: str, key: str, env: Mapping[str, str], depth: int, wanted: str = "alias") -> str | None:
     """The last ``KEY`` of section ``wanted`` in ``path`` and what it includes, in order."""
-    text = _read(path)
+    text = read_file(path)
     if text is None:
         return None
     if depth > _MAX_INCLUDES:
@@ -88,12 +88,12 @@ def _lookup(path: str, key: str, env: Mapping[str, str], depth: int, wanted: str
                 found = UNKNOWN  # continued over lines
             continue
         if section == wanted and name == key:
-            found = _config_value(value) if eq else "true"
+            found = config_value(value) if eq else "true"
         elif section == "include" and name == "path" and eq:
-            included = _lookup(_resolve(_config_value(value), path, env), key, env, depth + 1, wanted)
+            included = _lookup(_resolve(config_value(value), path, env), key, env, depth + 1, wanted)
             found = included if included is not None else found
         elif section.startswith("includeif") and name == "path" and eq:
-            included = _lookup(_resolve(_config_value(value), path, env), key, env, depth + 1, wanted)
+            included = _lookup(_resolve(config_value(value), path, env), key, env, depth + 1, wanted)
             found = UNKNOWN if included is not None else found  # its condition is not evaluated here
     return found
 

@@ -53,7 +53,7 @@ def current_branch(cwd: str | None) -> str | None:
     dirs = git_dirs(cwd)
     if dirs is None:
         return None
-    head = _read(os.path.join(dirs[0], "HEAD"))
+    head = read_file(os.path.join(dirs[0], "HEAD"))
     if head is None or not head.startswith("ref:"):
         return None
     ref = head[4:].strip()
@@ -63,7 +63,7 @@ def current_branch(cwd: str | None) -> str | None:
 def default_branch(cwd: str | None) -> str | None:
     """The remote's default branch as ``git clone`` recorded it (``refs/remotes/origin/HEAD``)."""
     dirs = git_dirs(cwd)
-    head = _read(os.path.join(dirs[1], "refs", "remotes", "origin", "HEAD")) if dirs else None
+    head = read_file(os.path.join(dirs[1], "refs", "remotes", "origin", "HEAD")) if dirs else None
     prefix = "ref: refs/remotes/origin/"
     return head.strip()[len(prefix) :] if head and head.startswith(prefix) else None
 
@@ -79,11 +79,11 @@ def git_dirs(cwd: str | None) -> tuple[str, str] | None:
         if os.path.isdir(dot_git):
             git_dir = dot_git
         elif os.path.isfile(dot_git):
-            text = _read(dot_git) or ""
+            text = read_file(dot_git) or ""
             if text.startswith("gitdir:"):
                 git_dir = os.path.normpath(os.path.join(path, text[7:].strip()))
         if git_dir is not None:
-            common = _read(os.path.join(git_dir, "commondir"))
+            common = read_file(os.path.join(git_dir, "commondir"))
             common_dir = os.path.normpath(os.path.join(git_dir, common.strip())) if common else git_dir
             return git_dir, common_dir
         parent = os.path.dirname(path)
@@ -97,7 +97,7 @@ def read_config(cwd: str | None) -> dict[tuple[str, str, str], str] | None:
     dirs = git_dirs(cwd)
     if dirs is None:
         return None
-    text = _read(os.path.join(dirs[1], "config"))
+    text = read_file(os.path.join(dirs[1], "config"))
     return parse_config(text) if text is not None else None
 
 
@@ -118,7 +118,7 @@ def parse_config(text: str) -> dict[tuple[str, str, str], str]:
                 section = section.lower()
             continue
         key, eq, value = line.partition("=")
-        values[(section, subsection, key.strip().lower())] = _config_value(value) if eq else "true"
+        values[(section, subsection, key.strip().lower())] = config_value(value) if eq else "true"
     return values
 
 
@@ -224,7 +224,9 @@ def normalize_host(host: str) -> str | None:
     return host
 
 
-def _config_value(value: str) -> str:
+def config_value(value: str) -> str:
+    """A raw git-config value as git reads it: quotes dropped, escapes resolved, a trailing comment cut
+    (also `hook.detect.gitconfig`'s, which follows includes)."""
     value = value.strip()
     if not any(c in value for c in '"\\#;'):
         return value  # nothing the loop below would change (most values: URLs, refs, names)
@@ -244,7 +246,8 @@ def _config_value(value: str) -> str:
     return "".join(out).strip()
 
 
-def _read(path: str) -> str | None:
+def read_file(path: str) -> str | None:
+    """A git file's text, capped; None when unreadable (also `hook.detect.gitconfig`'s)."""
     # Bytes, then decoded: a text-mode file object costs more than the read (start-up budget); every
     # caller splits lines with splitlines() or strips, so "\r\n" needs no translation.
     try:

@@ -73,7 +73,9 @@ class RedisURL:
         return f"RedisURL({self.host!r}, {self.port}, username={self.username!r}, db={self.db})"
 
 
-def _unquote(text: str) -> str:
+def unquote(text: str) -> str:
+    """Percent-decoding of a URL part (user, password, a query value); `hook.verdicts.sentinel` reads
+    its URLs with it too."""
     if "%" not in text:
         return text
     out = bytearray()
@@ -107,8 +109,8 @@ def parse_redis_url(url: str) -> RedisURL:
     password: str | None = None
     if userinfo:
         user, colon, secret = userinfo.partition(":")
-        username = _unquote(user) or None
-        password = _unquote(secret) if colon else None
+        username = unquote(user) or None
+        password = unquote(secret) if colon else None
     if hostport.startswith("["):
         host, _, tail = hostport[1:].partition("]")
         port_text = tail[1:] if tail.startswith(":") else ""
@@ -131,7 +133,7 @@ def parse_redis_url(url: str) -> RedisURL:
         password=password,
         db=db,
         tls=scheme == "rediss",
-        ca_file=_unquote(ca_file) if ca_file else None,
+        ca_file=unquote(ca_file) if ca_file else None,
     )
 
 

@@ -75,7 +75,7 @@ def _address(text: str) -> tuple[str, int]:
 
 
 def parse_sentinel_url(url: str) -> SentinelURL:
-    from hook.verdicts.redis_client import _unquote as unquote
+    from hook.verdicts.redis_client import unquote
 
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in SCHEMES:
