@@ -26,7 +26,7 @@ from werkzeug.wrappers import Response
 from app import reads
 from app.auth import RANK, current_identity, login_required, may_see, role_in
 from app.services import services
-from core import keys
+from core import jobs, keys
 from core.chat_request import REPUBLISH_JOB
 from core.comment_rules import DASHBOARD_JOB
 from core.comments import clean_reason
@@ -39,6 +39,7 @@ from core.scopes import scope_repo
 from state import freeze_progress
 from state.config_file import parse_config
 from workers import room_state, store
+from workers.queueing import options
 
 bp = Blueprint("actions", __name__)
 
@@ -120,7 +121,7 @@ def may_freeze(scope: str) -> bool:
 
 
 def republish_scope(scope: str) -> None:
-    services().queue.enqueue(REPUBLISH_JOB, scope, result_ttl=0, failure_ttl=7 * 86400,
+    services().queue.enqueue(REPUBLISH_JOB, scope, **options(jobs.REPUBLISH),
                              description=f"republish {scope} after a dashboard hold change")
 
 
@@ -139,7 +140,7 @@ def _command(repo: str, number: int, data: dict[str, Any]) -> None:
     command = {**data, "actor": login, "permission": int(Permission.parse(role_in(repo))),
                "is_author": facts is not None and facts.author.lower() == login.lower(),
                "at": to_iso(datetime.now(UTC)), "ref": f"{DASHBOARD_REF}{uuid.uuid4().hex}"}
-    services().queue.enqueue(DASHBOARD_JOB, repo, number, command, result_ttl=0, failure_ttl=7 * 86400,
+    services().queue.enqueue(DASHBOARD_JOB, repo, number, command, **options(jobs.DASHBOARD_COMMAND),
                              description=f"dashboard {data['kind']} on {repo}#{number} by {login}")
 
 
