@@ -224,7 +224,7 @@ def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
     previous = store.load_verdict(rt.redis, repo, number)
     with rt.redis.pipeline() as pipe:
         store.drop_verdict(pipe, repo, number, previous)
-        pipe.delete(keys.posted(repo, number))
+        pipe.delete(keys.posted(repo, number), keys.posted_mark(repo, number))
         pipe.srem(keys.open_prs(repo), number)
         pipe.srem(keys.held_prs(repo), number)
         pipe.hdel(keys.held_heads(repo), str(number))
