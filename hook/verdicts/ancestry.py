@@ -38,7 +38,10 @@ def _git(gitdir: str, *args: str) -> int | None:
     deadline = time.monotonic() + GIT_TIMEOUT_S
     pause = 0.001
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # reaped by someone else (SIGCHLD ignored by whoever started us): doubt
+            return None
         if done:
             return os.waitstatus_to_exitcode(status)
         if time.monotonic() > deadline:
@@ -75,6 +78,7 @@ def _git_lines(gitdir: str, *args: str) -> list[str] | None:
     os.close(write_end)
     os.set_blocking(read_end, False)
     deadline, out, pause = time.monotonic() + GIT_TIMEOUT_S, b"", 0.001
+    code: int | None = None  # git's wait status, once reaped: a pid is waited for once only
     while True:
         try:
             chunk = os.read(read_end, 65536)
@@ -83,14 +87,23 @@ def _git_lines(gitdir: str, *args: str) -> list[str] | None:
         if chunk:
             out = (out + chunk)[:65536]
             continue
-        finished, code = os.waitpid(pid, os.WNOHANG)
-        if finished and chunk is not None:  # exited, and the pipe is drained (EOF)
+        if code is None:
+            try:
+                finished, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by someone else (SIGCHLD ignored by our parent): doubt
+                os.close(read_end)
+                return None
+            if finished:
+                code = status
+        if code is not None and chunk is not None:  # exited, and the pipe is drained (EOF)
             break
         if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            os.close(read_end)
-            return None
+            if code is None:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                os.close(read_end)
+                return None
+            break  # git exited; a process it started keeps the pipe open: what git wrote is all there is
         time.sleep(pause)
         pause = min(pause * 2, 0.02)
     os.close(read_end)
