@@ -7,7 +7,9 @@ tests/test_hook_frontends.py reading the same programs with both readers, each c
   and-or list as the commands and operators it holds, each redirection on the command before it.
 - A second here-document of a line nests inside the first one's node and gets the first body
   (``cat <<A | bash <<B``): `heredoc_body` pairs bodies with their ``<<`` in order, as bash reads them.
-- A lone ``-`` before a redirection is left out of the tree (``gh pr comment 5 -F - <<EOF``): `dropped`.
+- A lone ``-`` before a redirection is left out of the tree (``gh pr comment 5 -F - <<EOF``): `dropped`;
+  the words after a redirection's target are held in the redirection (``gh pr merge >/dev/null 5``):
+  `trailing`.
 - A command may run on past a newline without an error node (``v=5 | echo x | bash`` NEWLINE ``elif …``
   made ``elif`` an argument of bash), and a here-document's body may be taken from later lines while its
   own lines are read as code (``cat <<EOF && case …``): `one_line` and `check_heredocs` raise `Misread`,
@@ -26,6 +28,9 @@ AND_OR = ("list", "pipeline", "negated_command", "redirected_statement")
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 _HEREDOC_PARTS = ("<<", "<<-", "heredoc_start", "heredoc_body", "heredoc_end")
 _OPERATORS = ("&&", "||", "|", "|&")
+_WORDS = ("word", "number", "string", "raw_string", "concatenation", "simple_expansion", "expansion",
+          "command_substitution", "ansi_c_string", "translated_string", "arithmetic_expansion",
+          "process_substitution")
 
 
 class Misread(Exception):
@@ -71,7 +76,9 @@ def _attach(redirect: Node, elements: list[tuple[Node, list[Node]]], ops: list[s
     if elements:
         elements[-1][1].append(redirect)
     if redirect.type == "heredoc_redirect":
-        _tokens([c for c in redirect.children if c.type not in _HEREDOC_PARTS], elements, ops)
+        arguments = {c.id for c in trailing(redirect)}  # the command's, read with it
+        _tokens([c for c in redirect.children if c.type not in _HEREDOC_PARTS and c.id not in arguments], elements,
+                ops)
 
 
 def heredoc_body(node: Node) -> Node | None:
@@ -158,10 +165,43 @@ def dropped(command: Node, first: Node) -> list[str]:
     return text.decode("utf-8", "replace").replace("\\\n", " ").split()
 
 
+def trailing(redirect: Node) -> list[Node]:
+    """The words after a redirection's target: the command's own arguments (``gh pr merge >/dev/null 5``
+    puts ``5`` in the ``file_redirect`` node, ``gh pr merge 5 <<EOF -R acme/other`` puts ``-R acme/other``
+    in the ``heredoc_redirect``), on the redirection's line."""
+    if redirect.type == "heredoc_redirect":
+        words: list[Node] = []
+        for child in redirect.children[_start(redirect) + 1:]:
+            if child.type not in _WORDS:  # `|`, `&&`, a redirection: the rest of the line follows
+                break
+            words.append(child)
+        return words
+    if redirect.type != "file_redirect":
+        return []
+    one_line(redirect)
+    return [c for c in redirect.named_children if c.type not in ("file_descriptor", "comment")][1:]
+
+
+def _start(heredoc: Node) -> int:
+    return next((k for k, c in enumerate(heredoc.children) if c.type == "heredoc_start"), len(heredoc.children))
+
+
 def one_line(node: Node) -> None:
-    """A simple command ends at a newline (outside quotes and line continuations)."""
+    """A simple command ends at a newline (outside quotes and line continuations), in the gaps between
+    its words and inside an unquoted word too: tree-sitter-bash reads ``true`` NEWLINE ``\\gh pr merge 5``
+    as one command whose second word is NEWLINE ``\\gh``."""
     text, children = node.text or b"", node.children
     for k in range(1, len(children)):
         gap = text[children[k - 1].end_byte - node.start_byte : children[k].start_byte - node.start_byte]
         if b"\n" in gap.replace(b"\\\n", b""):
             raise Misread
+    _bare_words(children)
+
+
+def _bare_words(children: list[Node]) -> None:
+    """A newline in an unquoted word (not a quoted string's, not an escaped one) ends the command."""
+    for child in children:
+        if child.type == "word" and b"\n" in (child.text or b"").replace(b"\\\n", b""):
+            raise Misread
+        if child.type in ("command_name", "concatenation"):
+            _bare_words(child.children)
