@@ -60,7 +60,7 @@ CALLS = ("f", "f 7", 'f "$v"', "g 5 -R acme/other")
 LOOPING = ("break", "continue")
 IN_FUNCTION = ("return", "local v=7", 'local r="$1"')
 REDIRECTS = ("",) * 8 + (">/dev/null", "2>&1", ">>log.txt", "</dev/null", "2>/dev/null >&2", "&>/dev/null",
-                         '<<<"$v"')
+                         "{fd}>/dev/null", '<<<"$v"')
 PATTERNS = ("5", "7", "5|7", "*", "[57]", "?", "g*", '""', "$v", "5|@(7)")
 SUBJECTS = ("$v", "5", "go", '"$1"', "$(echo 7)")
 CONDITIONS = ("while false", "while [ -e /nope ]", "until true", "while read x", "while true", "until false")
@@ -150,9 +150,11 @@ def _simple(draw: Draw, ctx: _Context) -> str:
     if "=" in head or not redirect:  # tree-sitter-bash reads no redirection after a bare assignment
         return text
     # a statement may be a compound one; `declare >f a=(5)` is no array assignment (bash: a syntax error)
+    # tree-sitter-bash reads no `{fd}>f` before the command name: a program it cannot read
     if where == "end" or statement or head.startswith(_KEYWORDS) or "=(" in rest:
         return f"{text} {redirect}"
-    return f"{redirect} {text}" if where == "start" or not rest else f"{head} {redirect} {rest}"
+    start = where == "start" and not redirect.startswith("{")
+    return f"{redirect} {text}" if start or not rest else f"{head} {redirect} {rest}"
 
 
 def _heredoc(draw: Draw, depth: int, ctx: _Context) -> str:
@@ -225,7 +227,7 @@ def _command(draw: Draw, depth: int, ctx: _Context) -> str:
     else:
         text = f"{{ {_list(draw, d, ctx)}{sep}}}"
     if form in (4, 5, 6, 7, 8, 9, 14):
-        redirect = draw(st.sampled_from(REDIRECTS[:-1]))
+        redirect = draw(st.sampled_from(REDIRECTS[:-2]))  # tree-sitter-bash: no `<<<` or `{fd}>f` there
         text += f" {redirect}" if redirect else ""
     return text
 

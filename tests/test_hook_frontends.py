@@ -186,6 +186,7 @@ ROWS: list[tuple[str, str]] = [
     ("echo </dev/null gh pr merge 5 | bash", "determined"),  # tree-sitter: echo printed nothing
     ("echo >f.txt 5; gh pr merge $(cat f.txt)", "determined"),  # tree-sitter: it wrote a file named 5
     ("gh pr merge 5 <<EOF -R acme/other\nmerged\nEOF", "determined"),  # and in a here-document's node
+    ("gh pr merge {fd}>/dev/null 5 -R acme/other", "determined"),  # `{fd}` was read as gh's argument
 ]
 """Programs on which the two readers once disagreed, with what real bash makes of them (the differential
 test's verdicts: ``determined`` and equal to what the stand-ins received, or ``undetermined``)."""
@@ -202,6 +203,9 @@ UNREADABLE: list[tuple[str, str]] = [
     ("true\n\\gh pr merge 5", "determined"),
     ("v=5\n\\gh pr merge 5", "determined"),
     ("echo x >/dev/null\n\\gh pr merge 5", "determined"),  # the same inside a redirection's node
+    # and split a word at a line continuation (`gh pr mer ge 5`: no merge)
+    ("gh pr mer\\\nge 5", "determined"),
+    ("g\\\nh pr merge 5 -R acme/other", "determined"),
 ]
 """Programs tree-sitter misread without an error node: it must count them as unread, never trust them."""
 

@@ -9,7 +9,7 @@ tests/test_hook_frontends.py reading the same programs with both readers, each c
   (``cat <<A | bash <<B``): `heredoc_body` pairs bodies with their ``<<`` in order, as bash reads them.
 - A lone ``-`` before a redirection is left out of the tree (``gh pr comment 5 -F - <<EOF``): `dropped`;
   the words after a redirection's target are held in the redirection (``gh pr merge >/dev/null 5``):
-  `trailing`.
+  `trailing`; the variable of ``{fd}>f`` is read as the command's last word: `fd_variable`.
 - A command may run on past a newline without an error node (``v=5 | echo x | bash`` NEWLINE ``elif …``
   made ``elif`` an argument of bash), and a here-document's body may be taken from later lines while its
   own lines are read as code (``cat <<EOF && case …``): `one_line` and `check_heredocs` raise `Misread`,
@@ -165,6 +165,16 @@ def dropped(command: Node, first: Node) -> list[str]:
     return text.decode("utf-8", "replace").replace("\\\n", " ").split()
 
 
+def fd_variable(command: Node, first: Node) -> bool:
+    """``{fd}>/dev/null`` names the variable that gets the descriptor; tree-sitter-bash reads ``{fd}`` as
+    the command's last word."""
+    last = command.named_children[-1] if command.named_children else None
+    if last is None or last.end_byte != first.start_byte or last.type.endswith("_redirect"):
+        return False
+    name = (last.text or b"").decode("utf-8", "replace")
+    return name.startswith("{") and name.endswith("}") and name[1:-1].isidentifier() and name[1:-1].isascii()
+
+
 def trailing(redirect: Node) -> list[Node]:
     """The words after a redirection's target: the command's own arguments (``gh pr merge >/dev/null 5``
     puts ``5`` in the ``file_redirect`` node, ``gh pr merge 5 <<EOF -R acme/other`` puts ``-R acme/other``
@@ -189,11 +199,14 @@ def _start(heredoc: Node) -> int:
 def one_line(node: Node) -> None:
     """A simple command ends at a newline (outside quotes and line continuations), in the gaps between
     its words and inside an unquoted word too: tree-sitter-bash reads ``true`` NEWLINE ``\\gh pr merge 5``
-    as one command whose second word is NEWLINE ``\\gh``."""
+    as one command whose second word is NEWLINE ``\\gh``, and ``gh pr mer\\`` NEWLINE ``ge 5`` as
+    ``gh pr mer ge 5``."""
     text, children = node.text or b"", node.children
     for k in range(1, len(children)):
         gap = text[children[k - 1].end_byte - node.start_byte : children[k].start_byte - node.start_byte]
-        if b"\n" in gap.replace(b"\\\n", b""):
+        # a gap of line continuations alone joins two words in bash (`mer\` NEWLINE `ge` is `merge`);
+        # tree-sitter-bash splits them
+        if b"\n" in gap.replace(b"\\\n", b"") or (gap and not gap.replace(b"\\\n", b"")):
             raise Misread
     _bare_words(children)
 
