@@ -206,6 +206,10 @@ UNREADABLE: list[tuple[str, str]] = [
     # and split a word at a line continuation (`gh pr mer ge 5`: no merge)
     ("gh pr mer\\\nge 5", "determined"),
     ("g\\\nh pr merge 5 -R acme/other", "determined"),
+    # and made a reserved word a command's name after `!` or `time` (`{ gh pr merge 5`, then `}`)
+    ("! { gh pr merge 5; }", "determined"),
+    ("! if true; then gh pr merge 5 -R acme/other; fi", "determined"),
+    ("time { gh pr merge 5; }", "determined"),
 ]
 """Programs tree-sitter misread without an error node: it must count them as unread, never trust them."""
 

@@ -12,8 +12,8 @@ tests/test_hook_frontends.py reading the same programs with both readers, each c
   `trailing`; the variable of ``{fd}>f`` is read as the command's last word: `fd_variable`.
 - A command may run on past a newline without an error node (``v=5 | echo x | bash`` NEWLINE ``elif …``
   made ``elif`` an argument of bash), and a here-document's body may be taken from later lines while its
-  own lines are read as code (``cat <<EOF && case …``): `one_line` and `check_heredocs` raise `Misread`,
-  and the text counts as unread.
+  own lines are read as code (``cat <<EOF && case …``); ``! {`` makes ``{`` a command's name: `one_line`,
+  `check_heredocs` and `not_a_keyword` raise `Misread`, and the text counts as unread.
 
 Works on the tree only; imports nothing at run time.
 """
@@ -28,6 +28,8 @@ AND_OR = ("list", "pipeline", "negated_command", "redirected_statement")
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 _HEREDOC_PARTS = ("<<", "<<-", "heredoc_start", "heredoc_body", "heredoc_end")
 _OPERATORS = ("&&", "||", "|", "|&")
+_RESERVED = (b"{", b"}", b"if", b"then", b"elif", b"else", b"fi", b"do", b"done", b"case", b"esac", b"while",
+             b"until", b"for", b"select", b"function")
 _WORDS = ("word", "number", "string", "raw_string", "concatenation", "simple_expansion", "expansion",
           "command_substitution", "ansi_c_string", "translated_string", "arithmetic_expansion",
           "process_substitution")
@@ -194,6 +196,14 @@ def trailing(redirect: Node) -> list[Node]:
 
 def _start(heredoc: Node) -> int:
     return next((k for k, c in enumerate(heredoc.children) if c.type == "heredoc_start"), len(heredoc.children))
+
+
+def not_a_keyword(command: Node) -> None:
+    """A reserved word first in a command is bash's keyword, never a program's name: tree-sitter-bash reads
+    ``! { gh pr merge 5; }`` as a command named ``{`` and one named ``}`` (``! if …``: ``if``, ``then``)."""
+    first = command.children[0] if command.children else None
+    if first is not None and first.type == "command_name" and (first.text or b"") in _RESERVED:
+        raise Misread
 
 
 def one_line(node: Node) -> None:

@@ -171,6 +171,7 @@ def _body(children: list[Node], out: list[Event]) -> None:
 
 def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
     treeshape.one_line(node)
+    treeshape.not_a_keyword(node)
     words: list[Word] = []
     assigns: list[tuple[str, Word]] = []
     arrays: list[tuple[str, list[Word] | None]] = []
