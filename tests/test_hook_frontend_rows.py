@@ -54,6 +54,9 @@ ROWS: list[tuple[str, str, tuple[str, ...]]] = [
     ("case", "case 5 in 5) gh pr merge 5;; 7) gh pr merge 7;; esac", W5),  # the subject decides the arm
     ("case", "case go in g*) git push origin HEAD:main;; *) echo 'git push origin HEAD:main';; esac", PUSH),
     ("case", "v=7; case $v in 5) ls;; *) gh pr merge $v;; esac", ("merge gh_pr_merge acme/widgets#7",)),
+    # an extglob pattern: the fast reader hands the text to tree-sitter; the arm is not decided
+    ("case", 'case 7 in @(5|7)) gh pr merge 7;; *) echo "gh pr merge 9";; esac',
+     ("merge gh_pr_merge acme/widgets#7", "undetermined")),
     ("loop", "for v in 5 7; do gh pr merge $v; done",
      ("merge gh_pr_merge acme/widgets#5", "merge gh_pr_merge acme/widgets#7")),
     ("loop", 'for v in 5; do echo "gh pr merge $v"; done', NONE),

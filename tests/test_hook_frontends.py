@@ -187,6 +187,12 @@ ROWS: list[tuple[str, str]] = [
     ("echo >f.txt 5; gh pr merge $(cat f.txt)", "determined"),  # tree-sitter: it wrote a file named 5
     ("gh pr merge 5 <<EOF -R acme/other\nmerged\nEOF", "determined"),  # and in a here-document's node
     ("gh pr merge {fd}>/dev/null 5 -R acme/other", "determined"),  # `{fd}` was read as gh's argument
+    ("git push origin HEAD:main 2>&1 {fd}>/dev/null", "determined"),  # and as one after `2>&1`'s target
+    # a redirected test or arithmetic command prints nothing of its substitutions' (the fast reader
+    # gave the pipe `echo`'s output); a redirected group still prints its one command's
+    ("[[ $(echo 5) ]] 2>&1 | gh pr comment 5 -F -", "determined"),
+    ("(( $(echo 5) )) >&2 | gh pr comment 5 -F -", "determined"),
+    ("{ echo gh pr merge 5; } 2>&1 | bash", "determined"),
 ]
 """Programs on which the two readers once disagreed, with what real bash makes of them (the differential
 test's verdicts: ``determined`` and equal to what the stand-ins received, or ``undetermined``)."""

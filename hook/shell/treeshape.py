@@ -167,13 +167,12 @@ def dropped(command: Node, first: Node) -> list[str]:
     return text.decode("utf-8", "replace").replace("\\\n", " ").split()
 
 
-def fd_variable(command: Node, first: Node) -> bool:
+def fd_variable(word: Node | None, following: Node | None) -> bool:
     """``{fd}>/dev/null`` names the variable that gets the descriptor; tree-sitter-bash reads ``{fd}`` as
-    the command's last word."""
-    last = command.named_children[-1] if command.named_children else None
-    if last is None or last.end_byte != first.start_byte or last.type.endswith("_redirect"):
+    a word of what comes before (the command's last word, or one after an earlier redirection's target)."""
+    if word is None or following is None or word.end_byte != following.start_byte or word.type.endswith("_redirect"):
         return False
-    name = (last.text or b"").decode("utf-8", "replace")
+    name = (word.text or b"").decode("utf-8", "replace")
     return name.startswith("{") and name.endswith("}") and name[1:-1].isidentifier() and name[1:-1].isascii()
 
 
@@ -191,7 +190,8 @@ def trailing(redirect: Node) -> list[Node]:
     if redirect.type != "file_redirect":
         return []
     one_line(redirect)
-    return [c for c in redirect.named_children if c.type not in ("file_descriptor", "comment")][1:]
+    words = [c for c in redirect.named_children if c.type not in ("file_descriptor", "comment")][1:]
+    return words[:-1] if words and fd_variable(words[-1], redirect.next_sibling) else words
 
 
 def _start(heredoc: Node) -> int:

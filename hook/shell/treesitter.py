@@ -242,7 +242,8 @@ def _element(node: Node, redirect_nodes: list[Node], out: list[Event]) -> tuple[
         return command, redirects
     if node.type == "command":
         command = _command(node, redirects, out)
-        if redirect_nodes and treeshape.fd_variable(node, redirect_nodes[0]) and command.words:
+        final = node.named_children[-1] if node.named_children else None
+        if redirect_nodes and treeshape.fd_variable(final, redirect_nodes[0]) and command.words:
             command.words.pop()
         if redirect_nodes:
             command.words += [_lex(None, w, out, whole_text=False) for w in treeshape.dropped(node, redirect_nodes[0])]
