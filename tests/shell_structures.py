@@ -36,9 +36,23 @@ MERGES = ("gh pr merge $v -R acme/widgets", 'gh pr merge "$v" -R "$r"', "gh pr m
           "curl -X PUT https://api.github.com/repos/$r/pulls/5/merge", "git push origin HEAD:main",
           "gh pr merge 5 -R acme/other", "GH_REPO=$r gh pr merge 5", "gh pr merge ${v}", "gm 5",
           "gh pr merge \\\n 5 -R acme/other", "bash <(echo gh pr merge 5)", "gh pr merge $(echo 7) -R acme/other")
+QUOTED_MERGES = ('"gh" pr merge 5', "g\\h pr merge 5", "gh 'pr' \"merge\" 5 -R acme/other", "\\gh pr merge 5",
+                 "gh pr mer\\ge $v", "gh pr $'merge' 5", "gh api -X PUT 'repos/acme/widgets/pulls/5/merge'",
+                 "git push origin 'HEAD:main'", "git push origin HEAD:\\main", "$(echo gh) pr merge 5",
+                 'gh pr "merge" "$(echo 5)" -R acme/other')
+"""Merges spelled through quotes and escapes: each word is still the merge's once bash has removed them."""
+HARMLESS = ("ls", "ls >/dev/null", "git status", "git status --short", "grep merge file", "grep -c merge /dev/null")
+LOOKALIKES = ("echo 'gh pr merge 5'", 'echo "gh pr merge $v"', "echo gh\\ pr\\ merge\\ 5", ": gh pr merge 5",
+              "printf '%s\\n' 'git push origin HEAD:main'", "grep 'gh pr merge' file", "echo gh pr merge 5 '#'",
+              "echo 'gh api -X PUT repos/acme/widgets/pulls/5/merge'", "cat <<<'gh pr merge 5'",
+              'echo "\\$(gh pr merge 5)"', "echo '$(gh pr merge 5)'", "git commit --dry-run -m 'gh pr merge 5'")
+"""Text that names a merge without running one: quoted, escaped, an argument, data on stdin."""
 LIFTS = ("gh pr comment $v -R acme/widgets --body /unhold", "gh pr edit 5 --remove-label hold",
          'gh pr review "$v" -R "$r" --approve', "gh pr comment 5 -F -")
 """Lifts: judged like merges (the oracle's reference reading does not know them: tests/shell_oracle.py)."""
+TAMPERS = ("gh api -X DELETE repos/acme/widgets/branches/main/protection",
+           "gh api -X POST repos/$r/statuses/abc -f state=success -f context=merge-hold")
+"""Acts that weaken the gate: judged like lifts (the oracle does not know them either)."""
 NEUTRAL = ("true", "false", ":", "echo hi", "echo $v", "[ -e /nope ]", "[[ $v == 5 ]]", 'test -n "$v"',
            "cat /dev/null", "wait", "[[ $(echo 5) ]]", "(( v > 2 ))", "echo gh pr merge 9", "time true",
            "cat <(echo 5)", "echo $'gh pr merge 9'", "printf '%s\\n' 5 7")
@@ -46,7 +60,7 @@ CALLS = ("f", "f 7", 'f "$v"', "g 5 -R acme/other")
 LOOPING = ("break", "continue")
 IN_FUNCTION = ("return", "local v=7", 'local r="$1"')
 REDIRECTS = ("",) * 8 + (">/dev/null", "2>&1", ">>log.txt", "</dev/null", "2>/dev/null >&2", "&>/dev/null",
-                         '<<<"$v"')
+                         "{fd}>/dev/null", '<<<"$v"')
 PATTERNS = ("5", "7", "5|7", "*", "[57]", "?", "g*", '""', "$v", "5|@(7)")
 SUBJECTS = ("$v", "5", "go", '"$1"', "$(echo 7)")
 CONDITIONS = ("while false", "while [ -e /nope ]", "until true", "while read x", "while true", "until false")
@@ -59,6 +73,7 @@ NESTED = ("eval {0}", "bash -c {0}", "sh -c {0} _ 7", "bash -c {0} sh 5 -R acme/
 SUBSTITUTIONS = ("v=$( {0}; echo 7 )", "gh pr merge $( {0} ) -R acme/widgets", 'echo "$( {0} )"', "[[ -n $( {0} ) ]]",
                  "v=$({0})")
 HEREDOC_READERS = ("cat", "bash", "sh", "cat | bash", "bash -s 5", "gh pr comment 5 -R acme/widgets -F -",
+                   "gh pr comment 5 @-R acme/other -F -", "bash @-s 5", "cat @- | bash",
                    "cat >/dev/null")
 HEREDOC_BODIES = ("gh pr merge 5", "$v", "/unhold", "gh pr merge $v -R acme/other", "$(gh pr merge 7)", "text")
 # simple commands, then if, while, for, case, ( ), { }, a function, a here-document, a nested shell, a
@@ -68,6 +83,8 @@ _LENGTHS = (st.sampled_from((1, 2, 2, 3)), st.sampled_from((1, 1, 2, 2, 3)), st.
 _PIPES = st.sampled_from(("",) * 6 + (" | ", "|", " |& ", "!"))
 _ARMS = st.sampled_from([(p, o, t) for p in PATTERNS for o in ("", "(") for t in (";;", ";;", ";&", ";;&")])
 _COMPOUND = ("{", "(", "if", "case", "for", "while", "until", "select", "f()", "g()", "function", "local")
+_REDIRECTED = st.sampled_from([(r, w) for r in REDIRECTS for w in ("end", "end", "end", "middle", "start")])
+_KEYWORDS = ("time", "[[", "((", "!", "{", "(")
 _HEREDOCS = st.sampled_from([(op, d, q, t) for op in ("<<", "<<-") for d in ("EOF", "END") for q in ("", "'", '"')
                              for t in ("", "\t") if op == "<<-" or not t])
 _ONE_LINE_STATEMENTS = st.one_of(statement(), DECOYS).filter(lambda text: "\n" not in text)
@@ -100,8 +117,9 @@ def _leaves(lifts: bool, in_loop: bool, in_function: bool, calls: bool) -> st.Se
     """One simple command, one draw: state (twice as likely), merges, decoys, and what fits here."""
     key = (lifts, in_loop, in_function, calls)
     if key not in _POOLS:
-        pool: tuple[str, ...] = ASSIGNS + ASSIGNS + DIRS + MERGES + MERGES + NEUTRAL
-        pool += (LIFTS if lifts else ()) + (CALLS if calls else ()) + (LOOPING if in_loop else ())
+        pool: tuple[str, ...] = ASSIGNS + ASSIGNS + DIRS + MERGES + MERGES + QUOTED_MERGES + NEUTRAL + HARMLESS
+        pool += LOOKALIKES
+        pool += (LIFTS + TAMPERS if lifts else ()) + (CALLS if calls else ()) + (LOOPING if in_loop else ())
         pool += IN_FUNCTION if in_function else ()
         _POOLS[key] = st.sampled_from(pool + ("\x00",) * (len(pool) // 8))  # NUL: one of the differential's
     return _POOLS[key]
@@ -121,13 +139,22 @@ class _Context:
 
 
 def _simple(draw: Draw, ctx: _Context) -> str:
+    """A simple command, maybe redirected: at its end, after its first word or before it (the words
+    after a redirection are still the command's: ``gh pr merge >/dev/null 5 -R acme/other``)."""
     text = draw(_leaves(ctx.lifts, ctx.in_loop, ctx.in_function, ctx.calls))
-    if text == "\x00":
+    statement = text == "\x00"
+    if statement:
         text = draw(_ONE_LINE_STATEMENTS)
-    redirect = draw(st.sampled_from(REDIRECTS))
-    if "=" in text.split(" ", 1)[0]:  # tree-sitter-bash reads no redirection after a bare assignment
+    redirect, where = draw(_REDIRECTED)
+    head, _, rest = text.partition(" ")
+    if "=" in head or not redirect:  # tree-sitter-bash reads no redirection after a bare assignment
         return text
-    return f"{text} {redirect}" if redirect else text
+    # a statement may be a compound one; `declare >f a=(5)` is no array assignment (bash: a syntax error)
+    # tree-sitter-bash reads no `{fd}>f` before the command name: a program it cannot read
+    if where == "end" or statement or head.startswith(_KEYWORDS) or "=(" in rest:
+        return f"{text} {redirect}"
+    start = where == "start" and not redirect.startswith("{")
+    return f"{redirect} {text}" if start or not rest else f"{head} {redirect} {rest}"
 
 
 def _heredoc(draw: Draw, depth: int, ctx: _Context) -> str:
@@ -138,8 +165,9 @@ def _heredoc(draw: Draw, depth: int, ctx: _Context) -> str:
     else:
         inner = draw(st.sampled_from(HEREDOC_BODIES))
     program, _, tail = draw(st.sampled_from(HEREDOC_READERS)).partition(" | ")
-    return (f"{program} {op}{quoting}{delim}{quoting}{BODY}{tabs}{inner}\n{tabs}{delim}{BODY}"
-            + (f" | {tail}" if tail else ""))
+    program, _, after = program.partition(" @")  # `@`: the words after the here-document are the command's
+    return (f"{program} {op}{quoting}{delim}{quoting}{' ' + after if after else ''}{BODY}{tabs}{inner}\n{tabs}"
+            f"{delim}{BODY}" + (f" | {tail}" if tail else ""))
 
 
 def _command(draw: Draw, depth: int, ctx: _Context) -> str:
@@ -194,11 +222,12 @@ def _command(draw: Draw, depth: int, ctx: _Context) -> str:
         text = draw(st.sampled_from(NESTED)).format(shlex.quote(inner))
     elif form == 13:  # a substitution: its commands run
         inner = _list(draw, d, ctx.but(one_line=True, in_loop=False))
+        inner = f" {inner}" if inner.startswith("(") else inner  # `$((` opens arithmetic, not a subshell
         text = draw(st.sampled_from(SUBSTITUTIONS)).format(inner)
     else:
         text = f"{{ {_list(draw, d, ctx)}{sep}}}"
     if form in (4, 5, 6, 7, 8, 9, 14):
-        redirect = draw(st.sampled_from(REDIRECTS[:-1]))
+        redirect = draw(st.sampled_from(REDIRECTS[:-2]))  # tree-sitter-bash: no `<<<` or `{fd}>f` there
         text += f" {redirect}" if redirect else ""
     return text
 

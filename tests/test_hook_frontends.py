@@ -7,10 +7,11 @@ redirections, here-documents, assignments) in its own way, so this test reads ge
 (tests/shell_structures.py, built on the differential test's statements) twice through the same
 detector: as the guard does (the fast reader, falling back to tree-sitter where it raises
 `Unsupported`), and with every text, nested ones included, handed to tree-sitter. The two judgements
-(every merge and lift with its repository, PR, branch, push target, and whether it is undetermined)
-must be the same. The fast reader's "I don't know" is its fall-back, so it is allowed by construction;
-tree-sitter's own (a tree with syntax errors, where the grammar does not know a bash form) makes the
-program incomparable and is counted, not compared.
+(every merge, lift and tamper with its repository, PR, branch, push target, and whether it is
+undetermined: what ``hook explain`` prints, and more) must be the same. The fast reader's "I don't
+know" is its fall-back, so it is allowed by construction; tree-sitter's own (a tree with syntax errors,
+where the grammar does not know a bash form) makes the program incomparable and is counted, not
+compared. Every program is bash (``bash -n``), or the generator is wrong.
 
 Seeded and bounded: ``MAX_EXAMPLES`` derandomized programs in ``make test`` (a few seconds). A longer
 run on demand: ``MH_FRONTENDS_EXAMPLES=20000 .venv/bin/python -m pytest tests/test_hook_frontends.py``,
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +45,7 @@ from tests.test_hook_differential import judge
 
 MAX_EXAMPLES = int(os.environ.get("MH_FRONTENDS_EXAMPLES", "300"))
 SEED = os.environ.get("MH_FRONTENDS_SEED")
+BASH = shutil.which("bash") or "/bin/bash"
 MIN_COMPARED = 0.7  # below this the generator mostly writes what tree-sitter cannot read: a blind test
 
 
@@ -51,24 +55,29 @@ class Readers:
     def __init__(self, sandbox: Sandbox) -> None:
         self.cwd, self.env = str(sandbox.checkout), environment(sandbox)
         self.incomplete = False  # tree-sitter met syntax errors in some text of the last reading
+        self.slow_reads = 0  # texts tree-sitter read in the last reading
 
     def judge(self, program: str, *, tree_sitter_only: bool) -> frozenset[Merge]:
-        self.incomplete = False
-        with self._readers(tree_sitter_only):
+        with self.forced(tree_sitter_only):
             detection = detect("Bash", {"command": program}, cwd=self.cwd, env=self.env)
         return judgement(detection)
 
     @contextlib.contextmanager
-    def _readers(self, tree_sitter_only: bool) -> Iterator[None]:
+    def forced(self, tree_sitter_only: bool) -> Iterator[None]:
         """The interpreter asks the fast reader first and tree-sitter when it raises: refusing every
-        text sends all of them, nested ones too, down the guard's own fall-back path."""
+        text sends all of them, nested ones too, down the guard's own fall-back path. The switch is the
+        test's (the interpreter's one call of each reader, by module name), so the hook pays nothing for
+        it and imports nothing more (`test_the_switch_switches` keeps it from comparing a reader with
+        itself)."""
         fast, slow = parse, treesitter.parse_bash
+        self.incomplete, self.slow_reads = False, 0
 
         def refuse(text: str, *, powershell: bool = False) -> list[Event]:
             raise Unsupported("tree-sitter only")
 
         def watched(text: str) -> tuple[list[Event], bool]:
             events, complete = slow(text)
+            self.slow_reads += 1
             self.incomplete = self.incomplete or not complete
             return events, complete
 
@@ -79,6 +88,14 @@ class Readers:
         finally:
             setattr(interpreter, "parse", fast)  # noqa: B010
             treesitter.parse_bash = slow
+
+
+def assert_valid_bash(program: str) -> None:
+    """The generator writes bash, not text either reader may guess at: real bash parses it (``-n``: reads
+    without running; extglob on, as the oracle runs, for ``@(…)`` patterns)."""
+    checked = subprocess.run([BASH, "-O", "extglob", "-n"], input=program, capture_output=True, text=True,
+                             check=False)
+    assert checked.returncode == 0, f"not bash:\n{program}\n{checked.stderr}"
 
 
 def judgement(detection: Detection) -> frozenset[Merge]:
@@ -103,6 +120,7 @@ def test_the_two_front_ends_give_the_same_judgement(readers: Readers, capsys: py
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
     @given(programs())
     def check(program: str) -> None:
+        assert_valid_bash(program)
         guard = readers.judge(program, tree_sitter_only=False)
         alone = readers.judge(program, tree_sitter_only=True)
         if readers.incomplete:  # tree-sitter's own "I don't know": nothing to compare
@@ -161,6 +179,20 @@ ROWS: list[tuple[str, str]] = [
     # an assignment in a pipeline is a simple command (tree-sitter fed the pipe to the substitution's
     # commands, and `set --` ran in a subshell of its own)
     ("v=5 | v=$( if set -- 7 5; then gh pr merge $1; fi; echo 7 )", "determined"),
+    # tree-sitter-bash keeps the words after a redirection's target in the redirection node: they were
+    # dropped (`-R acme/other` lost: the wrong repository, determined) and the last was taken for the target
+    ("gh pr merge >/dev/null 5 -R acme/other", "determined"),  # tree-sitter: the branch's PR in acme/widgets
+    ("gh pr merge 5 2>/dev/null -R acme/other", "determined"),  # tree-sitter: acme/widgets#5
+    ("echo </dev/null gh pr merge 5 | bash", "determined"),  # tree-sitter: echo printed nothing
+    ("echo >f.txt 5; gh pr merge $(cat f.txt)", "determined"),  # tree-sitter: it wrote a file named 5
+    ("gh pr merge 5 <<EOF -R acme/other\nmerged\nEOF", "determined"),  # and in a here-document's node
+    ("gh pr merge {fd}>/dev/null 5 -R acme/other", "determined"),  # `{fd}` was read as gh's argument
+    ("git push origin HEAD:main 2>&1 {fd}>/dev/null", "determined"),  # and as one after `2>&1`'s target
+    # a redirected test or arithmetic command prints nothing of its substitutions' (the fast reader
+    # gave the pipe `echo`'s output); a redirected group still prints its one command's
+    ("[[ $(echo 5) ]] 2>&1 | gh pr comment 5 -F -", "determined"),
+    ("(( $(echo 5) )) >&2 | gh pr comment 5 -F -", "determined"),
+    ("{ echo gh pr merge 5; } 2>&1 | bash", "determined"),
 ]
 """Programs on which the two readers once disagreed, with what real bash makes of them (the differential
 test's verdicts: ``determined`` and equal to what the stand-ins received, or ``undetermined``)."""
@@ -172,8 +204,30 @@ UNREADABLE: list[tuple[str, str]] = [
     # it took the first here-document's body from the `else` branch and read its own lines as commands
     ("true | if true\nthen cat <<EOF && case a in a) true\ngh pr merge 5\nEOF\ntrue;; esac\n"
      "else cat <<EOF\ngh pr merge 5\nEOF\nfi", "determined"),
+    # it read a newline and an escaped word as one word of the line before (`true '\ngh' pr merge 5`):
+    # no merge at all; found as `while false; do v=5 NL \gh pr merge 5; done`
+    ("true\n\\gh pr merge 5", "determined"),
+    ("v=5\n\\gh pr merge 5", "determined"),
+    ("echo x >/dev/null\n\\gh pr merge 5", "determined"),  # the same inside a redirection's node
+    # and split a word at a line continuation (`gh pr mer ge 5`: no merge)
+    ("gh pr mer\\\nge 5", "determined"),
+    ("g\\\nh pr merge 5 -R acme/other", "determined"),
+    # and made a reserved word a command's name after `!` or `time` (`{ gh pr merge 5`, then `}`)
+    ("! { gh pr merge 5; }", "determined"),
+    ("! if true; then gh pr merge 5 -R acme/other; fi", "determined"),
+    ("time { gh pr merge 5; }", "determined"),
 ]
 """Programs tree-sitter misread without an error node: it must count them as unread, never trust them."""
+
+
+def test_the_switch_switches(readers: Readers) -> None:
+    """A text the fast reader reads goes to tree-sitter only when forced (the switch patches names the
+    interpreter calls: a rename there would otherwise make both readings the fast reader's)."""
+    for program in ("gh pr merge 5", "for v in 5; do echo $(gh pr merge $v); done"):
+        readers.judge(program, tree_sitter_only=False)
+        assert readers.slow_reads == 0, program
+        readers.judge(program, tree_sitter_only=True)
+        assert readers.slow_reads >= 1, program
 
 
 @pytest.mark.parametrize(("program", "verdict"), ROWS)

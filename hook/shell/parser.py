@@ -239,9 +239,11 @@ class _Parser(TokenReader):
                 out[at:at] = moved
                 from hook.shell import streams  # loaded only for a compound's redirections
 
+                # a test or arithmetic command prints nothing of its substitutions' (`[[ $(echo 5) ]] 2>&1 |`)
+                prints = closed[3]
                 closed = (at + len(moved), closed[1], closed[2], False)
                 streams.redirect(out, closed[0], cmd.redirects)
-                prev = streams.output(out[closed[0] :], cmd.redirects)
+                prev = streams.output(out[closed[0] :], cmd.redirects) if prints else None
                 continue
             finish()
             if piped:

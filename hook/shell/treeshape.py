@@ -7,11 +7,13 @@ tests/test_hook_frontends.py reading the same programs with both readers, each c
   and-or list as the commands and operators it holds, each redirection on the command before it.
 - A second here-document of a line nests inside the first one's node and gets the first body
   (``cat <<A | bash <<B``): `heredoc_body` pairs bodies with their ``<<`` in order, as bash reads them.
-- A lone ``-`` before a redirection is left out of the tree (``gh pr comment 5 -F - <<EOF``): `dropped`.
+- A lone ``-`` before a redirection is left out of the tree (``gh pr comment 5 -F - <<EOF``): `dropped`;
+  the words after a redirection's target are held in the redirection (``gh pr merge >/dev/null 5``):
+  `trailing`; the variable of ``{fd}>f`` is read as the command's last word: `fd_variable`.
 - A command may run on past a newline without an error node (``v=5 | echo x | bash`` NEWLINE ``elif …``
   made ``elif`` an argument of bash), and a here-document's body may be taken from later lines while its
-  own lines are read as code (``cat <<EOF && case …``): `one_line` and `check_heredocs` raise `Misread`,
-  and the text counts as unread.
+  own lines are read as code (``cat <<EOF && case …``); ``! {`` makes ``{`` a command's name: `one_line`,
+  `check_heredocs` and `not_a_keyword` raise `Misread`, and the text counts as unread.
 
 Works on the tree only; imports nothing at run time.
 """
@@ -26,6 +28,11 @@ AND_OR = ("list", "pipeline", "negated_command", "redirected_statement")
 _REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
 _HEREDOC_PARTS = ("<<", "<<-", "heredoc_start", "heredoc_body", "heredoc_end")
 _OPERATORS = ("&&", "||", "|", "|&")
+_RESERVED = (b"{", b"}", b"if", b"then", b"elif", b"else", b"fi", b"do", b"done", b"case", b"esac", b"while",
+             b"until", b"for", b"select", b"function")
+_WORDS = ("word", "number", "string", "raw_string", "concatenation", "simple_expansion", "expansion",
+          "command_substitution", "ansi_c_string", "translated_string", "arithmetic_expansion",
+          "process_substitution")
 
 
 class Misread(Exception):
@@ -71,7 +78,9 @@ def _attach(redirect: Node, elements: list[tuple[Node, list[Node]]], ops: list[s
     if elements:
         elements[-1][1].append(redirect)
     if redirect.type == "heredoc_redirect":
-        _tokens([c for c in redirect.children if c.type not in _HEREDOC_PARTS], elements, ops)
+        arguments = {c.id for c in trailing(redirect)}  # the command's, read with it
+        _tokens([c for c in redirect.children if c.type not in _HEREDOC_PARTS and c.id not in arguments], elements,
+                ops)
 
 
 def heredoc_body(node: Node) -> Node | None:
@@ -158,10 +167,64 @@ def dropped(command: Node, first: Node) -> list[str]:
     return text.decode("utf-8", "replace").replace("\\\n", " ").split()
 
 
+def fd_variable(word: Node | None, following: Node | None) -> bool:
+    """``{fd}>/dev/null`` names the variable that gets the descriptor; tree-sitter-bash reads ``{fd}`` as
+    a word of what comes before (the command's last word, or one after an earlier redirection's target)."""
+    if word is None or following is None or word.end_byte != following.start_byte or word.type.endswith("_redirect"):
+        return False
+    name = (word.text or b"").decode("utf-8", "replace")
+    return name.startswith("{") and name.endswith("}") and name[1:-1].isidentifier() and name[1:-1].isascii()
+
+
+def trailing(redirect: Node) -> list[Node]:
+    """The words after a redirection's target: the command's own arguments (``gh pr merge >/dev/null 5``
+    puts ``5`` in the ``file_redirect`` node, ``gh pr merge 5 <<EOF -R acme/other`` puts ``-R acme/other``
+    in the ``heredoc_redirect``), on the redirection's line."""
+    if redirect.type == "heredoc_redirect":
+        words: list[Node] = []
+        for child in redirect.children[_start(redirect) + 1:]:
+            if child.type not in _WORDS:  # `|`, `&&`, a redirection: the rest of the line follows
+                break
+            words.append(child)
+        return words
+    if redirect.type != "file_redirect":
+        return []
+    one_line(redirect)
+    words = [c for c in redirect.named_children if c.type not in ("file_descriptor", "comment")][1:]
+    return words[:-1] if words and fd_variable(words[-1], redirect.next_sibling) else words
+
+
+def _start(heredoc: Node) -> int:
+    return next((k for k, c in enumerate(heredoc.children) if c.type == "heredoc_start"), len(heredoc.children))
+
+
+def not_a_keyword(command: Node) -> None:
+    """A reserved word first in a command is bash's keyword, never a program's name: tree-sitter-bash reads
+    ``! { gh pr merge 5; }`` as a command named ``{`` and one named ``}`` (``! if …``: ``if``, ``then``)."""
+    first = command.children[0] if command.children else None
+    if first is not None and first.type == "command_name" and (first.text or b"") in _RESERVED:
+        raise Misread
+
+
 def one_line(node: Node) -> None:
-    """A simple command ends at a newline (outside quotes and line continuations)."""
+    """A simple command ends at a newline (outside quotes and line continuations), in the gaps between
+    its words and inside an unquoted word too: tree-sitter-bash reads ``true`` NEWLINE ``\\gh pr merge 5``
+    as one command whose second word is NEWLINE ``\\gh``, and ``gh pr mer\\`` NEWLINE ``ge 5`` as
+    ``gh pr mer ge 5``."""
     text, children = node.text or b"", node.children
     for k in range(1, len(children)):
         gap = text[children[k - 1].end_byte - node.start_byte : children[k].start_byte - node.start_byte]
-        if b"\n" in gap.replace(b"\\\n", b""):
+        # a gap of line continuations alone joins two words in bash (`mer\` NEWLINE `ge` is `merge`);
+        # tree-sitter-bash splits them
+        if b"\n" in gap.replace(b"\\\n", b"") or (gap and not gap.replace(b"\\\n", b"")):
             raise Misread
+    _bare_words(children)
+
+
+def _bare_words(children: list[Node]) -> None:
+    """A newline in an unquoted word (not a quoted string's, not an escaped one) ends the command."""
+    for child in children:
+        if child.type == "word" and b"\n" in (child.text or b"").replace(b"\\\n", b""):
+            raise Misread
+        if child.type in ("command_name", "concatenation"):
+            _bare_words(child.children)

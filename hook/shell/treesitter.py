@@ -171,6 +171,7 @@ def _body(children: list[Node], out: list[Event]) -> None:
 
 def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command:
     treeshape.one_line(node)
+    treeshape.not_a_keyword(node)
     words: list[Word] = []
     assigns: list[tuple[str, Word]] = []
     arrays: list[tuple[str, list[Word] | None]] = []
@@ -183,6 +184,7 @@ def _command(node: Node, redirects: list[Redirect], out: list[Event]) -> Command
             words.append(_word(child.named_children[0] if child.named_children else child, out))
         elif child.type.endswith("_redirect"):
             redirects.append(_redirect(child, out))
+            words += [_word(w, out) for w in treeshape.trailing(child)]
         elif child.type != "comment":
             words.append(_word(child, out))
     return Command(words, assigns, redirects, arrays)
@@ -240,10 +242,16 @@ def _element(node: Node, redirect_nodes: list[Node], out: list[Event]) -> tuple[
         return command, redirects
     if node.type == "command":
         command = _command(node, redirects, out)
+        final = node.named_children[-1] if node.named_children else None
+        if redirect_nodes and treeshape.fd_variable(final, redirect_nodes[0]) and command.words:
+            command.words.pop()
         if redirect_nodes:
             command.words += [_lex(None, w, out, whole_text=False) for w in treeshape.dropped(node, redirect_nodes[0])]
+        command.words += [_word(w, out) for r in redirect_nodes for w in treeshape.trailing(r)]
         out.append(command)
         return command, redirects
+    if any(treeshape.trailing(r) for r in redirect_nodes):  # `{ …; } >f 5`: not bash
+        raise treeshape.Misread
     start = len(out)
     _statement(node, out)
     last = out[-1] if len(out) > start else None
@@ -276,9 +284,9 @@ def _redirect(node: Node, out: list[Event]) -> Redirect:
         else:
             red.body = _lex(body_node, body, out, whole_text=True)
         return red
-    words = [c for c in node.named_children if c.type != "file_descriptor"]
+    words = [c for c in node.named_children if c.type not in ("file_descriptor", "comment")]
     op = next((_text(c) for c in node.children if not c.is_named), ">")
-    return Redirect(op, _word(words[-1], out) if words else None)
+    return Redirect(op, _word(words[0], out) if words else None)  # what follows: `treeshape.trailing`
 
 
 def _is_array(node: Node) -> bool:
