@@ -324,6 +324,12 @@ def pacer(bucket: str) -> str:
     return f"{PREFIX}:pace:{bucket}"
 
 
+def pacer_urgent(bucket: str) -> str:
+    """String with a TTL: urgent writes of one installation are waiting (a freeze's or a thaw's
+    rulesets); while it lives its pacer hands no slot to a low-priority write."""
+    return f"{PREFIX}:pace:{bucket}:urgent"
+
+
 def pacer_hour(bucket: str) -> str:
     """Sorted set: the write slots one installation's pacer handed out in the last hour (score: ms)."""
     return f"{PREFIX}:pace:{bucket}:hour"
