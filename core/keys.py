@@ -347,6 +347,11 @@ def freeze_fallback(repo: str) -> str:
     return f"{_repo(repo)}:freeze-fallback"
 
 
+def freeze_sync_lock(repo: str) -> str:
+    """Lock: one sync of the repo's freeze ruleset at a time (read, write, record)."""
+    return f"{_repo(repo)}:freeze-sync-lock"
+
+
 def freeze_sync_queued(repo: str) -> str:
     """Flag: a ruleset sync of the repo is queued (coalesces the requests of a burst of recomputes)."""
     return f"{_repo(repo)}:freeze-sync-queued"
