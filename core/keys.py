@@ -330,6 +330,12 @@ def pacer(bucket: str) -> str:
     return f"{PREFIX}:pace:{bucket}"
 
 
+def pacer_urgent(bucket: str) -> str:
+    """String with a TTL: urgent writes of one installation are waiting (a freeze's or a thaw's
+    rulesets); while it lives its pacer hands no slot to a low-priority write."""
+    return f"{PREFIX}:pace:{bucket}:urgent"
+
+
 def pacer_hour(bucket: str) -> str:
     """Sorted set: the write slots one installation's pacer handed out in the last hour (score: ms)."""
     return f"{PREFIX}:pace:{bucket}:hour"
@@ -345,6 +351,11 @@ def freeze_fallback(repo: str) -> str:
     """String: why the repo's ruleset could not be written (a missing permission): its freezes go
     through statuses until a ruleset write succeeds."""
     return f"{_repo(repo)}:freeze-fallback"
+
+
+def freeze_sync_lock(repo: str) -> str:
+    """Lock: one sync of the repo's freeze ruleset at a time (read, write, record)."""
+    return f"{_repo(repo)}:freeze-sync-lock"
 
 
 def freeze_sync_queued(repo: str) -> str:

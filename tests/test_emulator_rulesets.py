@@ -108,21 +108,28 @@ def test_ref_patterns(pattern: str, ref: str, matches: bool) -> None:
     assert ref_matches(pattern, ref, "main") is matches
 
 
+def blockers(emu: GitHubEmulator, number: int) -> list[str]:
+    """`merge_blockers`, checked against the bulk reading over many PRs (the benchmark's): they agree."""
+    one = emu.merge_blockers(REPO, number)
+    assert emu.unmergeable([(REPO, 7), (REPO, 8)]).get((REPO, number), []) == one
+    return one
+
+
 def test_mergeable_reads_protection_and_active_rulesets_with_their_app_pin(emu: GitHubEmulator) -> None:
     auth = token(emu)
     emu.protect_branch(REPO, "main", checks=[("merge-hold", APP_ID)])
-    assert emu.merge_blockers(REPO, 7) == ["merge-hold: expected"]
+    assert blockers(emu, 7) == ["merge-hold: expected"]
     emu.add_status(REPO, SHA, state="success", context="merge-hold")  # not by the App: the pin refuses it
-    assert not emu.mergeable(REPO, 7)
+    assert blockers(emu, 7)
     assert post_status(emu, auth, SHA, "merge-hold") == 201
-    assert emu.mergeable(REPO, 7)
+    assert blockers(emu, 7) == []
     rid = call(emu, "POST", f"/repos/{REPO}/rulesets", FREEZE, auth=auth).json()["id"]
-    assert emu.merge_blockers(REPO, 7) == ["merge-hold/freeze: expected"]  # at once, no per-PR write
-    assert emu.mergeable(REPO, 8)  # release/1 is not targeted
+    assert blockers(emu, 7) == ["merge-hold/freeze: expected"]  # at once, no per-PR write
+    assert blockers(emu, 8) == []  # release/1 is not targeted
     assert post_status(emu, auth, SHA, "merge-hold/freeze", "failure") == 201
-    assert emu.merge_blockers(REPO, 7) == ["merge-hold/freeze: failure"]
+    assert blockers(emu, 7) == ["merge-hold/freeze: failure"]
     call(emu, "PUT", f"/repos/{REPO}/rulesets/{rid}", {"enforcement": "disabled"}, auth=auth)
-    assert emu.mergeable(REPO, 7)  # a disabled ruleset requires nothing, whatever was posted
+    assert blockers(emu, 7) == []  # a disabled ruleset requires nothing, whatever was posted
 
 
 def test_org_rulesets_bind_the_repositories_they_name(emu: GitHubEmulator) -> None:

@@ -6,6 +6,8 @@ The pacer keeps GitHub's hourly window under a fan-out of over a thousand PRs (0
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,10 +22,12 @@ from core.holds import to_iso
 from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.e2e_support import Service, fixture
 from tests.emulator import APP_ID, GitHubEmulator
-from workers import store
+from workers import freeze_marks, runtime, store
 from workers.fanout import request_fanout
 from workers.freeze_rulesets import recorded, sync
+from workers.publish import record
 from workers.reconcile import reconcile_repo
+from workers.room_state import lift_holds, place_hold
 from workers.rooms import execute
 
 ORG = "acme"
@@ -108,6 +112,92 @@ def test_an_org_freeze_blocks_every_pr_at_once_and_the_thaw_frees_them(org: Serv
     org.drain()
     assert not (org.verdict(REPOS[0], 3) or {})["held"]
     assert unmergeable(github_emulator) == []
+
+
+def test_a_thaw_does_not_wait_behind_the_descriptions(github_emulator: GitHubEmulator, redis_client: Redis,
+                                                    redis_url: str) -> None:
+    """At a binding pace the descriptions of the freeze (low priority) are still being written when the
+    thaw comes; its ruleset writes take every slot meanwhile, instead of every other one."""
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=1200.0, write_burst=1,
+                           freeze_mode="ruleset", slack_teams=parse_binding("MERGE_HOLD_SLACK_TEAMS", "T1=acme"))
+    for repo in REPOS:
+        seed_repo(github_emulator, redis_client, repo, PRS)
+        github_emulator.protect_branch(repo, "main", checks=[("merge-hold", APP_ID)])
+    github_emulator.set_installation_permissions(1, ADMIN)
+    request_fanout(svc.rt, ORG)
+    svc.drain()
+    execute(svc.rt, request(), ChatCommand("hold", ORG, reason="incident 4711"))
+    svc.drain()
+    # The descriptions to write again, by a writer of their own (another worker), as the thaw begins.
+    for repo in REPOS:
+        for number in range(1, PRS + 1):
+            redis_client.delete(keys.posted_mark(repo, number))
+            freeze_marks.note(svc.rt, "inst-1", repo, number, svc.verdict(repo, number))
+    writer = runtime.build(svc.settings)
+    marks = threading.Thread(target=freeze_marks.write_marks, args=(writer, "inst-1"), daemon=True)
+    marks.start()
+    while len(github_emulator.status_posts(FREEZE_CONTEXT)) < len(REPOS) * PRS + 2:
+        time.sleep(0.01)
+    github_emulator.reset_log()
+    before = len(github_emulator.status_posts(FREEZE_CONTEXT))
+    reply = execute(svc.rt, request(), ChatCommand("unhold", ORG))
+    during = len(github_emulator.status_posts(FREEZE_CONTEXT)) - before
+    marks.join(10)
+    assert "rulesets disabled in 2 of 2 repos" in reply.text
+    assert unmergeable(github_emulator) == []
+    assert ruleset_writes(github_emulator) == len(REPOS)
+    assert during == 0  # not one description between the ruleset writes (the writer waits for them)
+    svc.drain()
+    assert unmergeable(github_emulator) == []
+
+
+def test_a_pr_recorded_while_the_thaw_is_written_waits_for_its_ruleset(org: Service, redis_client: Redis,
+                                                                       github_emulator: GitHubEmulator) -> None:
+    """A fan-out still running when the thaw comes records PRs whose ruleset is not yet disabled: no
+    "Exempt from the freeze" success for each (an urgent write per PR racing the one per repo)."""
+    repo = REPOS[0]
+    execute(org.rt, request(), ChatCommand("hold", ORG, reason="incident 4711"))
+    org.drain()
+    marks = len(github_emulator.status_posts(FREEZE_CONTEXT))
+    lift_holds(redis_client, ORG, actor="dana", origin="slack:acme/#ops")  # the thaw, its rulesets not yet
+    record(org.rt, repo, 3, datetime.now(UTC))
+    assert not (org.verdict(repo, 3) or {}).get("held")
+    assert (org.verdict(repo, 3) or {}).get("freeze_mark") is None
+    assert redis_client.zscore(keys.freeze_marks("inst-1"), f"{repo}#3") is None
+    assert redis_client.exists(keys.freeze_sync_queued(repo))  # its sync is on the way instead
+    org.drain()
+    assert (recorded(redis_client, repo) or {}).get("enforcement") == "disabled"
+    assert unmergeable(github_emulator) == [f"{r}#{n}" for r in REPOS[1:] for n in range(1, PRS + 1)]
+    assert len(github_emulator.status_posts(FREEZE_CONTEXT)) == marks  # not one mark on the way
+
+
+def test_two_syncs_of_one_repo_at_once_write_its_ruleset_once(org: Service, redis_client: Redis,
+                                                               github_emulator: GitHubEmulator,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thaw's own sync and a worker's (asked for by a recompute that saw the ruleset out of step)
+    reach the same repo together: the second finds it in step."""
+    from workers import freeze_rulesets
+
+    repo = REPOS[0]
+    place_hold(redis_client, repo, holder="dana", holder_id="slack:T1:U1", reason="incident 4711",
+               origin="slack:acme/#ops", now=datetime.now(UTC))
+    slow = freeze_rulesets._write
+
+    def slow_write(*args: Any) -> tuple[int, Any]:
+        time.sleep(0.3)  # a pacer slot waited for, GitHub slow to answer
+        return slow(*args)
+
+    monkeypatch.setattr(freeze_rulesets, "_write", slow_write)
+    outcomes: list[str] = []
+    racers = [threading.Thread(target=lambda: outcomes.append(sync(org.rt, repo, datetime.now(UTC))))
+              for _ in range(2)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(10)
+    assert sorted(outcomes) == ["active", "unchanged"]
+    assert ruleset_writes(github_emulator) == 1
+    assert not github_emulator.mergeable(repo, 1)
 
 
 def test_an_exempt_pr_merges_and_keeps_its_exemption_on_a_new_head(org: Service, redis_client: Redis,

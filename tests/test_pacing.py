@@ -88,6 +88,30 @@ def test_low_priority_writes_leave_part_of_the_hour_to_urgent_ones(redis_client:
     assert sum(small.reserve(0, priority=LOW_PRIORITY) is not None for _ in range(10)) == 5
 
 
+def test_low_priority_writes_give_way_while_urgent_ones_wait(redis_client: Redis) -> None:
+    from workers.pacing import LOW_PRIORITY, YIELD_RECHECK, SlotTooFar
+
+    pacer = Pacer(redis_client, 60, "inst-y", burst=10)
+    pacer.yield_low_priority()
+    assert pacer.reserve(0, priority=LOW_PRIORITY) is None  # the bucket is full, and still refused
+    assert 0 < pacer.next_slot_in(priority=LOW_PRIORITY) <= YIELD_RECHECK  # asked again soon
+    with pytest.raises(SlotTooFar):
+        pacer.acquire(5, priority=LOW_PRIORITY)
+    assert [pacer.reserve(0) for _ in range(3)] == [0, 0, 0]  # urgent: the whole burst is theirs
+    pacer.end_yield()
+    assert pacer.reserve(0, priority=LOW_PRIORITY) == 0
+
+
+def test_a_low_priority_writer_asleep_for_its_slot_gives_way_to_urgent_ones(redis_client: Redis) -> None:
+    from workers.pacing import LOW_PRIORITY, SlotTooFar
+
+    pacer = Pacer(redis_client, 60, "inst-y2", burst=1)
+    assert pacer.reserve(0) == 0  # the bucket spent: the next slot is a second away
+    pacer.sleep = lambda seconds: pacer.yield_low_priority()  # urgent writes begin while it sleeps
+    with pytest.raises(SlotTooFar):
+        pacer.acquire(5, priority=LOW_PRIORITY)  # nothing written into them
+
+
 @pytest.mark.parametrize(("rate", "burst", "hourly", "count"), [
     (600, 10, 25, 60), (1200, 1, 7, 20), (60000, 50, 120, 400), (3000, 3, 0, 50),
 ], ids=["burst-then-hour", "no-burst", "wide", "no-hourly-cap"])

@@ -31,6 +31,7 @@ from core.verdict import Verdict
 from state.config_file import parse_config
 from workers import store
 from workers.funnel import bucket_of
+from workers.locks import WorkerLock
 from workers.pacing import GATE, Pacer, rate_limit_wait
 from workers.queueing import options
 from workers.runtime import Runtime
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 NO_PERMISSION = "the App lacks Administration: write on this repository"
 SYNC_JOB = jobs.FREEZE_SYNC.address
 SYNC_QUEUED_TTL = 600
+SYNC_LOCK_SECONDS = 120
+"""A sync holds its repo's lock at most this long (its write waits for a pacer slot meanwhile)."""
 FALLBACK_SECONDS = 3600
 """A repo that could not write its ruleset freezes through statuses this long before the next try (a
 granted permission, or `merge-hold doctor`'s check, ends it sooner)."""
@@ -80,7 +83,15 @@ def in_step(record: dict[str, Any] | None, include: tuple[str, ...]) -> bool:
 def sync(rt: Runtime, repo: str, now: datetime, *, verify: bool = False,
          config: RepoConfig | None = None) -> str:
     """Bring the repo's ruleset in step with its freezes; "unchanged", "active", "disabled" or
-    "fallback"."""
+    "fallback". One sync of a repo at a time: a thaw's `sync_scope` and a worker's sync of the same
+    repo (asked for by a recompute that saw it out of step) would otherwise both write it."""
+    lock = rt.redis.lock(keys.freeze_sync_lock(repo), timeout=SYNC_LOCK_SECONDS, sleep=0.05,
+                         blocking_timeout=SYNC_LOCK_SECONDS, lock_class=WorkerLock)
+    with lock:
+        return _sync(rt, repo, now, verify=verify, config=config)
+
+
+def _sync(rt: Runtime, repo: str, now: datetime, *, verify: bool, config: RepoConfig | None) -> str:
     include = wanted(rt, repo, now, config)
     record = recorded(rt.redis, repo)
     if in_step(record, include) and not (verify and record is not None and _drifted(rt, repo, record)):
@@ -171,13 +182,20 @@ def shaped(rt: Runtime, repo: str, verdict: Verdict, config: RepoConfig | None, 
     freeze window's edge, a room hold's expiry, a config change reach GitHub this way)."""
     record = recorded(rt.redis, repo)
     bound = binds(record, verdict.base)
+    reason = exempt_reason(exemption, config, labels, now)
+    mark = freeze_mark(verdict, bound, reason)
     if config is not None:
         include = wanted_include(repo, config, scoped, now) if mode_of(config, rt.settings.freeze_mode) == "ruleset" \
             else ()
         # A repo fallen back to statuses is tried again once its fallback lapses, not on every recompute.
         if not in_step(record, include) and not rt.redis.exists(keys.freeze_fallback(repo)):
             request_sync(rt, repo)
-    return per_pr_verdict(verdict, bound), freeze_mark(verdict, bound, exempt_reason(exemption, config, labels, now))
+            # The ruleset is about to change (a thaw recorded while its rulesets are being written): a
+            # success for a PR that nothing freezes would be an urgent write per PR, racing the one
+            # ruleset write that frees them all. An exempt PR's success still goes (its reason).
+            if mark is not None and mark["state"] == "success" and reason is None:
+                mark = None
+    return per_pr_verdict(verdict, bound), mark
 
 
 def exempt_reason(exemption: Exemption | None, config: RepoConfig | None, labels: tuple[str, ...],

@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from core import keys
 from workers.fanout import repos_in_scope, request_repo_fanout
 from workers.freeze_rulesets import NO_PERMISSION, fallback_reason, recorded, sync
+from workers.funnel import bucket_of
+from workers.pacing import Pacer
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -34,18 +36,28 @@ def sync_scope(rt: Runtime, scope: str, now: datetime) -> str:
     started = time.monotonic()
     outcomes: dict[str, int] = {}
     fallbacks: list[str] = []
-    for repo in repos_in_scope(rt.redis, scope):
-        try:
-            outcome = sync(rt, repo, now)
-        except Exception:  # GitHub's trouble: the PRs' recomputes ask for the sync again
-            log.exception("ruleset sync of %s failed; its freeze goes through statuses meanwhile", repo)
-            outcome = "failed"
-        record = recorded(rt.redis, repo)
-        state = "fallback" if outcome == "fallback" else "failed" if outcome == "failed" else \
-            str(record.get("enforcement")) if record else "none"
-        outcomes[state] = outcomes.get(state, 0) + 1
-        if outcome == "fallback":
-            fallbacks.append(repo)
+    repos = repos_in_scope(rt.redis, scope)
+    # The rulesets decide what may merge: while they are written, the paced `merge-hold/freeze`
+    # descriptions (low priority) wait, instead of taking every other slot of the minute's rate.
+    pacers = [Pacer.of(rt.redis, rt.settings, bucket) for bucket in sorted({bucket_of(rt.redis, r) for r in repos})]
+    try:
+        for repo in repos:
+            for pacer in pacers:
+                pacer.yield_low_priority()  # renewed per repo: each write may wait for its slot
+            try:
+                outcome = sync(rt, repo, now)
+            except Exception:  # GitHub's trouble: the PRs' recomputes ask for the sync again
+                log.exception("ruleset sync of %s failed; its freeze goes through statuses meanwhile", repo)
+                outcome = "failed"
+            record = recorded(rt.redis, repo)
+            state = "fallback" if outcome == "fallback" else "failed" if outcome == "failed" else \
+                str(record.get("enforcement")) if record else "none"
+            outcomes[state] = outcomes.get(state, 0) + 1
+            if outcome == "fallback":
+                fallbacks.append(repo)
+    finally:
+        for pacer in pacers:
+            pacer.end_yield()
     total = sum(outcomes.values())
     ruled = outcomes.get("active", 0) + outcomes.get("disabled", 0)
     if not ruled and not fallbacks and not outcomes.get("failed"):

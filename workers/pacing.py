@@ -50,6 +50,12 @@ local peek = ARGV[5] == '1'
 local minute_cap = tonumber(ARGV[6])
 local gate = ARGV[7] == '1'
 local hour = 3600000
+if ARGV[8] == '1' then
+  local urgent = redis.call('PTTL', KEYS[3])
+  if urgent > 0 then
+    return {0, math.min(urgent, tonumber(ARGV[9]))}
+  end
+end
 local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
 local tat = math.max(tonumber(redis.call('HGET', KEYS[1], 'tat') or '0'), now, paused + tau)
 local slot = math.max(now, tat - tau)
@@ -101,7 +107,8 @@ oldest of those leaves the hour (GitHub counts a sliding hour too). A slot the h
 starts the minute's bucket empty, as a pause does. ARGV[5] = 1 only looks. A `GATE` write (ARGV[7])
 skips the bucket's smoothing but not the windows: the log also caps any sliding minute at ARGV[6]
 (burst + rate, what the bucket allows anyway), so a freeze's ruleset writes go at once, never past
-what GitHub takes; each still costs the bucket a slot, slowing the writes that follow."""
+what GitHub takes; each still costs the bucket a slot, slowing the writes that follow. ARGV[8] = 1: a
+low-priority write, refused (for at most ARGV[9] ms, then asked again) while urgent writes wait (KEYS[3])."""
 
 _PAUSE = """
 local t = redis.call('TIME')
@@ -134,6 +141,11 @@ LOW_PRIORITY = 1
 HOURLY_RESERVE = 100
 """Slots of the hour that low-priority writes leave to urgent ones, so that a thaw or a new hold never
 waits behind an hour of descriptions."""
+URGENT_SECONDS = 30.0
+"""How long a `Pacer.yield_low_priority` lasts unless renewed or ended: a writer that dies does not
+stop the low-priority writes for longer."""
+YIELD_RECHECK = 2.0
+"""Seconds after which a low-priority writer refused for urgent writes asks again."""
 
 
 class RateLimited(Exception):
@@ -169,6 +181,7 @@ class Pacer:
         """Writes in any hour (0: no hourly cap); `LOW_PRIORITY` writes leave `HOURLY_RESERVE` of them."""
         self.key = keys.pacer(bucket)
         self.hour_key = keys.pacer_hour(bucket)
+        self.urgent_key = keys.pacer_urgent(bucket)
         self.sleep = sleep
         self._reserve = redis.register_script(_RESERVE)
         self._pause = redis.register_script(_PAUSE)
@@ -197,10 +210,21 @@ class Pacer:
         limit = -1 if max_wait is None else max(int(max_wait * 1000), 0)
         interval_ms = max(int(self.interval * 1000), 1)
         minute_cap = int(self.rate_per_minute + self.burst)  # what the bucket allows in a minute anyway
-        granted, wait_ms = self._reserve([self.key, self.hour_key], [
+        granted, wait_ms = self._reserve([self.key, self.hour_key, self.urgent_key], [
             interval_ms, limit, (self.burst - 1) * interval_ms, self._hourly_for(priority), int(peek),
-            min(minute_cap, 10**9), int(priority == GATE)])
+            min(minute_cap, 10**9), int(priority == GATE), int(priority == LOW_PRIORITY),
+            int(YIELD_RECHECK * 1000)])
         return bool(int(granted)), int(wait_ms) / 1000
+
+    def yield_low_priority(self, seconds: float = URGENT_SECONDS) -> None:
+        """Urgent writes are about to go one after another (a freeze's or a thaw's rulesets over many
+        repos): low-priority writes take no slot for ``seconds`` (renew it, or `end_yield`). Without
+        it they would take every other slot of the minute's rate, and a thaw over 50 repos would wait
+        behind as many descriptions."""
+        self.redis.set(self.urgent_key, "1", px=max(int(seconds * 1000), 1))
+
+    def end_yield(self) -> None:
+        self.redis.delete(self.urgent_key)
 
     def reserve(self, max_wait: float | None = None, *, priority: int = URGENT) -> float | None:
         """Take the next slot; the seconds until it (0: now). ``None``, and nothing taken, when the
@@ -210,7 +234,8 @@ class Pacer:
 
     def acquire(self, max_wait: float | None = None, *, priority: int = URGENT) -> float:
         """Wait for a slot of our own. Raises `SlotTooFar` (taking nothing) when it is further away
-        than ``max_wait``; returns the seconds waited."""
+        than ``max_wait``, or for a low-priority write while urgent ones wait
+        (`yield_low_priority`); returns the seconds waited."""
         waited = 0.0
         while True:
             wait = self.reserve(max_wait, priority=priority)
@@ -219,8 +244,11 @@ class Pacer:
             if wait > 0:
                 self.sleep(wait)
                 waited += wait
-            # A pause that began while we slept for a slot reserved before it: take a later slot.
-            if self.paused_for() <= 0:
+            # A pause that began while we slept for a slot reserved before it: take a later slot. A
+            # low-priority write also gives way to urgent writes that began meanwhile (the next
+            # reserve refuses it): the slot it slept for is lost, not written into a thaw.
+            yielding = priority == LOW_PRIORITY and bool(self.redis.exists(self.urgent_key))
+            if self.paused_for() <= 0 and not yielding:
                 self.waited += waited
                 return waited
 

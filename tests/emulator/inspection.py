@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
-from tests.emulator.rulesets import merge_blockers
+from tests.emulator.rulesets import blocked_pulls, merge_blockers
 from tests.emulator.state import Fault, RequestRecord, Store
 
 
@@ -47,6 +48,12 @@ class Inspection(Store):
 
     def mergeable(self, repo: str, number: int) -> bool:
         return not self.merge_blockers(repo, number)
+
+    def unmergeable(self, pulls: Iterable[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
+        """Of these (repo, number) PRs, the ones GitHub would not merge now, with `merge_blockers`'
+        reasons; one pass over the statuses for all of them."""
+        with self.lock:
+            return blocked_pulls(self, pulls)
 
     def ruleset(self, ruleset_id: int) -> dict[str, Any] | None:
         with self.lock:
