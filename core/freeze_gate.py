@@ -112,9 +112,11 @@ def freeze_mark(verdict: Verdict, bound: bool, exempt_reason: str | None) -> dic
         more = len(frozen) - 1
         return {"state": "failure", "context": FREEZE_CONTEXT,
                 "description": cut(hold_phrase(frozen[0]), suffix=f" (+{more} more)" if more else "")}
+    # Bound but not frozen: exempt, or on a branch the ruleset reaches and the hold does not (our `*`
+    # became `**`), or thawed while the ruleset could not be disabled (a lost permission): let it through.
     return {"state": "success", "context": FREEZE_CONTEXT,
             "description": cut(f"Exempt from the freeze: {exempt_reason}" if exempt_reason
-                               else "Exempt from the freeze")}
+                               else "No freeze holds this PR")}
 
 
 def ruleset_body(include: tuple[str, ...], app_id: int) -> dict[str, Any]:

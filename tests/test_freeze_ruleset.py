@@ -351,3 +351,20 @@ def test_queue_on_freeze_stops_or_drains_the_groups_being_checked(
     assert passes(early) is (queue_on_freeze == "drain")  # checks requested before the freeze began
     assert not passes(late)  # nothing new enters
     assert (github_emulator.latest_status(repo, late) or {}).get("description", "").startswith("PR #2: Held by @dana")
+
+
+def test_a_thaw_without_the_permission_frees_the_prs_through_their_marks(
+        org: Service, redis_client: Redis, github_emulator: GitHubEmulator) -> None:
+    """Administration: write was taken away during the freeze: the ruleset cannot be disabled, so the
+    thaw falls back to what statuses can do — a `merge-hold/freeze` success on every PR it still binds."""
+    repo = REPOS[0]
+    execute(org.rt, request(), ChatCommand("hold", repo, reason="incident 4711"))
+    org.drain()
+    github_emulator.set_installation_permissions(1, {**ADMIN, "administration": "read"})
+    reply = execute(org.rt, request(), ChatCommand("unhold", repo))
+    assert "freeze through statuses: the App lacks Administration: write" in reply.text
+    assert all(not github_emulator.mergeable(repo, n) for n in range(1, PRS + 1))  # the ruleset still binds
+    org.drain()
+    assert all(github_emulator.mergeable(repo, n) for n in range(1, PRS + 1))
+    mark = github_emulator.latest_status(repo, head_sha(repo, 1), FREEZE_CONTEXT) or {}
+    assert (mark.get("state"), mark.get("description")) == ("success", "No freeze holds this PR")
