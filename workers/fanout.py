@@ -42,8 +42,9 @@ from core import jobs, keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
 from workers import deployments, store
+from workers.dry_run import DryRunGateway
 from workers.funnel import bucket_of, enqueue_drain, pr_lock
-from workers.github import DryRunGateway, NotFound
+from workers.github import NotFound
 from workers.locks import release_lease, take_lease
 from workers.publish import mergeability, record
 from workers.pulls import facts_from_pull

@@ -15,7 +15,8 @@ from rq import Queue
 from core import keys
 from merge_hold.redis_conn import connect
 from merge_hold.settings import Settings, SettingsError, from_env
-from workers.github import AppGateway, DryRunGateway, GitHubGateway
+from workers.dry_run import DryRunGateway
+from workers.github import AppGateway, GitHubGateway
 from workers.queueing import work_queue
 
 
