@@ -23,12 +23,12 @@ from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts, record_labe
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
 from workers import (
-    departures,
     deployments,
     expedite,
     feedback,
     groups,
     holdfor,
+    installations,
     moves,
     own_status,
     store,
@@ -37,11 +37,12 @@ from workers import (
 )
 from workers.funnel import RecomputeRequest
 from workers.incidents import on_closed as judge_merge
+from workers.installations import installation_id
 from workers.publish import repo_config, request_recompute
 from workers.pulls import facts_from_pull, repo_name
-from workers.repos import bootstrap, ensure_repo, load_repo_config, republish
+from workers.repos import ensure_repo, load_repo_config, republish
 from workers.runtime import Runtime, current
-from workers.tamper import after_installation, forget_gates, on_gate_event, on_suspend
+from workers.tamper import on_gate_event
 
 log = logging.getLogger(__name__)
 
@@ -95,14 +96,9 @@ def _is_own(rt: Runtime, payload: dict[str, Any]) -> bool:
     return bool(sender) and sender == rt.bot_login
 
 
-def _installation_id(payload: dict[str, Any]) -> int | None:
-    inst = (payload.get("installation") or {}).get("id")
-    return int(inst) if inst else None
-
-
 def _meta(rt: Runtime, repo: str, payload: dict[str, Any]) -> tuple[store.RepoMeta, RepoConfig]:
     repository = payload.get("repository") or {}
-    meta = ensure_repo(rt, repo, installation_id=_installation_id(payload),
+    meta = ensure_repo(rt, repo, installation_id=installation_id(payload),
                        default_branch=repository.get("default_branch"), private=bool(repository.get("private")))
     config, _error = repo_config(meta)
     # Commands are recorded under the defaults while the config is invalid; the verdict is `error`
@@ -314,51 +310,6 @@ def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
     return groups.checks_requested(rt, repo, group)
 
 
-def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
-    action = payload.get("action")
-    inst = _installation_id(payload)
-    if inst is None:
-        return "ignored"
-    if action in ("created", "unsuspend", "new_permissions_accepted"):
-        repos = payload.get("repositories") or rt.github.installation_repos(inst)
-        outcome = f"bootstrapped {_bootstrap_all(rt, repos, inst)}"
-        # The gates may have changed meanwhile, or be readable now (`workers.tamper`).
-        return outcome if action == "created" else f"{outcome}; gates: {after_installation(rt, payload)}"
-    if action == "suspend":
-        on_suspend(rt, payload)  # recorded before the repos' keys go (`workers.tamper`)
-    if action in ("deleted", "suspend"):
-        names = {item["full_name"] for item in payload.get("repositories") or []}
-        names |= {_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
-        for name in sorted(names):
-            departures.forget_repo(rt.redis, name, inst)
-            store.audit(rt.redis, name, "repo.dropped", installation_id=inst, action=action)
-        if action == "deleted":
-            departures.forget_installation(rt.redis, inst, [])
-            forget_gates(rt, names)
-        return f"dropped {len(names)}"
-    return "ignored"
-
-
-def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
-    inst = _installation_id(payload)
-    if inst is None:
-        return "ignored"
-    added = _bootstrap_all(rt, payload.get("repositories_added") or [], inst)
-    for item in payload.get("repositories_removed") or []:
-        departures.forget_repo(rt.redis, item["full_name"], inst)
-        store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
-        forget_gates(rt, [item["full_name"]])
-    return f"added {added}, removed {len(payload.get('repositories_removed') or [])}"
-
-
-def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
-    for item in repos:
-        departures.readopt(rt.redis, item["full_name"])
-        bootstrap(rt, item["full_name"], inst, default_branch=item.get("default_branch"),
-                  private=bool(item.get("private")))
-    return len(repos)
-
-
 def on_status(rt: Runtime, payload: dict[str, Any]) -> str:
     """A `merge-hold` status we did not post is forged: record it and put ours back, once per verdict."""
     treecloser.on_status(rt, payload)
@@ -377,7 +328,7 @@ def on_repository(rt: Runtime, payload: dict[str, Any]) -> str:
         return "ignored"
     if store.load_repo(rt.redis, old) is None and store.load_repo(rt.redis, new) is None:
         return "not managed"
-    moved = moves.move_repo(rt, old, new, _installation_id(payload))
+    moved = moves.move_repo(rt, old, new, installation_id(payload))
     store.audit(rt.redis, new, "repo.moved", old=old, new=new, action=payload.get("action"), keys=moved)
     return f"moved {moved} keys from {old}, republished {republish(rt, new)}"
 
@@ -392,8 +343,8 @@ HANDLERS: dict[str, Handler] = {  # one per queued event of `core.events` (tests
     "pull_request": on_pull_request,
     "push": on_push,
     "merge_group": on_merge_group,
-    "installation": on_installation,
-    "installation_repositories": on_installation_repositories,
+    "installation": installations.on_installation,
+    "installation_repositories": installations.on_installation_repositories,
     "status": on_status,
     "repository": on_repository,
     "issues": holdfor.on_issues,
