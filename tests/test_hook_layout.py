@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.import_graph import find_cycle
+
 ROOT = Path(__file__).resolve().parent.parent / "hook"
 PACKAGES = ("shell", "detect", "verdicts", "agents", "tools")
 # which subpackages each may import (hook's top-level modules are checked by the cycle test alone)
@@ -57,28 +59,6 @@ def graph() -> dict[str, set[str]]:
                 if target in modules and target != name:
                     edges[name].add(target)
     return edges
-
-
-def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(edges[node]):
-            if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt):], nxt]
-            if nxt not in state and (found := visit(nxt)) is not None:
-                return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(edges):
-        if node not in state and (found := visit(node)) is not None:
-            return found
-    return None
 
 
 def test_the_hook_import_graph_is_acyclic() -> None:
