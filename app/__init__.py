@@ -48,7 +48,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     from app.token_store import TokenStore
     from core import keys
     from merge_hold.settings import from_env, require
-    from workers.queueing import work_queue
+    from state.queueing import work_queue
 
     settings = from_env() if settings is None else settings
     if redis is None:

@@ -18,7 +18,7 @@ from app import reads
 from app.auth import current_identity, require_token
 from app.services import services
 from core import keys
-from workers import subscriptions
+from state import subscriptions
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 

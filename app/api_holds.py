@@ -2,7 +2,7 @@
 
 A deploy pipeline freezes merges while it runs: a ``hold``-scoped token places a room hold on a PR,
 branch, repo or org within its orgs, and lifts it after. The hold is recorded the way a chat hold is
-(`workers.room_state`, audited under the token's name, origin ``api:NAME``) and the same republish
+(`state.room_holds`, audited under the token's name, origin ``api:NAME``) and the same republish
 job then publishes the statuses. A ``hold`` token lifts the holds it placed; an ``admin`` token any
 room hold within its orgs.
 """
@@ -24,8 +24,8 @@ from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
 from core.scopes import scope_repo
 from core.targets import TargetError, parse_target
-from workers import room_state
-from workers.queueing import options
+from state import room_holds as room_state
+from state.queueing import options
 
 bp = Blueprint("api_holds", __name__, url_prefix="/api/v1")
 

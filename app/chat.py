@@ -3,7 +3,7 @@
 Each request is authenticated (Slack's ``v0`` signature within its five-minute window; Mattermost's
 command token), checked against the workspace's org binding, the allow-list and the chat admins
 (`core.chat_request` states the trust model), parsed, and queued; the answer comes at once, only to
-the user (Slack wants one within 3 s). The job (`workers.rooms`, queued by name: this module imports
+the user (Slack wants one within 3 s). The job (`workers.chat.rooms`, queued by name: this module imports
 no worker code) does the work and reports through the command's ``response_url``. Anything refused or
 malformed gets a reply and records nothing.
 """
@@ -29,7 +29,7 @@ from core.chat_request import CHAT_JOB, Binding, ChatRequest, bound_orgs, listed
 from core.holds import to_iso
 from core.targets import is_pr_scope
 from merge_hold.settings import Settings
-from workers.queueing import options
+from state.queueing import options
 
 log = logging.getLogger(__name__)
 

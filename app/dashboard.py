@@ -17,7 +17,7 @@ from app.auth import login_required, may_see
 from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment
 from app.services import services
 from core.holds import from_iso
-from workers import room_state
+from state import room_holds as room_state
 
 bp = Blueprint("dashboard", __name__)
 

@@ -36,10 +36,10 @@ from core.permissions import Permission
 from core.prstate import DASHBOARD_REF
 from core.repo_config import DEFAULT_CONFIG, RepoConfig
 from core.scopes import scope_repo
-from state import freeze_progress
+from state import freeze_progress, store
+from state import room_holds as room_state
 from state.config_file import parse_config
-from workers import room_state, store
-from workers.queueing import options
+from state.queueing import options
 
 bp = Blueprint("actions", __name__)
 

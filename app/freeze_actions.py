@@ -1,6 +1,6 @@
 """Freeze and thaw from `/rooms` (issue 14 item 5): an org, a repo or a branch glob, by an admin.
 
-A freeze is a room hold recorded exactly as chat's ``/hold TARGET`` records it (`workers.room_state`),
+A freeze is a room hold recorded exactly as chat's ``/hold TARGET`` records it (`state.room_holds`),
 with origin ``dashboard`` and the signed-in GitHub user as holder (id ``dashboard:LOGIN``, so the
 Lift button and a later freeze of theirs renew the same hold). A thaw lifts every room hold on exactly
 that scope, as chat's ``/unhold TARGET`` does; holds on narrower or wider scopes stay. Both then queue
@@ -33,7 +33,7 @@ from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
 from core.scopes import scope_repo
 from core.targets import TargetError, is_pr_scope, parse_target
-from workers import room_state
+from state import room_holds as room_state
 
 bp = Blueprint("freeze", __name__)
 

@@ -1,7 +1,7 @@
 """What went wrong afterwards, shown: ``GET /incidents`` (dashboard), ``GET /api/v1/incidents`` (API), the
 tamper banner on every dashboard page, and the incident and tamper counts in ``/metrics``.
 
-Read-only: the workers record incidents (`workers.incidents`) and gate readings (`workers.tamper`) in the
+Read-only: the workers record incidents (`workers.events.incidents`) and gate readings (`workers.events.tamper`) in the
 state layer (`state.incidents`, `state.gates`). A signed-in user sees only the repos they can read, a
 token only its orgs, as everywhere else.
 """

@@ -16,7 +16,7 @@ from redis import Redis
 
 from core import keys, records
 from core.holds import record_hold_active
-from merge_hold import verdicts
+from state import verdicts
 
 REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")

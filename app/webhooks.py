@@ -1,7 +1,7 @@
 """`POST /webhooks/github`: verify, filter on the event header, store durably, acknowledge. Nothing else.
 
 Contract (design §4, invariant 4): a delivery gets a 2xx only once its raw body is in Redis — in the
-intake list, which the workers' pump turns into rq jobs without losing an entry (`workers/intake.py`) —
+intake list, which the workers' pump turns into rq jobs without losing an entry (`workers/intake/pump.py`) —
 and, with ``MERGE_HOLD_MIN_REPLICAS=N``, once N replicas have it too (`WAIT`), so a Sentinel failover
 loses no acknowledged delivery (`app.intake_writer`). Any failure answers 503 so that GitHub (and our
 redelivery sweep) brings it back. The body is not parsed here (design §7's acknowledgement budget): the
@@ -38,7 +38,7 @@ from app.intake_writer import TooFewReplicas
 from app.security import HSTS
 from core.deliveries import pack
 from core.events import queued
-from workers.queueing import job_id
+from state.queueing import job_id
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

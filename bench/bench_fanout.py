@@ -43,9 +43,10 @@ from core import keys
 from core.prstate import Facts, PullState, Register, record_facts, record_review
 from merge_hold import samples
 from merge_hold.settings import Settings
-from workers import runtime, store
-from workers.fanout import request_repo_fanout
-from workers.rooms import place_hold
+from state import store
+from workers import runtime
+from workers.chat.rooms import place_hold
+from workers.events.fanout import request_repo_fanout
 
 if TYPE_CHECKING:
     from tests.emulator import GitHubEmulator

@@ -2,7 +2,7 @@
 
 1,000 open PRs of one repo each get the events a busy PR sees — opened, `/hold` by alice, by bob and
 by carol, then carol's `/unhold` (a second apart, as people type) — applied by the real job
-(`workers.events.handle_delivery`) and published by a real rq worker in dry-run mode. So each PR ends
+(`workers.events.dispatch.handle_delivery`) and published by a real rq worker in dry-run mode. So each PR ends
 held by two holders, with one lifted register in its state: a couple of holds, not an empty PR. Then
 every key is sized with ``MEMORY USAGE``:
 
@@ -58,7 +58,7 @@ def run() -> list[Row]:
     from merge_hold.redis_server import LocalRedis
     from merge_hold.settings import Settings
     from workers import runtime
-    from workers.events import handle_delivery
+    from workers.events.dispatch import handle_delivery
 
     with tempfile.TemporaryDirectory() as tmp:
         server = LocalRedis(Path(tmp) / "redis").start()

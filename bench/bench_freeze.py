@@ -50,10 +50,12 @@ from core.chat_request import ChatRequest, Reply
 from core.freeze_gate import FREEZE_CONTEXT
 from core.prstate import Facts, PullState, record_facts
 from merge_hold.settings import Settings
-from workers import runtime, store
-from workers.funnel import bucket_for, posted_form, wanted_status
-from workers.publish import record
-from workers.rooms import execute
+from state import store
+from workers import runtime
+from workers.chat.rooms import execute
+from workers.publishing.outbox import bucket_for
+from workers.publishing.recompute import record
+from workers.publishing.write import posted_form, wanted_status
 from workers.runtime import Runtime
 
 if TYPE_CHECKING:

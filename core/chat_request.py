@@ -1,6 +1,6 @@
 """One chat command as the web tier hands it to the workers, and who may act on what from chat.
 
-Shared by `app.chat` (which checks and queues) and `workers.rooms` (which applies): a leaf in `core/`
+Shared by `app.chat` (which checks and queues) and `workers.chat.rooms` (which applies): a leaf in `core/`
 so the web tier never imports the worker stack (PyGithub) to name the job or its argument.
 
 Trust model (issue #9): each chat workspace (Slack team or enterprise id, Mattermost team id) is bound

@@ -2,7 +2,7 @@
 
 The receiver (`app/webhooks.py`) does the least it can before the 2xx: verify the signature, look at the
 ``X-GitHub-Event`` header (`core.events.queued`), and push the raw body to the intake list in one Redis
-round trip. The intake pump (`workers/intake.py`) parses it, drops what cannot matter (`ignore_reason`)
+round trip. The intake pump (`workers/intake/pump.py`) parses it, drops what cannot matter (`ignore_reason`)
 and creates the rq jobs. Which events and actions can matter is `core.events`' table; the few payload
 fields judged here are the rest. Pure functions only.
 """

@@ -3,7 +3,7 @@
 Every list of events reads this table, so that they cannot drift apart (issue 17: `converted_to_draft`
 was handled by the workers and dropped before them by a second list): the receiver queues only these
 events (`queued`), the intake pump drops the other actions
-(`core.deliveries.ignore_reason`), the workers have one handler per queued event (`workers.events.HANDLERS`,
+(`core.deliveries.ignore_reason`), the workers have one handler per queued event (`workers.events.dispatch.HANDLERS`,
 a test holds the two together), `/metrics` counts each under its own name (`metric_label`), and `doctor`
 and the App manifest require the App to subscribe to those GitHub does not send unasked
 (`core.readiness.REQUIRED_EVENTS`). Adding an event is one row here plus its handler.
@@ -57,7 +57,7 @@ _EVENTS: dict[str, Event] = {
     "branch_protection_rule": Event(None, "the tamper watch (protection changed)"),
     "branch_protection_configuration": Event(None, "the tamper watch (protection switched off)"),
     "repository_ruleset": Event(None, "the tamper watch (rulesets changed)"),
-    # Deploys freeze too (workers/deployments.py): merge-hold answers as a deployment protection rule.
+    # Deploys freeze too (workers/events/deployments.py): merge-hold answers as a deployment protection rule.
     "deployment_protection_rule": Event(_only("requested"), "deploys freeze too (freeze_deployments)"),
 }
 

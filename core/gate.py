@@ -1,6 +1,6 @@
 """Does a branch still require `merge-hold` from this App? GitHub's two answers, read in one place.
 
-`merge-hold doctor` and the tamper watch (`workers.tamper`) both ask GitHub the same two questions with
+`merge-hold doctor` and the tamper watch (`workers.events.tamper`) both ask GitHub the same two questions with
 the least permission — ``GET /repos/{o}/{r}/branches/{b}`` (its ``protection`` summary; Contents: read)
 and ``GET /repos/{o}/{r}/rules/branches/{b}`` (the active rules; Metadata: read) — and hand the answers
 (status code and parsed body) here. Pure: no I/O.

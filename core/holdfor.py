@@ -1,7 +1,7 @@
 """`/hold-for #123`: a hold that lifts itself when another PR merges or an issue closes.
 
 Pure: the grammar (a line-anchored command in the comment's prose, like the other PR commands), the
-dependency reference, and the hold it becomes. Placing, indexing and lifting are `workers/holdfor.py`.
+dependency reference, and the hold it becomes. Placing, indexing and lifting are `workers/events/holdfor.py`.
 
     /hold-for #123                      a PR or issue of the same repository
     /hold-for acme/lib#45               another repository (of the same installation)

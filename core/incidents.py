@@ -8,7 +8,7 @@ bypassed the check — an admin, or a branch that stopped requiring it), or a `s
 posted (forged). A head with no `merge-hold` status at all is judged by the verdict alone; a status that
 could not be read makes the incident *undetermined*, never clean.
 
-The worker (`workers.incidents`) reads the verdict record and the last status *before* the closed PR is
+The worker (`workers.events.incidents`) reads the verdict record and the last status *before* the closed PR is
 forgotten, hands them here, and stores what `record` returns once per PR.
 """
 

@@ -3,7 +3,7 @@
 A job's address is an on-disk format: a job stored in Redis names its function by this dotted path, so
 a worker of a later release must still import it (a job function that moves keeps an import at its
 old path until no stored job can name it). The rows are plain data, no rq: the web tier and the core
-read them too, and `workers.queueing.options` turns a row into rq's keyword arguments.
+read them too, and `state.queueing.options` turns a row into rq's keyword arguments.
 
 Footprint (design §7, ≤ 2 KB of Redis per tracked PR): most jobs keep nothing of a success
 (``result_ttl=0``) and keep a failure a bounded time, for `rq requeue` and for reading its traceback.
@@ -37,65 +37,92 @@ class Job:
     """Pauses before each retry of a failed run (as many retries as pauses); empty: none."""
 
 
-DELIVERY = Job("workers.events.handle_delivery", failure_ttl=3 * DAY, retry=(2, 10, 60, 300, 900))
+DELIVERY = Job("workers.events.dispatch.handle_delivery", failure_ttl=3 * DAY, retry=(2, 10, 60, 300, 900))
 """One GitHub webhook delivery: ``(event, delivery_id, raw JSON body)``. Transient failures (GitHub
 5xx, a Redis blip) are retried with growing pauses within the hour; a failure (its body included)
 stays three days, GitHub's own redelivery window. Finished ones keep nothing: at 50 deliveries/s ten
 minutes of finished jobs with their 20 KB bodies held hundreds of MB only to remember successes."""
 
-RECOMPUTE = Job("workers.publish.recompute_job", timeout=180, retry=(1, 2, 5, 10, 20, 30, 60, 120))
+RECOMPUTE = Job("workers.publishing.recompute.recompute_job", timeout=180, retry=(1, 2, 5, 10, 20, 30, 60, 120))
 """One PR's verdict: it syncs at most one PR's history and drains one slice, PyGithub's own retries
 included. GitHub or Redis trouble runs it again within seconds, then backs off (the reconcile catches
 anything left once the retries are spent). Also the clock's wake-ups (timed holds, freeze edges)."""
 
-OUTBOX_DRAIN = Job("workers.funnel.drain_job", timeout=180, retry=(0, 2, 5, 10, 20, 30, 60, 120))
+OUTBOX_DRAIN = Job("workers.publishing.drain.drain_job", timeout=180, retry=(0, 2, 5, 10, 20, 30, 60, 120))
 """The status writes of one installation's outbox. A drain whose work-horse died runs again at once
 (under its job id, so it takes over its own lease); GitHub's trouble backs off."""
 
-FANOUT = Job("workers.fanout.fanout_job", timeout=900, result_ttl=600, failure_ttl=7 * DAY,
+FANOUT = Job("workers.events.fanout.fanout_job", timeout=900, result_ttl=600, failure_ttl=7 * DAY,
              retry=(0, 10, 60, 300, 900))
 """A repo's fan-out, one slice per run: a slice plus the longest one PR's record may take (its history
 read, PyGithub's own retries). A work-horse killed mid-slice is retried at once (same run token: it
 resumes at the cursor); GitHub or Redis failures back off. A failure is kept a week, a success ten
 minutes (for watching a long fan-out go by)."""
 
-FREEZE_MARKS = Job("workers.freeze_marks.marks_job", timeout=180)
+FREEZE_MARKS = Job("workers.publishing.freeze_marks.marks_job", timeout=180)
 """The freeze-mark statuses of one outbox bucket, one slice per run (it queues its own next run). A failed
 run is not retried: its marks stay queued, and the next mark noted queues a fresh run."""
 
-FREEZE_SYNC = Job("workers.freeze_sync.freeze_sync_job", timeout=300)
+FREEZE_SYNC = Job("workers.events.freeze_sync.freeze_sync_job", timeout=300)
 """A repo's freeze ruleset brought in step, then its PRs republished. Not retried: the run clears its
 "queued" flag first, so the next recompute that asks queues another try."""
 
-RECHECK_DEPLOYS = Job("workers.deployments.recheck_job", failure_ttl=None, retry=(5, 30, 120, 600, 1800))
+RECHECK_DEPLOYS = Job("workers.events.deployments.recheck_job", failure_ttl=None, retry=(5, 30, 120, 600, 1800))
 """A repo's waiting deployments re-checked once its freeze lifts. GitHub or Redis trouble backs off;
 the reconcile sweep is behind it anyway."""
 
-TAMPER_ANSWERS = Job("workers.tamper.answer_job")
+TAMPER_ANSWERS = Job("workers.events.tamper.answer_job")
 """The held PRs a gate change leaves to tell, paced a minute apart (GitHub allows about 80
 content-creating requests a minute); each run queues the next."""
 
-RECONCILE = Job("workers.reconcile.reconcile_job", timeout=900)
+RECONCILE = Job("workers.ops.reconcile.reconcile_job", timeout=900)
 """The periodic reconcile of every repo: five recomputes' worth of time."""
 
-REDELIVERY_SWEEP = Job("workers.redeliver.sweep_job", result_ttl=None, failure_ttl=None)
+REDELIVERY_SWEEP = Job("workers.intake.redeliver.sweep_job", result_ttl=None, failure_ttl=None)
 """Asks GitHub to redeliver what failed; keeps itself scheduled every few minutes under fixed ids."""
 
-NOTIFY_DRAIN = Job("workers.notify.drain_job", queue=SUBSCRIBER, retry=(10, 60, 300, 900, 3600))
+NOTIFY_DRAIN = Job("workers.chat.notify.drain_job", queue=SUBSCRIBER, retry=(10, 60, 300, 900, 3600))
 """One chat channel's pending lines as one message. A failed post (chat down, 5xx, rate limited) is
 retried with growing pauses, then kept in rq's failed registry; its lines stay in the outbox."""
 
-CHAT_COMMAND = Job("workers.rooms.chat_command_job", result_ttl=600, failure_ttl=7 * DAY)
+CHAT_COMMAND = Job("workers.chat.rooms.chat_command_job", result_ttl=600, failure_ttl=7 * DAY)
 """A slash command the web tier queued by name (it never imports workers); its reply goes to the
 room's response URL."""
 
-REPUBLISH = Job("workers.rooms.republish_job", failure_ttl=7 * DAY)
+REPUBLISH = Job("workers.chat.rooms.republish_job", failure_ttl=7 * DAY)
 """Republish the PRs a scope reaches after a hold placed or lifted outside a chat job (API, dashboard)."""
 
-DASHBOARD_COMMAND = Job("workers.dashboard_holds.dashboard_command_job", failure_ttl=7 * DAY)
+DASHBOARD_COMMAND = Job("workers.chat.dashboard_holds.dashboard_command_job", failure_ttl=7 * DAY)
 """A hold or lift made on a PR's page, queued by the web tier (it never imports workers)."""
 
 ALL: tuple[Job, ...] = (DELIVERY, RECOMPUTE, OUTBOX_DRAIN, FANOUT, FREEZE_MARKS, FREEZE_SYNC, RECHECK_DEPLOYS,
                         TAMPER_ANSWERS, RECONCILE, REDELIVERY_SWEEP, NOTIFY_DRAIN, CHAT_COMMAND, REPUBLISH,
                         DASHBOARD_COMMAND)
 """The closed set: every job any part of the product queues."""
+
+MOVED: dict[str, Job] = {
+    "workers.events.handle_delivery": DELIVERY,
+    "workers.publish.recompute_job": RECOMPUTE,
+    "workers.funnel.drain_job": OUTBOX_DRAIN,
+    "workers.fanout.fanout_job": FANOUT,
+    "workers.freeze_marks.marks_job": FREEZE_MARKS,
+    "workers.freeze_sync.freeze_sync_job": FREEZE_SYNC,
+    "workers.deployments.recheck_job": RECHECK_DEPLOYS,
+    "workers.tamper.answer_job": TAMPER_ANSWERS,
+    "workers.reconcile.reconcile_job": RECONCILE,
+    "workers.redeliver.sweep_job": REDELIVERY_SWEEP,
+    "workers.notify.drain_job": NOTIFY_DRAIN,
+    "workers.rooms.chat_command_job": CHAT_COMMAND,
+    "workers.rooms.republish_job": REPUBLISH,
+    "workers.dashboard_holds.dashboard_command_job": DASHBOARD_COMMAND,
+}
+"""Addresses of the flat `workers/` layout (up to December 2026), which jobs queued, scheduled or failed
+by a worker of that release still name: `workers` and `workers.events` resolve them to the row's
+function (rq imports the longest importable module of an address, then asks it for the rest). Kept
+until no stored job can name them: a failed job is kept a week at most, a scheduled one (a timed
+hold's wake-up) until its moment, which can be months ahead."""
+
+
+def moved(package: str, name: str) -> Job | None:
+    """The row an old address ``package.name`` (``name`` may hold dots: ``funnel.drain_job``) names."""
+    return MOVED.get(f"{package}.{name}")

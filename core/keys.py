@@ -89,7 +89,7 @@ def recompute_queued(repo: str, number: int) -> str:
 
 
 def recompute_lock(repo: str, number: int) -> str:
-    """The PR's lock; its value names the worker holding it (`workers.locks`)."""
+    """The PR's lock; its value names the worker holding it (`workers.publishing.locks`)."""
     return f"{_repo(repo)}:pr:{number}:lock"
 
 
@@ -111,7 +111,7 @@ def room_holds(repo: str) -> str:
 def deployments_waiting(repo: str) -> str:
     """Hash: ``RUN_ID:ENVIRONMENT`` -> JSON of a deployment protection request merge-hold left waiting
     because a freeze covered it (run id, environment, ref, callback URL, requested time): approved, or
-    rejected, when the freeze lifts (`workers.deployments`)."""
+    rejected, when the freeze lifts (`workers.events.deployments`)."""
     return f"{_repo(repo)}:deploys"
 
 

@@ -8,7 +8,7 @@ other commit — parallel CI finishing late on the previous head, a fork's PR wh
 the result's own time (ties fail closed: red wins); a result on the current head always replaces one
 recorded on an older head. The branch is closed while any named context's recorded result is red, and
 open once every red one went green on a later head or in a re-run: a push alone never reopens it.
-Placing and lifting the hold is `workers/treecloser.py`; the heads are `workers/tree_heads.py`.
+Placing and lifting the hold is `workers/events/treecloser.py`; the heads are `workers/events/tree_heads.py`.
 """
 
 from __future__ import annotations

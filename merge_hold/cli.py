@@ -11,10 +11,10 @@ import sys
 # name -> (module, summary). Each module has `main(argv: list[str]) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("merge_hold.serve", "run the web app (webhooks, chat, API, dashboard)"),
-    "worker": ("workers.cli", "run an rq worker with the scheduler"),
+    "worker": ("workers.ops.cli", "run an rq worker with the scheduler"),
     "dev": ("merge_hold.dev", "everything on one machine: embedded Redis, web, worker, dry-run GitHub"),
     "simulate": ("merge_hold.simulate", "post a signed sample webhook to a running server"),
-    "reconcile": ("workers.reconcile", "republish verdicts (--rebuild re-reads GitHub)"),
+    "reconcile": ("workers.ops.reconcile", "republish verdicts (--rebuild re-reads GitHub)"),
     "token": ("app.tokens", "API tokens with scopes: create, list, revoke (stored hashed)"),
     "hook-guard": ("hook.guard", "the agent guard (--agent NAME): allow, or block in that agent's own form"),
     "setup": ("merge_hold.setup", "register the GitHub App through GitHub's manifest flow (/setup)"),

@@ -137,8 +137,8 @@ def _describe(delivery: samples.Delivery) -> str:
 
 def redis_reader(url: str) -> Reader:
     from core import keys
-    from merge_hold import verdicts
     from merge_hold.redis_conn import connect
+    from state import verdicts
 
     client = connect(url, "web")
     client.ping()

@@ -85,7 +85,7 @@ def reached_repos(scope: str, repos: Iterable[str]) -> list[str]:
 
 
 def wanted_posted(record: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The `keys.posted` JSON that shows ``record`` on GitHub: `workers.funnel.posted_form` parsed back
+    """The `keys.posted` JSON that shows ``record`` on GitHub: `workers.publishing.write.posted_form` parsed back
     (the web tier does not import the worker stack; tests/test_freeze_progress.py pins the two)."""
     if record is None or not record.get("head_sha"):
         return None

@@ -1,6 +1,6 @@
 """Incidents in Redis: stored once per merged PR, listed newest first, counted by kind.
 
-Written by the workers (`workers.incidents`), read by the dashboard and the API (`app.incidents`) and
+Written by the workers (`workers.events.incidents`), read by the dashboard and the API (`app.incidents`) and
 by `/metrics`. An incident is kept in a global hash (`core.keys.INCIDENTS`), not under the repo's hash
 tag, so it outlives the App leaving the repo; the newest `MAX_KEPT` are kept.
 """

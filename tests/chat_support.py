@@ -22,9 +22,10 @@ from rq import SimpleWorker
 from core import keys
 from core.prstate import Facts, PullState, record_facts
 from merge_hold.settings import Settings
+from state import store
 from tests.e2e_support import Service, service_settings
 from tests.emulator import APP_ID, GitHubEmulator, private_key_pem
-from workers import runtime, store
+from workers import runtime
 from workers.runtime import Runtime
 
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"

@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.chat_request import REPUBLISH_JOB
+from state.room_holds import lift_holds, place_hold
 from tests.chat_support import emulated_service
 from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
 from tests.emulator.seeding import DEFAULT_PERMISSIONS
-from workers.room_state import lift_holds, place_hold
 
 REPO = "acme/widgets"
 INSTALLATION = 1

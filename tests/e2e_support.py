@@ -110,7 +110,7 @@ class Service:
 
     def drain(self) -> None:
         """Pump the intake, then run a real rq worker (in this process, no fork) until the queue is empty."""
-        from workers.intake import drain
+        from workers.intake.pump import drain
 
         drain(self.rt.redis, self.rt.queue)
         SimpleWorker([self.rt.queue], connection=self.rt.redis).work(burst=True, with_scheduler=False)
@@ -120,7 +120,7 @@ class Service:
             raise AssertionError(f"job failed: {job.exc_info if job else failed.get_job_ids()}")
 
     def verdict(self, repo: str, number: int) -> dict[str, Any] | None:
-        from workers.store import load_verdict
+        from state.store import load_verdict
 
         return load_verdict(self.redis, repo, number)
 

@@ -219,7 +219,7 @@ class StormReport:
 def github_burst(emu: GitHubEmulator, rng: random.Random, *, writes: int = 20, runs: bool = True) -> None:
     """``writes`` status writes in a row fail. ``runs``: in runs of one kind each, in a seeded order — a
     write attempt (PyGithub's first try and its three retries) that ends on a 403/429 pauses every writer
-    for GitHub's ``retry-after`` (`workers.pacing.rate_limit_wait`). Without ``runs`` the kinds alternate
+    for GitHub's ``retry-after`` (`workers.publishing.pacing.rate_limit_wait`). Without ``runs`` the kinds alternate
     and every attempt ends on a 5xx, so nothing pauses: a storm short enough for `make test`."""
     if runs:
         kinds = list(FAULTS)

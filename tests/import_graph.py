@@ -33,15 +33,31 @@ def imported(node: ast.AST, modules: set[str]) -> set[str]:
     return set()
 
 
-def graph(*packages: str) -> dict[str, set[str]]:
-    """Edges among the modules of ``packages`` (imports from elsewhere are left out)."""
+def named_in_strings(tree: ast.AST, modules: set[str]) -> set[str]:
+    """Strings that are exactly a module's name (``"workers.ops.cli"`` in a lazy command table, handed to
+    `importlib.import_module` later) are imports too — except the one after ``-m`` in an argument list,
+    which starts another process rather than importing anything into this one."""
+    launched = {id(later) for node in ast.walk(tree) if isinstance(node, (ast.List, ast.Tuple))
+                for earlier, later in zip(node.elts, node.elts[1:], strict=False)
+                if isinstance(earlier, ast.Constant) and earlier.value == "-m"}
+    return {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, str) and "." in node.value  # a bare "state" is a word, not a package
+            and node.value in modules and id(node) not in launched}
+
+
+def graph(*packages: str, strings: bool = False) -> dict[str, set[str]]:
+    """Edges among the modules of ``packages`` (imports from elsewhere are left out); with ``strings``,
+    module names spelled as strings count as imports as well."""
     paths = [path for package in packages for path in sorted((ROOT / package).rglob("*.py"))]
     modules = {module_name(p) for p in paths}
     edges: dict[str, set[str]] = {name: set() for name in modules}
     for path in paths:
         name = module_name(path)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
             edges[name].update(imported(node, modules) - {name})
+        if strings:
+            edges[name].update(named_in_strings(tree, modules) - {name})
     return edges
 
 

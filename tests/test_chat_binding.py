@@ -28,7 +28,7 @@ from tests.chat_support import (
     slack_headers,
 )
 from tests.webapp_support import closed_port_url, make_app
-from workers import rooms
+from workers.chat import rooms
 
 FORM = "application/x-www-form-urlencoded"
 NOW = datetime(2026, 1, 5, 10, tzinfo=UTC)

@@ -146,7 +146,7 @@ def test_dry_run_statuses(redis_client: redis.Redis, tmp_path: Path) -> None:
             "repo": REPO, "number": n, "sha": f"{n:040x}", "state": "failure",
             "description": f"Held by @alice #{n}", "at": "2026-01-05T10:00:00Z"}))
     redis_client.lpush(keys.DRY_RUN_STATUSES, json.dumps({"repo": "javascript:alert(1)//x", "number": 1}))
-    redis_client.lpush(keys.DRY_RUN_STATUSES, json.dumps({  # as workers.dry_run.DryRunGateway records it
+    redis_client.lpush(keys.DRY_RUN_STATUSES, json.dumps({  # as workers.github.dry_run.DryRunGateway records it
         "repo": REPO, "sha": "ab" * 20, "state": "success", "description": "No holds", "context": "merge-hold",
         "target_url": f"http://127.0.0.1:8000/{REPO}/pull/77", "at": "2026-01-05T10:00:00+00:00"}))
     redis_client.lpush(keys.DRY_RUN_STATUSES, b"not json")

@@ -16,12 +16,13 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from core import keys
+from state import room_holds as room_state
+from state import store
 from tests.chat_support import drain, dry_runtime, manage
 from tests.emulator import GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.test_github_login import PUBLIC, sign_in
 from tests.webapp_support import make_app, store_verdict
-from workers import room_state, store
 
 REPO = "acme/widgets"
 CONFIG = """\

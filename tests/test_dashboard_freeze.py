@@ -17,11 +17,12 @@ from rq import Queue
 from core import keys
 from core.chat_request import REPUBLISH_JOB
 from core.holds import Hold
+from state import room_holds as room_state
+from state import store
 from tests.chat_support import drain, dry_runtime, manage
 from tests.emulator import GitHubEmulator
 from tests.test_dashboard_actions import act, app_for
 from tests.test_github_login import sign_in
-from workers import room_state, store
 
 WIDGETS, GADGETS = "acme/widgets", "acme/gadgets"
 

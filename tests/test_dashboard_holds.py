@@ -18,14 +18,14 @@ from redis import Redis
 from app.tokens import create as create_token
 from core import keys
 from core.holds import from_iso, to_iso
+from state import room_holds as room_state
 from tests.chat_support import head_sha, seed_repo
 from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, GitHubEmulator, private_key_pem
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.test_github_login import PUBLIC, sign_in
 from tests.webapp_support import post_form
-from workers import room_state
-from workers.reconcile import reconcile_repo
+from workers.ops.reconcile import reconcile_repo
 
 REPO = "acme/widgets"
 PAGE = f"/{REPO}/pull/1"
@@ -118,7 +118,7 @@ def test_a_page_hold_is_the_users_comment_hold_no_exemption_frees_it_their_unhol
                           origin="slack", now=placed(hold))
     room_state.place_exemption(svc.redis, f"{REPO}#1", by="carol", reason="hotfix", origin="slack",
                                now=placed(hold))
-    svc.rt.queue.enqueue("workers.rooms.republish_job", f"{REPO}#1")
+    svc.rt.queue.enqueue("workers.chat.rooms.republish_job", f"{REPO}#1")
     svc.drain()
     assert state(emu) == "failure"
     assert [h["id"] for h in holds(svc)] == ["comment:alice"]  # the room hold is exempted, hers is not

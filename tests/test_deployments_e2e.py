@@ -15,11 +15,11 @@ from redis import Redis
 from core import keys
 from core.freeze import active_interval
 from core.repo_config import FreezeWindow
+from state.room_holds import lift_holds
 from tests.deploy_support import REPO, answers, deploy_service, hold, protection_request, unhold
 from tests.emulator import GitHubEmulator
-from workers import deployments
-from workers.reconcile import reconcile_job
-from workers.room_state import lift_holds
+from workers.events import deployments
+from workers.ops.reconcile import reconcile_job
 
 FREEZE_PRODUCTION = "freeze_deployments: [production]\n"
 REJECT = "freeze_deployments: [production]\ndeployments_on_freeze: reject\n"

@@ -219,7 +219,7 @@ def test_redis_without_persistence_failed_jobs_and_no_worker(redis_url: str,
     conn = redis.Redis.from_url(redis_url)
     conn.flushdb()
     queue = Queue("merge-hold", connection=conn)
-    job = queue.enqueue("workers.events.handle_delivery", "ping", "x", b"{}")
+    job = queue.enqueue("workers.events.dispatch.handle_delivery", "ping", "x", b"{}")
     job.set_status(JobStatus.FAILED)
 
     FailedJobRegistry(queue=queue).add(job, ttl=60, exc_string="boom")

@@ -214,7 +214,7 @@ def test_moved_repo_keeps_its_holds(svc: Service, github_emulator: GitHubEmulato
                                     changes: dict[str, Any]) -> None:
     from datetime import UTC, datetime
 
-    from workers import rooms
+    from workers.chat import rooms
 
     github_emulator.set_file(REPO, CONFIG, "held_state: pending\n", ref="master")
     github_emulator.add_pull(REPO, 3, head_sha="3" * 40, head_ref="three", base="master")

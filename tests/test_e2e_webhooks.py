@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from core import keys
+from state.store import load_pull
 from tests.e2e_support import PUBLIC_URL, Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
-from workers.intake import drain
-from workers.publish import mergeability
-from workers.store import load_pull
+from workers.intake.pump import drain
+from workers.publishing.recompute import mergeability
 
 REPO = "Codertocat/Hello-World"
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"

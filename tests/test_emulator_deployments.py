@@ -15,7 +15,7 @@ from redis import Redis
 from tests.deploy_support import REPO, deploy_service
 from tests.emulator import APP_ID, GitHubEmulator
 from tests.emulator.seeding import DEFAULT_PERMISSIONS
-from workers.github import AppGateway
+from workers.github.gateway import AppGateway
 
 ENV = "production"
 

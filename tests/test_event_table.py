@@ -22,7 +22,7 @@ from app.metrics import Metrics
 from core.deliveries import ignore_reason
 from core.events import EVENTS, QUEUED, action_matters, metric_label, queued
 from core.readiness import REQUIRED_EVENTS
-from workers.events import HANDLERS
+from workers.events.dispatch import HANDLERS
 
 WEBHOOKS = Path(__file__).resolve().parent / "fixtures" / "github" / "webhooks"
 EXAMPLES = sorted(WEBHOOKS.glob("*/*.json"))

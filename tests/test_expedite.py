@@ -1,4 +1,4 @@
-"""Expedited recomputes (`workers.expedite`): a delivery job writes the status it caused itself, and the
+"""Expedited recomputes (`workers.publishing.expedite`): a delivery job writes the status it caused itself, and the
 recompute job written with the state change stays a backstop that is withdrawn only once that is done
 — left scheduled if the worker dies first, released to the queue at once if the in-process run cannot
 happen. Real Redis, real rq, the GitHub emulator as a real App."""
@@ -17,10 +17,10 @@ from merge_hold import samples
 from tests.chat_support import emulated_service, latest, seed_repo
 from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
-from workers import expedite
-from workers.events import handle_delivery
-from workers.funnel import RECOMPUTE_JOB, pr_lock
-from workers.publish import request_recompute
+from workers.events.dispatch import handle_delivery
+from workers.publishing import expedite
+from workers.publishing.request import RECOMPUTE_JOB, request_recompute
+from workers.publishing.write import pr_lock
 
 REPO = "acme/express"
 STATUSES = r"^/repos/[^/]+/[^/]+/statuses/"
@@ -120,7 +120,7 @@ def test_a_delivery_run_again_after_its_worker_died_writes_at_once(svc: Service,
     (rq's scheduler lock may have died with that worker)."""
     import json
 
-    from workers.events import on_issue_comment
+    from workers.events.dispatch import on_issue_comment
 
     delivery = comment(1, "/hold until the migration", 106)
     with expedite.collecting():  # the first run, cut short after its handler

@@ -23,13 +23,13 @@ from rq.registry import StartedJobRegistry
 
 from core import keys
 from core.prstate import PullState, Register, record_review
+from state import store
 from tests.chat_support import emulated_service, head_sha, latest, seed_repo
 from tests.e2e_support import ROOT, Service, service_env
 from tests.emulator import GitHubEmulator
-from workers import store
-from workers.fanout import Progress, request_fanout, request_repo_fanout
-from workers.pacing import PacedGateway, Pacer, RateLimited, SlotTooFar, rate_limit_wait
-from workers.rooms import lift_holds, place_hold
+from workers.chat.rooms import lift_holds, place_hold
+from workers.events.fanout import Progress, request_fanout, request_repo_fanout
+from workers.publishing.pacing import PacedGateway, Pacer, RateLimited, SlotTooFar, rate_limit_wait
 
 REPO = "acme/widgets"
 HELD = "Held by @dana in slack:acme/#releases: incident 4711"
@@ -111,11 +111,11 @@ def test_a_long_fanout_goes_on_in_slices_under_one_run(github_emulator: GitHubEm
     assert sorted(posted_numbers(github_emulator)) == list(range(1, 13)) and list_calls(github_emulator) == 1
     finished = svc.rt.queue.finished_job_registry
     results = [job.return_value() for job in (svc.rt.queue.fetch_job(j) for j in finished.get_job_ids())
-               if job is not None and job.func_name == "workers.fanout.fanout_job"]
+               if job is not None and job.func_name == "workers.events.fanout.fanout_job"]
     assert len([r for r in results if str(r).startswith("continued at")]) >= 3
     assert results.count("done") == 1
     assert len({job.args[1] for job in (svc.rt.queue.fetch_job(j) for j in finished.get_job_ids())
-                if job is not None and job.func_name == "workers.fanout.fanout_job"}) == 1  # one run token
+                if job is not None and job.func_name == "workers.events.fanout.fanout_job"}) == 1  # one run token
     assert redis_client.get(keys.fanout_lease(REPO)) is None  # released at the end
 
 
@@ -351,7 +351,7 @@ def test_a_hold_expires_on_its_own(github_emulator: GitHubEmulator, redis_client
     svc.drain()
     wake = [svc.rt.queue.fetch_job(j) for j in svc.rt.queue.scheduled_job_registry.get_job_ids()]
     assert sorted(j.args for j in wake if j is not None) == [(REPO, 1), (REPO, 2)]
-    from workers.publish import publish
+    from workers.publishing.recompute import publish
 
     assert publish(svc.rt, REPO, 1, now + timedelta(hours=2)) == "posted"
     assert (latest(github_emulator, REPO, 1) or {}).get("description") == "No holds"

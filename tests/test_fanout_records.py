@@ -23,8 +23,8 @@ from tests.chat_support import emulated_service, latest, seed_repo
 from tests.e2e_support import ROOT, service_env
 from tests.emulator import GitHubEmulator
 from tests.webapp_support import make_app
-from workers.fanout import request_fanout
-from workers.rooms import place_hold
+from workers.chat.rooms import place_hold
+from workers.events.fanout import request_fanout
 
 REPOS = ("acme/widgets", "acme/gadgets")
 PRS = 100

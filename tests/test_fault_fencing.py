@@ -17,11 +17,13 @@ from redis import Redis
 
 from core import keys
 from core.prstate import Register, record_comment
+from state import store
 from tests.e2e_support import Service, held_widgets
 from tests.emulator import GitHubEmulator
-from workers import store
-from workers.funnel import Fenced, bucket_of, drain, write_locked
-from workers.publish import record
+from workers.publishing.drain import drain
+from workers.publishing.outbox import bucket_of
+from workers.publishing.recompute import record
+from workers.publishing.write import Fenced, write_locked
 
 REPO = "acme/widgets"
 FREE = 6
@@ -113,8 +115,8 @@ def test_the_watchdog_breaks_only_dead_workers_locks(redis_client: Redis) -> Non
     stay — and the broken holder's `owned()` turns False, so fencing stops it should it be alive."""
     from rq import Queue
 
-    from workers.locks import WorkerLock, break_locks_of
-    from workers.watchdog import beat, rescue_orphans
+    from workers.ops.watchdog import beat, rescue_orphans
+    from workers.publishing.locks import WorkerLock, break_locks_of
 
     def lock(number: int, token: str) -> WorkerLock:
         held = WorkerLock(redis_client, keys.recompute_lock(REPO, number), timeout=60)
@@ -139,10 +141,10 @@ def test_a_job_whose_worker_keeps_dying_is_put_back_later_not_dropped(redis_clie
     from rq.executions import Execution
     from rq.job import JobStatus
 
-    from workers.watchdog import DELAYED_RESCUES, MAX_RESCUES, beat, rescue_delay, rescue_orphans
+    from workers.ops.watchdog import DELAYED_RESCUES, MAX_RESCUES, beat, rescue_delay, rescue_orphans
 
     queue = Queue("fencing-rescues", connection=redis_client)
-    job = queue.enqueue("workers.events.handle_delivery", "ping", "d-1", "{}")
+    job = queue.enqueue("workers.events.dispatch.handle_delivery", "ping", "d-1", "{}")
     outcomes = []
     for _ in range(MAX_RESCUES + DELAYED_RESCUES + 1):
         job.refresh()  # type: ignore[no-untyped-call]
@@ -171,12 +173,12 @@ def test_a_job_dequeued_by_a_worker_that_died_before_starting_it_is_put_back(red
     a job back at the front after `STUCK_SECONDS`."""
     from rq import Queue
 
-    from workers.watchdog import STUCK_SECONDS, rescue_dequeued
+    from workers.ops.watchdog import STUCK_SECONDS, rescue_dequeued
 
     queue = Queue("fencing-dequeued", connection=redis_client)
-    stuck = queue.enqueue("workers.events.handle_delivery", "ping", "d-stuck", "{}")
-    finished = queue.enqueue("workers.events.handle_delivery", "ping", "d-done", "{}")
-    later = queue.enqueue("workers.events.handle_delivery", "ping", "d-later", "{}")
+    stuck = queue.enqueue("workers.events.dispatch.handle_delivery", "ping", "d-stuck", "{}")
+    finished = queue.enqueue("workers.events.dispatch.handle_delivery", "ping", "d-done", "{}")
+    later = queue.enqueue("workers.events.dispatch.handle_delivery", "ping", "d-later", "{}")
     for _ in range(2):  # what rq's worker does when it takes a job (then it was SIGKILLed)
         assert Queue.dequeue_any([queue], timeout=None, connection=redis_client) is not None
     finished.delete()  # result_ttl=0: a finished job is gone, its id may linger in the list

@@ -11,8 +11,8 @@ from rq import Queue
 
 from core import keys
 from core.prstate import PullState, Register, record_comment
-from workers import store
-from workers.funnel import RECOMPUTE_JOB, RecomputeRequest
+from state import store
+from workers.publishing.request import RECOMPUTE_JOB, RecomputeRequest
 
 REPO = "acme/funnel"
 

@@ -15,14 +15,16 @@ from pathlib import Path
 import pytest
 
 from core import keys
+from state.queueing import HANDLE_DELIVERY
 from tests.e2e_support import Service, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
 from tests.fault_support import DurableRedis, Fleet, Scenario, converge
 from tests.reference_model import Command
 from tests.test_model_convergence import OWNER, Rig
-from workers.funnel import DRAIN_JOB, LOCK_TIMEOUT, RECOMPUTE_JOB
-from workers.queueing import HANDLE_DELIVERY
-from workers.watchdog import ALIVE_TTL, SWEEP_SECONDS
+from workers.ops.watchdog import ALIVE_TTL, SWEEP_SECONDS
+from workers.publishing.drain import DRAIN_JOB
+from workers.publishing.request import RECOMPUTE_JOB
+from workers.publishing.write import LOCK_TIMEOUT
 
 STATUSES = r"^/repos/[^/]+/[^/]+/statuses/"
 
@@ -80,7 +82,7 @@ def test_a_worker_killed_between_record_and_publish_is_recovered_in_seconds(rig:
     converge(scenario, svc, emu, fleet, within=60)
     assert time.monotonic() - killed_at < 60
     assert not svc.redis.exists(keys.recompute_queued(history.repo, 1)), "a flag outlived its worker"
-    # The dead worker's PR lock is broken by the watchdog (`workers.locks`): its rescued job does not
+    # The dead worker's PR lock is broken by the watchdog (`workers.publishing.locks`): its rescued job does not
     # wait out `LOCK_TIMEOUT`, and nothing is left behind well before that.
     deadline = killed_at + ALIVE_TTL + SWEEP_SECONDS + 12
     assert deadline - killed_at < LOCK_TIMEOUT
@@ -95,7 +97,7 @@ def writing_worker(svc: Service) -> int | None:
     queue = svc.rt.queue
     for job_id in queue.started_job_registry.get_job_ids(cleanup=False):
         job = queue.fetch_job(job_id)
-        # The delivery job runs its recompute itself (workers/expedite.py); a recompute job, when its
+        # The delivery job runs its recompute itself (workers/publishing/expedite.py); a recompute job, when its
         # backstop or another request runs it; the outbox's drain, when the pacer had no slot free.
         if job is not None and job.func_name in (RECOMPUTE_JOB, HANDLE_DELIVERY, DRAIN_JOB) and job.worker_name:
             return int(job.worker_name[1:].split("-", 1)[0])

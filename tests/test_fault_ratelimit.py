@@ -10,7 +10,7 @@ from redis import Redis
 
 from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.emulator import GitHubEmulator
-from workers.pacing import DEFAULT_PAUSE, PacedGateway, Pacer, RateLimited
+from workers.publishing.pacing import DEFAULT_PAUSE, PacedGateway, Pacer, RateLimited
 
 REPO = "acme/widgets"
 PAYLOAD = {"state": "failure", "context": "merge-hold", "description": "Held by @alice"}

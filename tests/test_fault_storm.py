@@ -32,7 +32,7 @@ from tests.test_model_convergence import OWNER, Rig
 RECONCILE_SECONDS = 5
 SETTLE = 90.0
 """Seconds from the last fault until every PR must be right: a write attempt that ends on GitHub's
-secondary limit pauses every writer for a minute (`workers.pacing.DEFAULT_PAUSE`), then the next
+secondary limit pauses every writer for a minute (`workers.publishing.pacing.DEFAULT_PAUSE`), then the next
 scheduled reconcile (5 s) or the watchdog's stranded-outbox sweep (3 s) writes what is left."""
 LAST_FAULT_CAP = 300.0
 """Write attempts use the injected GitHub faults up (each rate-limit run may pause writes a minute):

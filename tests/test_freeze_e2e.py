@@ -11,13 +11,13 @@ import pytest
 from redis import Redis
 
 from core.prstate import Facts, PullState, record_facts
+from state import store
 from tests.chat_support import emulated_service, head_sha, latest
 from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
-from workers import store
-from workers.publish import publish
-from workers.repos import load_repo_config
-from workers.rooms import lift_exemption, place_exemption
+from workers.chat.rooms import lift_exemption, place_exemption
+from workers.events.repos import load_repo_config
+from workers.publishing.recompute import publish
 
 REPO = "acme/widgets"
 CONFIG = """\
@@ -102,7 +102,7 @@ def test_the_freeze_ends_on_time_through_its_scheduled_wakeup(frozen: Service,
     wakeups = frozen.rt.queue.scheduled_job_registry.get_job_ids()
     assert f"wake-acme_widgets-1-{int(end.timestamp())}" in wakeups
     job = frozen.rt.queue.fetch_job(f"wake-acme_widgets-1-{int(end.timestamp())}")
-    assert job is not None and job.func_name == "workers.publish.recompute_job" and job.args == (REPO, 1)
+    assert job is not None and job.func_name == "workers.publishing.recompute.recompute_job" and job.args == (REPO, 1)
     # What that job does when rq's scheduler runs it at the end of the window:
     assert publish(frozen.rt, REPO, 1, end) == "posted"
     assert (latest(github_emulator, REPO, 1) or {}) ["description"] == "No holds"

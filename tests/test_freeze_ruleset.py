@@ -19,16 +19,18 @@ from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, parse_binding
 from core.freeze_gate import FREEZE_CONTEXT, RULESET_NAME
 from core.holds import to_iso
+from state import store
+from state.room_holds import lift_holds, place_hold
 from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.e2e_support import Service, fixture
 from tests.emulator import APP_ID, GitHubEmulator
-from workers import freeze_marks, runtime, store
-from workers.fanout import request_fanout
-from workers.freeze_rulesets import recorded, sync
-from workers.publish import record
-from workers.reconcile import reconcile_repo
-from workers.room_state import lift_holds, place_hold
-from workers.rooms import execute
+from workers import runtime
+from workers.chat.rooms import execute
+from workers.events.fanout import request_fanout
+from workers.ops.reconcile import reconcile_repo
+from workers.publishing import freeze_marks
+from workers.publishing.freeze_rulesets import recorded, sync
+from workers.publishing.recompute import record
 
 ORG = "acme"
 REPOS = ("acme/widgets", "acme/gadgets")
@@ -176,7 +178,7 @@ def test_two_syncs_of_one_repo_at_once_write_its_ruleset_once(org: Service, redi
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The thaw's own sync and a worker's (asked for by a recompute that saw the ruleset out of step)
     reach the same repo together: the second finds it in step."""
-    from workers import freeze_rulesets
+    from workers.publishing import freeze_rulesets
 
     repo = REPOS[0]
     place_hold(redis_client, repo, holder="dana", holder_id="slack:T1:U1", reason="incident 4711",

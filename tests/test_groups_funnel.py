@@ -16,10 +16,12 @@ from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
 from tests.test_e2e_webhooks import PR, REPO, SHA, comment, seed_hello_world, status
-from workers import groups
-from workers.funnel import Fenced, bucket_of, drain, pr_lock
-from workers.pacing import Pacer
-from workers.publish import record
+from workers.publishing import group_status, merge_groups
+from workers.publishing.drain import drain
+from workers.publishing.outbox import bucket_of
+from workers.publishing.pacing import Pacer
+from workers.publishing.recompute import record
+from workers.publishing.write import Fenced, pr_lock, write_group
 
 GROUP_SHA = "9" * 40
 WIDGETS = "acme/widgets"
@@ -43,8 +45,8 @@ def test_a_group_status_is_written_by_the_paced_outbox_ahead_of_every_pr(
     github_emulator.add_commit(WIDGETS, GROUP_SHA)
     _record_all(svc, WIDGETS, [1, 2, 3, 4, 5])
     _group(svc, WIDGETS, 3)
-    assert groups.enqueue(svc.rt, WIDGETS, 3, GROUP_SHA)
-    groups.enqueue(svc.rt, WIDGETS, 3, GROUP_SHA)  # asked twice: one entry (its best place)
+    assert merge_groups.enqueue(svc.rt, WIDGETS, 3, GROUP_SHA)
+    merge_groups.enqueue(svc.rt, WIDGETS, 3, GROUP_SHA)  # asked twice: one entry (its best place)
     assert redis_client.zcard(keys.outbox("inst-1")) == 6
     assert github_emulator.status_posts() == []
     counts = drain(svc.rt, bucket_of(redis_client, WIDGETS))
@@ -54,7 +56,7 @@ def test_a_group_status_is_written_by_the_paced_outbox_ahead_of_every_pr(
     assert {p["sha"] for p in posts[1:]} == {head_sha(WIDGETS, n) for n in range(1, 6)}
     assert Pacer(redis_client, 1200.0, "inst-1").counters()["granted"] == 6  # the group's write paid its slot
     # Written once: the next drain finds nothing that differs.
-    assert groups.enqueue(svc.rt, WIDGETS, 3, GROUP_SHA) is False
+    assert merge_groups.enqueue(svc.rt, WIDGETS, 3, GROUP_SHA) is False
 
 
 def test_a_group_write_whose_lock_lapsed_posts_nothing(github_emulator: GitHubEmulator, redis_client: Redis,
@@ -63,11 +65,11 @@ def test_a_group_write_whose_lock_lapsed_posts_nothing(github_emulator: GitHubEm
     seed_repo(github_emulator, redis_client, WIDGETS, 1)
     _record_all(svc, WIDGETS, [1])
     _group(svc, WIDGETS, 1)
-    lock = groups.lock(redis_client, WIDGETS, GROUP_SHA)
+    lock = group_status.lock(redis_client, WIDGETS, GROUP_SHA)
     lock.acquire()
     redis_client.delete(keys.group_lock(WIDGETS, GROUP_SHA))  # lapsed: another writer may hold it now
     with pytest.raises(Fenced):
-        groups.write_locked(svc.rt, WIDGETS, 1, GROUP_SHA, lock, bucket="inst-1")
+        write_group(svc.rt, WIDGETS, 1, GROUP_SHA, lock, bucket="inst-1")
     assert github_emulator.status_posts() == []
 
 
@@ -79,7 +81,7 @@ def test_a_group_commit_github_refuses_is_skipped_and_the_prs_go_on(
     _group(svc, WIDGETS, 1)
     github_emulator.inject("POST", rf"/statuses/{GROUP_SHA}$", 422, times=None,
                            body={"message": "No commit found for SHA"})
-    assert groups.enqueue(svc.rt, WIDGETS, 1, GROUP_SHA)
+    assert merge_groups.enqueue(svc.rt, WIDGETS, 1, GROUP_SHA)
     counts = drain(svc.rt, "inst-1")
     assert counts["posted"] == 2 and redis_client.zcard(keys.outbox("inst-1")) == 0
     assert {p["sha"] for p in github_emulator.status_posts()} == {head_sha(WIDGETS, 1), head_sha(WIDGETS, 2)}

@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from redis import Redis
 
 from core import keys, records
+from state import store
 from tests.chat_support import dry_runtime, manage
-from workers import store
-from workers.publish import publish
-from workers.rooms import lift_holds, place_hold
+from workers.chat.rooms import lift_holds, place_hold
+from workers.publishing.recompute import publish
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 REPO = "acme/widgets"

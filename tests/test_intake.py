@@ -1,4 +1,4 @@
-"""The intake pump (workers/intake.py): every acknowledged delivery becomes a job once, whatever dies when."""
+"""The intake pump (workers/intake/pump.py): every acknowledged delivery becomes a job once, whatever dies when."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rq import Queue
 
 from core import keys
 from core.deliveries import pack, unpack
-from workers.intake import ALIVE_TTL, Pump, drain
+from workers.intake.pump import ALIVE_TTL, Pump, drain
 
 QUEUE = "merge-hold-intake-test"
 

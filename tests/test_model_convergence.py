@@ -29,12 +29,11 @@ from redis import Redis
 from core import keys
 from core.holds import to_iso
 from core.prstate import Register, record_comment
+from state import store
 from tests import reference_model as model
 from tests.e2e_support import Service, fixture, service_settings, worker_processes
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
-from workers import store
-from workers.funnel import RECOMPUTE_JOB
-from workers.publish import request_recompute
+from workers.publishing.request import RECOMPUTE_JOB, request_recompute
 
 OWNER = "acme"
 ASSOCIATION = {"write": "COLLABORATOR", "maintain": "MEMBER", "none": "CONTRIBUTOR"}

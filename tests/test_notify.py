@@ -16,6 +16,8 @@ from redis import Redis
 from app.tokens import create as create_token
 from core import jobs
 from core.prstate import Facts
+from state import room_holds as room_state
+from state import store, subscriptions
 from tests.chat_support import (
     BINDING,
     MATTERMOST_TOKEN,
@@ -33,9 +35,8 @@ from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
 from tests.slack_standin import SlackStandIn, slack_standin
 from tests.test_freeze_e2e import CONFIG, PRS, REPO, known, utc
-from workers import room_state, store, subscriptions
-from workers.publish import publish
-from workers.repos import load_repo_config
+from workers.events.repos import load_repo_config
+from workers.publishing.recompute import publish
 
 FROZEN_AT = utc("2026-03-22T00:30:00")  # within sunday-freeze (01:00-04:00 Berlin, CET)
 

@@ -1,4 +1,4 @@
-"""The write pacer's burst (GCRA, `workers.pacing`): a few writes at once after a quiet spell, the rate
+"""The write pacer's burst (GCRA, `workers.publishing.pacing`): a few writes at once after a quiet spell, the rate
 after that, no burst right after a rate-limit pause, and a burst of one is the old one-slot pacer.
 Real Redis; the pacer reads Redis's clock, so waits are compared with a tolerance."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from redis import Redis
 
-from workers.pacing import Pacer
+from workers.publishing.pacing import Pacer
 
 
 @pytest.mark.parametrize(("rate", "burst", "waits"), [
@@ -77,7 +77,7 @@ def test_past_the_hourly_cap_the_next_slot_is_when_the_oldest_leaves_the_hour(re
 
 
 def test_low_priority_writes_leave_part_of_the_hour_to_urgent_ones(redis_client: Redis) -> None:
-    from workers.pacing import HOURLY_RESERVE, LOW_PRIORITY
+    from workers.publishing.pacing import HOURLY_RESERVE, LOW_PRIORITY
 
     pacer = Pacer(redis_client, 60000, "inst-h2", burst=1000, hourly=HOURLY_RESERVE + 150)
     assert all(pacer.reserve(0, priority=LOW_PRIORITY) is not None for _ in range(150))
@@ -89,7 +89,7 @@ def test_low_priority_writes_leave_part_of_the_hour_to_urgent_ones(redis_client:
 
 
 def test_low_priority_writes_give_way_while_urgent_ones_wait(redis_client: Redis) -> None:
-    from workers.pacing import LOW_PRIORITY, YIELD_RECHECK, SlotTooFar
+    from workers.publishing.pacing import LOW_PRIORITY, YIELD_RECHECK, SlotTooFar
 
     pacer = Pacer(redis_client, 60, "inst-y", burst=10)
     pacer.yield_low_priority()
@@ -103,7 +103,7 @@ def test_low_priority_writes_give_way_while_urgent_ones_wait(redis_client: Redis
 
 
 def test_a_low_priority_writer_asleep_for_its_slot_gives_way_to_urgent_ones(redis_client: Redis) -> None:
-    from workers.pacing import LOW_PRIORITY, SlotTooFar
+    from workers.publishing.pacing import LOW_PRIORITY, SlotTooFar
 
     pacer = Pacer(redis_client, 60, "inst-y2", burst=1)
     assert pacer.reserve(0) == 0  # the bucket spent: the next slot is a second away
@@ -131,7 +131,7 @@ def test_slots_never_break_either_window(redis_client: Redis, rate: float, burst
 def test_gate_writes_go_at_once_within_the_minute_cap(redis_client: Redis) -> None:
     """A freeze's ruleset writes skip the bucket's smoothing (fifty repos blocked in seconds, not in
     forty), but never pass burst + rate in a sliding minute nor the hour; and they cost the bucket."""
-    from workers.pacing import GATE
+    from workers.publishing.pacing import GATE
 
     pacer = Pacer(redis_client, 60, "inst-g1", burst=10, hourly=450)
     gates = _slots(pacer, 70, priority=GATE)

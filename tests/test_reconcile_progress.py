@@ -18,7 +18,7 @@ from redis import Redis
 from tests.conftest import ROOT
 from tests.e2e_support import fixture, held_widgets, service_env
 from tests.emulator import GitHubEmulator
-from workers.reconcile_progress import Progress
+from workers.ops.reconcile_progress import Progress
 
 
 class Clock:

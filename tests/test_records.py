@@ -22,11 +22,10 @@ from core.prstate import Facts, PullState, PushEdge, Register
 from core.repo_config import RepoConfig
 from core.verdict import Verdict, verdict_record
 from hook.verdicts.sources import _decode_record
-from merge_hold import verdicts
+from state import store, verdicts
 from tests.chat_support import dry_runtime, manage
-from workers import store
-from workers.publish import publish
-from workers.rooms import place_hold
+from workers.chat.rooms import place_hold
+from workers.publishing.recompute import publish
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 REPO = "Acme/Widgets"

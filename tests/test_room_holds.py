@@ -13,12 +13,11 @@ from redis import Redis
 from core import keys
 from core.chat_grammar import ChatCommand
 from core.holds import Source
+from state import store
 from tests.chat_support import dry_runtime, emulated_service, head_sha, latest, manage, seed_repo
 from tests.e2e_support import fixture
 from tests.emulator import GitHubEmulator
-from workers import store
-from workers.publish import publish
-from workers.rooms import (
+from workers.chat.rooms import (
     LIST_LIMIT,
     ChatRequest,
     active_room_holds,
@@ -29,6 +28,7 @@ from workers.rooms import (
     place_exemption,
     place_hold,
 )
+from workers.publishing.recompute import publish
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 REPO = "acme/widgets"

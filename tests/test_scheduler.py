@@ -21,14 +21,14 @@ from redis import Redis
 from rq.scheduler import RQScheduler
 
 from core.prstate import Facts, PullState, record_facts
+from state import store
 from tests.chat_support import emulated_service, head_sha, latest
 from tests.e2e_support import ROOT, service_env
 from tests.emulator import GitHubEmulator
-from workers import store
-from workers.publish import publish
-from workers.repos import load_repo_config
-from workers.rooms import place_hold
-from workers.scheduler import LOCK_TTL, TICK
+from workers.chat.rooms import place_hold
+from workers.events.repos import load_repo_config
+from workers.ops.scheduler import LOCK_TTL, TICK
+from workers.publishing.recompute import publish
 
 EXPIRING, ENDING, STARTING = "acme/expiring", "acme/ending", "acme/starting"
 ON_TIME = LOCK_TTL + TICK + 6.0
@@ -126,20 +126,20 @@ def test_a_sigkilled_scheduler_is_taken_over_and_edges_fire_on_time(
 
 def test_one_holder_at_a_time_and_a_stopping_holder_hands_on_at_once(redis_client: Redis, redis_url: str) -> None:
     from tests.chat_support import dry_runtime
-    from workers.scheduler import Scheduler
+    from workers.ops.scheduler import Scheduler
 
     rt = dry_runtime(redis_client, redis_url)
     one, other = Scheduler(rt), Scheduler(rt)
     past = datetime.now(UTC) - timedelta(seconds=1)
-    rt.queue.enqueue_at(past, "workers.publish.recompute_job", "acme/widgets", 1, job_id="due-1")
-    rt.queue.enqueue_at(datetime.now(UTC) + timedelta(hours=1), "workers.publish.recompute_job", "acme/widgets", 2,
-                        job_id="later-2")
+    rt.queue.enqueue_at(past, "workers.publishing.recompute.recompute_job", "acme/widgets", 1, job_id="due-1")
+    rt.queue.enqueue_at(datetime.now(UTC) + timedelta(hours=1), "workers.publishing.recompute.recompute_job",
+                        "acme/widgets", 2, job_id="later-2")
     one.tick()
     other.tick()
     assert (one.holding, other.holding) == (True, False)
     assert rt.queue.get_job_ids() == ["due-1"]  # moved by the holder; the later one waits
     assert 0 < (redis_client.ttl(one.key) or 0) <= LOCK_TTL
-    rt.queue.enqueue_at(past, "workers.publish.recompute_job", "acme/widgets", 3, job_id="due-3")
+    rt.queue.enqueue_at(past, "workers.publishing.recompute.recompute_job", "acme/widgets", 3, job_id="due-3")
     other.tick()
     assert rt.queue.get_job_ids() == ["due-1"]  # not the holder: moves nothing
     one.stop()

@@ -22,7 +22,7 @@ from merge_hold.redis_server import free_port
 from merge_hold.settings import Settings
 from tests.webapp_support import serving
 from workers import runtime
-from workers.pulls import facts_from_pull
+from workers.github.pulls import facts_from_pull
 from workers.runtime import Runtime
 
 SECRET = "simulate-test-secret"
@@ -133,7 +133,7 @@ def service(redis_client: Redis, redis_url: str, monkeypatch: pytest.MonkeyPatch
 
 
 def _drain(rt: Runtime) -> None:
-    from workers.intake import drain
+    from workers.intake.pump import drain
 
     drain(rt.redis, rt.queue)
     SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False)

@@ -15,7 +15,7 @@ from core.treecloser import Head, Result, after_push, classify, replaces
 from merge_hold import samples
 from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
-from workers import rooms
+from workers.chat import rooms
 
 REPO = "acme/widgets"
 INTO_MAIN, INTO_DEVELOP = 5, 6

@@ -330,7 +330,7 @@ def test_the_reconcile_catches_a_gate_lost_without_a_webhook(github_emulator: Gi
                                                              redis_url: str, tmp_path: Path) -> None:
     """GitHub's event never arrived (a webhook outage, or the watch started after the change): the
     scheduled reconcile reads the gates too, and tells it like the event would have."""
-    from workers.reconcile import reconcile_repo
+    from workers.ops.reconcile import reconcile_repo
 
     gate = LOST[0]
     with _start(gate, github_emulator, redis_url, tmp_path) as w:

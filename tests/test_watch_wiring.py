@@ -15,7 +15,7 @@ from core.deliveries import ignore_reason
 from core.events import EVENTS, metric_label
 from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
 from tests.webapp_support import delivery_headers, make_app
-from workers.events import HANDLERS
+from workers.events.dispatch import HANDLERS
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 WEBHOOKS = Path(__file__).resolve().parent / "fixtures" / "github" / "webhooks"

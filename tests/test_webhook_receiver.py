@@ -16,6 +16,7 @@ from rq import Queue
 from app.webhooks import signature_valid
 from core import keys
 from core.deliveries import pack
+from state.queueing import DELIVERY_FAILURE_TTL, HANDLE_DELIVERY
 from tests.webapp_support import (
     FIXTURES,
     closed_port_url,
@@ -25,8 +26,7 @@ from tests.webapp_support import (
     serving,
     sign,
 )
-from workers.intake import drain
-from workers.queueing import DELIVERY_FAILURE_TTL, HANDLE_DELIVERY
+from workers.intake.pump import drain
 
 QUEUE = "merge-hold-test"
 PR_LINK = {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
@@ -76,7 +76,7 @@ def test_signature_is_over_the_raw_bytes() -> None:
 
 
 # The receiver filters on the X-GitHub-Event header only and acknowledges once the raw body is in the
-# intake list; the pump (workers/intake.py) then drops what cannot matter and queues the rest as jobs.
+# intake list; the pump (workers/intake/pump.py) then drops what cannot matter and queues the rest as jobs.
 # (name, event, body, status, reply subset, in the intake?, a job after the pump?)
 Row = tuple[str, str, bytes, int, dict[str, Any], bool, bool]
 ROWS: list[Row] = [

@@ -23,12 +23,12 @@ from flask.testing import FlaskClient
 from app.tokens import create as create_token
 from core import jobs
 from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
+from state import subscriptions
 from tests.chat_support import BINDING, SLACK_SECRET, slack_body, slack_headers
 from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
 from tests.slack_standin import SlackStandIn, slack_standin
 from tests.webapp_support import post_form
-from workers import subscriptions
 
 REPO = "acme/widgets"
 INSTALLATION = 3

@@ -1,6 +1,6 @@
 """What every job needs — settings, Redis, the queue, the GitHub gateway — built once per worker process.
 
-`workers.cli.main` builds it before the worker starts, so forked work-horses inherit it. A job run by a
+`workers.ops.cli.main` builds it before the worker starts, so forked work-horses inherit it. A job run by a
 plain `rq worker` (no `main`) builds it from the environment on first use instead.
 """
 
@@ -15,9 +15,9 @@ from rq import Queue
 from core import keys
 from merge_hold.redis_conn import connect
 from merge_hold.settings import Settings, SettingsError, from_env
-from workers.dry_run import DryRunGateway
-from workers.github import AppGateway, GitHubGateway
-from workers.queueing import work_queue
+from state.queueing import work_queue
+from workers.github.dry_run import DryRunGateway
+from workers.github.gateway import AppGateway, GitHubGateway
 
 
 @dataclass

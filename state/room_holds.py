@@ -1,0 +1,99 @@
+"""Room holds and exemptions as stored in Redis: placed, found, lifted, audited. No GitHub, no queue.
+
+Shared by the chat job (`workers.chat.rooms`) and the web tier's API and dashboard, which place and lift
+room holds themselves and then queue `core.chat_request.REPUBLISH_JOB`: one way to record a room
+hold, whatever door it came in by. A hold's id is ``room:{holder id}:{scope}`` (one hold per holder
+and scope); scopes never contain ``:`` (git forbids it in branch names), so the id's last field is
+its scope.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from redis import Redis
+
+from core import keys
+from core.holds import Exemption, Hold, Source
+from core.scopes import scope_repo
+from state import store
+
+
+def _pr(scope: str) -> dict[str, int]:
+    """``number`` for a PR scope: the PR's page shows history entries that name it."""
+    number = scope.partition("#")[2]
+    return {"number": int(number)} if number.isdigit() else {}
+
+
+def scope_key(scope: str) -> str:
+    repo = scope_repo(scope)
+    return keys.room_holds(repo) if repo else keys.org_room_holds(scope)
+
+
+def place_hold(redis: Redis, scope: str, *, holder: str, holder_id: str, reason: str, origin: str,
+               now: datetime, duration: timedelta | None = None) -> Hold:
+    """Record (or renew) ``holder``'s room hold on ``scope``. ``holder_id`` is the stable chat identity
+    (``slack:T123:U456``): one hold per holder and scope."""
+    hold = Hold(id=f"room:{holder_id}:{scope}", source=Source.ROOM, scope=scope, holder=holder, reason=reason,
+                created_at=now, expires_at=now + duration if duration else None, origin=origin)
+    redis.hset(scope_key(scope), hold.id, json.dumps(hold.to_dict()))
+    store.audit(redis, scope_repo(scope), "room.held", scope=scope, holder=holder, holder_id=holder_id,
+                reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"], **_pr(scope))
+    return hold
+
+
+def lift_holds(redis: Redis, scope: str, *, actor: str, origin: str,
+               may_lift: Callable[[Hold], bool] = lambda _hold: True) -> list[Hold]:
+    """Lift every room hold with exactly this scope that ``may_lift`` (default: whoever placed it)."""
+    key = scope_key(scope)
+    lifted = [h for h in holds_in(redis, key) if h.scope == scope and h.source is Source.ROOM and may_lift(h)]
+    if lifted:
+        redis.hdel(key, *(h.id for h in lifted))
+        store.audit(redis, scope_repo(scope), "room.lifted", scope=scope, actor=actor, origin=origin,
+                    holders=[h.holder for h in lifted], **_pr(scope))
+    return lifted
+
+
+def place_exemption(redis: Redis, pr_scope: str, *, by: str, reason: str, origin: str, now: datetime,
+                    duration: timedelta | None = None) -> Exemption:
+    repo, _, number = pr_scope.partition("#")
+    exemption = Exemption(pr_scope=pr_scope, by=by, reason=reason, created_at=now,
+                          expires_at=now + duration if duration else None, origin=origin)
+    redis.hset(keys.exemptions(repo), number, json.dumps(exemption.to_dict()))
+    store.audit(redis, repo, "room.exempted", number=int(number), by=by, reason=reason, origin=origin,
+                expires_at=exemption.to_dict()["expires_at"])
+    return exemption
+
+
+def lift_exemption(redis: Redis, pr_scope: str, *, actor: str, origin: str) -> Exemption | None:
+    repo, _, number = pr_scope.partition("#")
+    found = store.exemption(redis, repo, int(number))
+    if found is not None:
+        redis.hdel(keys.exemptions(repo), number)
+        store.audit(redis, repo, "room.unexempted", number=int(number), actor=actor, origin=origin,
+                    by=found.by, reason=found.reason)
+    return found
+
+
+def holds_in(redis: Redis, key: str) -> list[Hold]:
+    return [Hold.from_dict(json.loads(v)) for v in redis.hvals(key)]
+
+
+
+
+def find_hold(redis: Redis, hold_id: str) -> Hold | None:
+    """The room hold with this id, wherever its scope keeps it; None when there is none."""
+    scope = hold_id.rpartition(":")[2]
+    if not hold_id.startswith("room:") or not scope:
+        return None
+    raw = redis.hget(scope_key(scope), hold_id)
+    return None if raw is None else Hold.from_dict(json.loads(raw))
+
+
+def lift_hold(redis: Redis, hold: Hold, *, actor: str, origin: str) -> None:
+    """Lift one room hold (by its id), audited like a lift from chat."""
+    redis.hdel(scope_key(hold.scope), hold.id)
+    store.audit(redis, scope_repo(hold.scope), "room.lifted", scope=hold.scope, actor=actor, origin=origin,
+                holders=[hold.holder], hold_id=hold.id, **_pr(hold.scope))

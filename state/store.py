@@ -1,0 +1,202 @@
+"""The hold state in Redis: PR states, repo metadata, room holds, verdict records, the audit log.
+
+Writers update a PR's state with an optimistic transaction (WATCH/MULTI) around a pure `core.prstate`
+function, so concurrent workers never lose each other's updates; the registers inside make the result
+independent of the order in which they win.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from redis import Redis, WatchError
+from redis.client import Pipeline
+
+from core import keys, records, state_record
+from core.holds import Exemption, Hold
+from core.prstate import PullState
+from state import subscriptions, verdicts
+
+log = logging.getLogger(__name__)
+
+CLOSED_STATE_TTL = 30 * 24 * 3600
+"""A closed PR's state is kept a month as a tombstone, so a late event cannot resurrect it as open."""
+HISTORY_MAXLEN = 2_000
+"""Audit events kept per repo (about 300 B each, ~600 KB a repo at most): the dashboard's recent history.
+Older events are trimmed from Redis (design §7: ≤ 2 KB per tracked PR); every event is also written to
+the process log (logger ``state.store``, INFO), which is where long-term history lives."""
+AUDIT_MAXLEN = 20_000
+"""Audit events kept across all repos (the API's ``/api/v1/events``); older ones live in the log only."""
+
+
+@dataclass(frozen=True)
+class RepoMeta:
+    installation_id: int
+    default_branch: str = "main"
+    config_text: str | None = None
+    """The raw `.github/merge-hold.yml` of the default branch; `None` when the repo has none (defaults)."""
+    config_loaded: bool = False
+    """False until the file was read from GitHub once: the verdict is `error` until then, never free."""
+    private: bool = False
+
+
+def _decode(raw: bytes | str | None, repo: str, number: int) -> tuple[PullState, int | None]:
+    """The stored state (`core.records`) and its version; None for a state of an earlier release's
+    format, whose version is the legacy counter key. An unknown format raises (never read as empty)."""
+    if raw is None:
+        return PullState(repo=repo, number=number), 0
+    data, version = state_record.decode_state(raw, repo, number)
+    return PullState.from_dict(data), version
+
+
+def load_pull(redis: Redis, repo: str, number: int) -> PullState:
+    return _decode(redis.get(keys.pr_state(repo, number)), repo, number)[0]
+
+
+def load_pull_versioned(redis: Redis, repo: str, number: int) -> tuple[PullState, int]:
+    """The PR's state and its state version, read in one MULTI (a consistent pair)."""
+    with redis.pipeline() as pipe:
+        pipe.get(keys.pr_state(repo, number))
+        pipe.get(keys.legacy_state_version(repo, number))
+        raw, legacy = pipe.execute()
+    state, version = _decode(raw, repo, number)
+    return state, int(legacy or 0) if version is None else version
+
+
+def state_version(redis: Redis, repo: str, number: int) -> int:
+    return load_pull_versioned(redis, repo, number)[1]
+
+
+class InTransaction(Protocol):
+    """Something written with a state change, in its EXEC (`workers.publishing.request.RecomputeRequest`)."""
+
+    def watch(self, pipe: Pipeline) -> None: ...
+    def add(self, pipe: Pipeline) -> bool: ...
+
+
+def update_pull(
+    redis: Redis, repo: str, number: int, change: Callable[[PullState], PullState], *,
+    request: InTransaction | None = None,
+) -> tuple[PullState, bool]:
+    """Apply a pure change atomically; returns the new state and whether anything changed.
+
+    The state (carrying its version, `core.records`) and ``request`` (the PR's recompute) are one EXEC: a worker killed
+    at any point leaves either all of them or none."""
+    key, legacy = keys.pr_state(repo, number), keys.legacy_state_version(repo, number)
+    with redis.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(key, legacy)  # type: ignore[no-untyped-call]
+                before, version = _decode(pipe.get(key), repo, number)
+                if version is None:  # an earlier release's state: its version was a key of its own
+                    version = int(pipe.get(legacy) or 0)
+                after = change(before)
+                if after == before:
+                    pipe.unwatch()
+                    return before, False
+                if request is not None:
+                    request.watch(pipe)
+                pipe.multi()
+                ttl = None if after.facts is None or after.facts.open else CLOSED_STATE_TTL
+                # The version lives in the record: one key per PR state, not two (design §7 footprint).
+                pipe.set(key, state_record.encode_state(after.to_dict(), version + 1), ex=ttl)
+                pipe.delete(legacy)
+                if request is not None:
+                    request.add(pipe)
+                pipe.execute()
+                return after, True
+            except WatchError:
+                continue
+
+
+def load_repo(redis: Redis, repo: str) -> RepoMeta | None:
+    raw = redis.get(keys.repo_meta(repo))
+    return RepoMeta(**json.loads(raw)) if raw else None
+
+
+def save_repo(redis: Redis, repo: str, meta: RepoMeta) -> None:
+    with redis.pipeline() as pipe:
+        pipe.set(keys.repo_meta(repo), json.dumps(asdict(meta)))
+        pipe.set(keys.managed(repo), "1")
+        pipe.sadd(keys.MANAGED_REPOS, repo.lower())
+        pipe.sadd(keys.installation_repos(meta.installation_id), repo.lower())
+        pipe.execute()
+
+
+def drop_repo(redis: Redis, repo: str, installation_id: int | None) -> list[int]:
+    """The App left the repo: forget its live state (history stays). Returns the PRs that were open."""
+    numbers = sorted(int(n) for n in redis.smembers(keys.open_prs(repo)))
+    with redis.pipeline() as pipe:
+        for number in numbers:
+            pipe.delete(keys.pr_state(repo, number), keys.verdict(repo, number), keys.posted(repo, number),
+                        keys.verdict_version(repo, number), keys.legacy_state_version(repo, number))
+        pipe.delete(keys.repo_meta(repo), keys.managed(repo), keys.open_prs(repo), keys.held_prs(repo),
+                    keys.held_heads(repo))
+        pipe.srem(keys.MANAGED_REPOS, repo.lower())
+        if installation_id is not None:
+            pipe.srem(keys.installation_repos(installation_id), repo.lower())
+        pipe.execute()
+    return numbers
+
+
+def open_numbers(redis: Redis, repo: str) -> list[int]:
+    return sorted(int(n) for n in redis.smembers(keys.open_prs(repo)))
+
+
+def scoped_holds(redis: Redis, repo: str) -> list[Hold]:
+    """Room and freeze holds on the repo (any scope within it) and on its org."""
+    owner = repo.split("/", 1)[0]
+    with redis.pipeline(transaction=False) as pipe:
+        pipe.hvals(keys.room_holds(repo))
+        pipe.hvals(keys.org_room_holds(owner))
+        repo_vals, org_vals = pipe.execute()
+    return [Hold.from_dict(json.loads(v)) for v in (*repo_vals, *org_vals)]
+
+
+def exemption(redis: Redis, repo: str, number: int) -> Exemption | None:
+    raw = redis.hget(keys.exemptions(repo), str(number))
+    return Exemption.from_dict(json.loads(raw)) if raw else None
+
+
+def load_verdict(redis: Redis, repo: str, number: int) -> dict[str, Any] | None:
+    return verdicts.load(redis, repo, number)  # the one reader
+
+
+def next_verdict_version(redis: Redis, repo: str, number: int, previous: dict[str, Any] | None) -> int:
+    """The ``version`` of the PR's next verdict (under its lock): one more than its record's, or, with no
+    record, than the version its closed self left behind (`core.keys.verdict_version`), so a reopened
+    PR's versions keep increasing."""
+    if previous is not None:
+        return int(previous.get("version") or 0) + 1
+    return int(redis.get(keys.verdict_version(repo, number)) or 0) + 1
+
+
+def put_verdict(pipe: Pipeline, repo: str, number: int, record: dict[str, Any]) -> None:
+    """Write a verdict record (API shape) in ``pipe``: stored compact, carrying its version."""
+    pipe.set(keys.verdict(repo, number), records.encode_verdict(record))
+    pipe.delete(keys.verdict_version(repo, number))  # a closed PR's (or an earlier release's) counter
+
+
+def drop_verdict(pipe: Pipeline, repo: str, number: int, previous: dict[str, Any] | None) -> None:
+    """Delete a closed PR's verdict in ``pipe``, keeping its version as long as its state tombstone."""
+    pipe.delete(keys.verdict(repo, number))
+    if previous is not None:
+        pipe.set(keys.verdict_version(repo, number), int(previous.get("version") or 0), ex=CLOSED_STATE_TTL)
+
+
+def audit(redis: Redis, repo: str | None, event: str, **data: Any) -> None:
+    """Append an audit event to the repo's history and the global log (what the dashboard shows)."""
+    fields: dict[Any, Any] = {"event": event, "data": json.dumps({"repo": repo, **data}, default=str),
+              "at": datetime.now(UTC).isoformat(timespec="seconds")}
+    log.info("audit %s %s", event, fields["data"])
+    with redis.pipeline(transaction=False) as pipe:
+        if repo:
+            pipe.xadd(keys.history(repo), fields, maxlen=HISTORY_MAXLEN, approximate=True)
+        pipe.xadd(keys.AUDIT, fields, maxlen=AUDIT_MAXLEN, approximate=True)
+        pipe.execute()
+    subscriptions.note(redis, event, {"repo": repo, **data})  # chat news: only appends to an outbox

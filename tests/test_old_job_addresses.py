@@ -1,0 +1,85 @@
+"""Jobs queued by the flat `workers/` layout still run (issue 17): a stored job names its function by its
+old dotted path (``workers.funnel.drain_job``), and a worker of the folder layout must import it there
+(`core.jobs.MOVED`, resolved by `workers.__getattr__`). Real Redis, a real `merge-hold worker` process,
+the GitHub emulator as a real App."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+
+import pytest
+from redis import Redis
+from rq.utils import import_attribute
+
+from core import jobs, keys
+from merge_hold import samples
+from tests.chat_support import emulated_service, latest, seed_repo
+from tests.e2e_support import Service, worker_processes
+from tests.emulator import GitHubEmulator
+
+REPO = "acme/legacy"
+
+FLAT_LAYOUT = {
+    "workers.events.handle_delivery", "workers.publish.recompute_job", "workers.funnel.drain_job",
+    "workers.fanout.fanout_job", "workers.freeze_marks.marks_job", "workers.freeze_sync.freeze_sync_job",
+    "workers.deployments.recheck_job", "workers.tamper.answer_job", "workers.reconcile.reconcile_job",
+    "workers.redeliver.sweep_job", "workers.notify.drain_job", "workers.rooms.chat_command_job",
+    "workers.rooms.republish_job", "workers.dashboard_holds.dashboard_command_job",
+}
+"""Every job address of the release before the folders (its `core/jobs.py`), spelled out here so that a
+row dropped from `MOVED` fails this test."""
+
+
+def test_every_old_address_is_kept() -> None:
+    assert set(jobs.MOVED) == FLAT_LAYOUT
+    assert {row.address for row in jobs.MOVED.values()} == {row.address for row in jobs.ALL}
+
+
+@pytest.mark.parametrize("old", sorted(FLAT_LAYOUT))
+def test_an_old_address_imports_the_function_its_row_names(old: str) -> None:
+    # rq's own resolver, as a worker runs a stored job.
+    assert import_attribute(old) is import_attribute(jobs.MOVED[old].address)
+
+
+def test_an_unknown_name_is_still_an_attribute_error() -> None:
+    import workers
+
+    with pytest.raises(AttributeError):
+        workers.nothing_here  # noqa: B018
+    with pytest.raises(ValueError):
+        import_attribute("workers.funnel.no_such_job")
+
+
+@pytest.fixture()
+def svc(github_emulator: GitHubEmulator, redis_url: str, redis_client: Redis) -> Service:
+    service = emulated_service(github_emulator, redis_url, write_rate_per_minute=600_000.0)
+    seed_repo(github_emulator, service.redis, REPO, 2)
+    github_emulator.set_permission(REPO, "alice", "write")
+    return service
+
+
+def test_a_new_worker_drains_jobs_the_old_layout_queued(svc: Service, github_emulator: GitHubEmulator) -> None:
+    """A delivery and a recompute queued under their old addresses, as an old worker left them in Redis,
+    are run by a `merge-hold worker` of this layout: the hold lands and both statuses are posted."""
+    payload = samples.issue_comment_event(REPO, 1, body="/hold waiting for the old jobs", commenter="alice",
+                                          at=datetime.now(UTC), comment_id=901, installation_id=1)
+    delivery = samples.delivery("issue_comment", payload)
+    queue = svc.rt.queue
+    queue.enqueue("workers.events.handle_delivery", delivery.event, delivery.delivery_id, delivery.body)
+    queue.enqueue("workers.publish.recompute_job", REPO, 2)
+    queue.enqueue("workers.funnel.drain_job", "inst-1")
+    for worker in worker_processes(svc.settings, 1):
+        _out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()[-2000:]
+    assert not queue.failed_job_registry.count, [queue.fetch_job(i).exc_info for i in  # type: ignore[union-attr]
+                                                  queue.failed_job_registry.get_job_ids()]
+    assert (svc.verdict(REPO, 1) or {}).get("held") is True
+    assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"
+    assert (latest(github_emulator, REPO, 2) or {}).get("state") == "success"
+    assert not svc.redis.exists(keys.recompute_queued(REPO, 1))
+
+
+def test_the_worker_command_still_runs(svc: Service) -> None:
+    out = subprocess.run([".venv/bin/merge-hold", "worker", "--help"], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and "worker" in out.stdout

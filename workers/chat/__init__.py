@@ -1,0 +1,1 @@
+"""Chat: the slash command job (room holds, freezes, subscriptions), notifications, holds from the dashboard."""

@@ -1,0 +1,62 @@
+"""Holds and lifts made on a PR's dashboard page, applied like the webhook handlers apply a comment.
+
+The app checks who may (for its answer on the page) and enqueues `dashboard_command_job`; the job
+records the command in the PR's registers through `core.comment_rules.apply_dashboard` — the rules of
+a comment by that user — with the same record-then-recompute step as `workers.events.dispatch`, and audits it.
+The job's ``at`` is the server clock when the page was submitted (`core.prstate.dashboard_time` dates it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from core.comment_rules import DASHBOARD_ORIGIN, Outcome, apply_dashboard
+from core.comments import CommentCommand
+from core.holds import from_iso
+from core.permissions import Permission
+from core.prstate import DASHBOARD_REF, PullState, dashboard_time
+from core.repo_config import DEFAULT_CONFIG
+from state import store
+from workers.events.dispatch import apply_change
+from workers.publishing.recompute import repo_config
+from workers.runtime import current
+
+
+def command_from(data: dict[str, Any]) -> CommentCommand:
+    """The job's command as the comment grammar would have parsed it (``hold`` or ``lift``)."""
+    if data.get("kind") == "hold":
+        seconds = data.get("seconds")
+        return CommentCommand("hold", reason=str(data.get("reason", "")),
+                              duration=timedelta(seconds=int(seconds)) if seconds else None)
+    return CommentCommand("lift", target=data.get("target") or None)
+
+
+def dashboard_command_job(repo: str, number: int, data: dict[str, Any]) -> str:
+    """Apply one dashboard command: ``data`` has ``kind`` (hold/lift), ``actor``, ``permission`` (the
+    actor's role as the app established it), ``is_author``, ``at`` (ISO, the server clock), ``ref``, and
+    ``reason``/``seconds`` for a hold or ``target`` (a login or ``all``) for a lift. Returns the outcome."""
+    rt = current()
+    config = repo_config(store.load_repo(rt.redis, repo))[0] or DEFAULT_CONFIG
+    command = command_from(data)
+    submitted = from_iso(str(data["at"]))
+    if submitted is None:
+        raise ValueError(f"a dashboard command needs its time: {data.get('at')!r}")
+    ref = str(data.get("ref") or f"{DASHBOARD_REF}{uuid.uuid4().hex}")
+    found: list[Outcome] = []
+
+    def change(state: PullState) -> PullState:
+        at = dashboard_time(state, submitted, lift=command.kind == "lift")
+        new_state, outcome = apply_dashboard(
+            state, command, actor=str(data["actor"]), permission=Permission(int(data["permission"])),
+            is_author=bool(data.get("is_author")), at=at, ref=ref, config=config)
+        found[:] = [outcome]
+        return new_state
+
+    changed = apply_change(rt, repo, number, change)
+    for outcome in found:
+        store.audit(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
+                    target=outcome.target, reason=outcome.reason, message=outcome.message, origin=DASHBOARD_ORIGIN)
+    kind = found[0].kind if found else "none"
+    return f"{kind}, {'applied' if changed else 'unchanged'}"

@@ -1,0 +1,88 @@
+"""The drain job: one channel's pending notification lines posted as one message, rate-limited.
+
+Slack through `slack_sdk`'s Web API (``chat.postMessage`` with SLACK_BOT_TOKEN, at SLACK_API_URL);
+Mattermost through the subscription's incoming webhook, which must lie under MATTERMOST_URL (checked
+again here: the worker POSTs to it). A post that fails raises, so rq retries the job
+(its row in `core.jobs`); the lines stay in the outbox until a post succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.request
+from datetime import timedelta
+
+from redis import Redis
+from slack_sdk import WebClient
+
+from core.chat_request import reply_url_allowed
+from core.notices import message
+from merge_hold.settings import Settings
+from state import subscriptions as subs
+from workers.runtime import current
+
+log = logging.getLogger(__name__)
+
+BATCH_LINES = 100
+"""Lines taken per message (`core.notices.message` shows the first 20 and counts the rest)."""
+POST_TIMEOUT = 10
+"""Seconds a post may take: a hung chat server holds one worker this long at most, never a verdict."""
+
+
+class NotifyError(RuntimeError):
+    """A chat platform refused or could not take the message; rq retries the job."""
+
+
+def post_slack(settings: Settings, channel_id: str, text: str) -> None:
+    if not settings.slack_bot_token:
+        raise NotifyError("SLACK_BOT_TOKEN is not set: Slack notifications cannot be posted")
+    client = WebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url + "/", timeout=POST_TIMEOUT)
+    # SlackApiError (ok: false, HTTP errors) propagates: the job fails and is retried.
+    client.chat_postMessage(channel=channel_id, text=text, unfurl_links=False, unfurl_media=False)
+
+
+def post_mattermost(settings: Settings, webhook: str, text: str) -> None:
+    if not webhook or not reply_url_allowed(webhook, settings.mattermost_url):
+        raise NotifyError("the subscription's webhook is not under MATTERMOST_URL")
+    request = urllib.request.Request(webhook, data=json.dumps({"text": text}).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=POST_TIMEOUT) as response:
+        if response.status >= 300:
+            raise NotifyError(f"Mattermost answered {response.status}")
+
+
+def drain(redis: Redis, settings: Settings, channel: str) -> str:
+    """Post the channel's pending lines as one message, unless one went out less than
+    `subscriptions.INTERVAL_SECONDS` ago (then the job comes back when it may)."""
+    sub = subs.channel_subscription(redis, channel)
+    outbox = subs.outbox_key(channel)
+    if sub is None:
+        redis.delete(outbox, subs.armed_key(channel))
+        return "unsubscribed"
+    wait_ms = int(redis.pttl(subs.sent_key(channel)))
+    if wait_ms > 0:
+        subs.work_queue(redis, sub).enqueue_in(timedelta(milliseconds=wait_ms), subs.DRAIN_JOB, channel,
+                                               **subs.job_options(sub))
+        return "later"
+    lines = [raw.decode() if isinstance(raw, bytes) else str(raw) for raw in redis.lrange(outbox, 0, BATCH_LINES - 1)]
+    if lines:
+        text = message(lines)
+        if sub.platform == "slack":
+            post_slack(settings, sub.channel_id, text)
+        else:
+            post_mattermost(settings, sub.webhook, text)
+    with redis.pipeline() as pipe:
+        pipe.ltrim(outbox, len(lines), -1)
+        if lines:
+            pipe.set(subs.sent_key(channel), "1", px=max(1, int(subs.INTERVAL_SECONDS * 1000)))
+        pipe.delete(subs.armed_key(channel))
+        pipe.execute()
+    if redis.llen(outbox):
+        subs.arm(redis, sub, subs.INTERVAL_SECONDS)  # what came in meanwhile: the next message
+    return f"posted {len(lines)}" if lines else "empty"
+
+
+def drain_job(channel: str) -> str:
+    rt = current()
+    return drain(rt.redis, rt.settings, channel)

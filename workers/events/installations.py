@@ -1,0 +1,67 @@
+"""`installation` and `installation_repositories`: the App arrives (bootstrap every repo), is suspended
+or leaves (the repos' state goes, recorded first), and gains or loses repos."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core import keys
+from state import store
+from workers.events import departures
+from workers.events.repos import bootstrap
+from workers.events.tamper import after_installation, forget_gates, on_suspend
+from workers.runtime import Runtime
+
+
+def installation_id(payload: dict[str, Any]) -> int | None:
+    inst = (payload.get("installation") or {}).get("id")
+    return int(inst) if inst else None
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
+    action = payload.get("action")
+    inst = installation_id(payload)
+    if inst is None:
+        return "ignored"
+    if action in ("created", "unsuspend", "new_permissions_accepted"):
+        repos = payload.get("repositories") or rt.github.installation_repos(inst)
+        outcome = f"bootstrapped {_bootstrap_all(rt, repos, inst)}"
+        # The gates may have changed meanwhile, or be readable now (`workers.events.tamper`).
+        return outcome if action == "created" else f"{outcome}; gates: {after_installation(rt, payload)}"
+    if action == "suspend":
+        on_suspend(rt, payload)  # recorded before the repos' keys go (`workers.events.tamper`)
+    if action in ("deleted", "suspend"):
+        names = {item["full_name"] for item in payload.get("repositories") or []}
+        names |= {_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
+        for name in sorted(names):
+            departures.forget_repo(rt.redis, name, inst)
+            store.audit(rt.redis, name, "repo.dropped", installation_id=inst, action=action)
+        if action == "deleted":
+            departures.forget_installation(rt.redis, inst, [])
+            forget_gates(rt, names)
+        return f"dropped {len(names)}"
+    return "ignored"
+
+
+def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
+    inst = installation_id(payload)
+    if inst is None:
+        return "ignored"
+    added = _bootstrap_all(rt, payload.get("repositories_added") or [], inst)
+    for item in payload.get("repositories_removed") or []:
+        departures.forget_repo(rt.redis, item["full_name"], inst)
+        store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
+        forget_gates(rt, [item["full_name"]])
+    return f"added {added}, removed {len(payload.get('repositories_removed') or [])}"
+
+
+def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
+    for item in repos:
+        departures.readopt(rt.redis, item["full_name"])
+        bootstrap(rt, item["full_name"], inst, default_branch=item.get("default_branch"),
+                  private=bool(item.get("private")))
+    return len(repos)

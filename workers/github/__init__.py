@@ -1,0 +1,1 @@
+"""The GitHub client (App auth, installation tokens, the dry-run gateway) and PR facts from its payloads."""

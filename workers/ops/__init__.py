@@ -1,0 +1,1 @@
+"""Running it: the worker process and its CLI, the scheduler, the watchdog, the reconcile."""

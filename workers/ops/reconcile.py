@@ -1,0 +1,175 @@
+"""Reconcile: republish verdicts, and with `--rebuild` re-read the holds from GitHub.
+
+Republishing is cheap and safe at any time (a status is posted only where it differs). It runs by
+itself every ``MERGE_HOLD_RECONCILE_SECONDS`` (one worker enqueues `reconcile_job` per period, see
+`workers.ops.watchdog`) and on demand as `merge-hold reconcile`. Every open PR's verdict record is
+recomputed in Redis (a verdict older than its state, or one a room hold, freeze edge or expiry left
+behind, is caught so) and what differs from the posted status goes through the funnel's paced outbox.
+
+Rebuilding is for state lost in Redis: it replays every comment and review of every open PR, in their
+own time order, through the same rules the webhooks use; holds and lifts made on the dashboard, which
+GitHub has no record of, are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from redis.exceptions import LockError
+
+from core import jobs, keys
+from core.prstate import keep_dashboard
+from core.repo_config import DEFAULT_CONFIG
+from merge_hold.cliargs import ArgumentParser
+from state import store
+from state.queueing import options
+from workers.events import deployments, tamper
+from workers.events.repos import load_repo_config
+from workers.publishing import freeze_rulesets
+from workers.publishing.drain import drain
+from workers.publishing.outbox import bucket_of
+from workers.publishing.recompute import record, repo_config
+from workers.publishing.sync import history_state
+from workers.publishing.write import pr_lock
+from workers.runtime import Runtime, current
+
+log = logging.getLogger(__name__)
+
+
+
+Step = Callable[[str, int, int], None]
+"""``(phase, done, total)``: PRs of one repo through ``rebuild`` or ``record`` (`workers.ops.reconcile_progress`)."""
+
+
+def _no_step(_phase: str, _done: int, _total: int) -> None:
+    return None
+
+
+def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_step) -> dict[str, int]:
+    counts = {"prs": 0, "posted": 0}
+    if rebuild:
+        meta = store.load_repo(rt.redis, repo)
+        load_repo_config(rt, repo, previous=meta, default_branch=meta.default_branch if meta else None)
+        config = repo_config(store.load_repo(rt.redis, repo))[0] or DEFAULT_CONFIG
+        pulls = list(rt.github.list_open_pulls(repo))  # listed first, so that progress has a total
+        step("rebuild", 0, len(pulls))
+        for done, pull in enumerate(pulls, 1):
+            state = history_state(rt, repo, pull, config)
+            # GitHub's history replaces the registers, except for commands made on the dashboard: they
+            # have no comment to re-read, so the live state's are joined back in.
+            store.update_pull(rt.redis, repo, state.number,
+                              lambda old, new=state: keep_dashboard(new, old))  # type: ignore[misc]
+            rt.redis.sadd(keys.open_prs(repo), state.number)
+            step("rebuild", done, len(pulls))
+    try:
+        # A ruleset freeze out of step with the holds (disabled by someone, our record lost) is repaired
+        # first, so that the records below read what GitHub really enforces.
+        counts["ruleset"] = int(freeze_rulesets.sync(rt, repo, datetime.now(UTC), verify=True) != "unchanged")
+    except Exception:
+        log.exception("ruleset check of %s failed; its PRs' statuses carry any freeze meanwhile", repo)
+    if rt.settings.github_app_id and not rt.settings.dry_run:
+        try:
+            # The tamper watch's backstop: a webhook about protection or rulesets that never arrived (or
+            # a repo watched since before the watch existed) is caught here, and its baseline kept.
+            tamper.watch_repo(rt, repo, actor=None, cause="reconcile")
+        except Exception:
+            log.exception("gate check of %s failed; the next reconcile reads it again", repo)
+    counts["pending"] = record_all(rt, repo, step=step)
+    deployments.recheck(rt, repo, datetime.now(UTC))  # a deployment left waiting past its thaw goes on
+    counts["prs"] = len(store.open_numbers(rt.redis, repo))
+    # The operator's run waits for its writes; the scheduled one leaves them to the outbox's drain.
+    counts["posted"] = drain(rt, bucket_of(rt.redis, repo), slice_seconds=None)["posted"]
+    store.audit(rt.redis, repo, "repo.reconciled", rebuild=rebuild, **counts)
+    return counts
+
+
+def record_all(rt: Runtime, repo: str, *, step: Step = _no_step) -> int:
+    """Recompute every open PR's verdict record (Redis only); returns how many statuses now wait on the
+    outbox. A PR whose lock is busy is being recomputed already and is skipped."""
+    pending = 0
+    numbers = list(store.open_numbers(rt.redis, repo))
+    for done, number in enumerate(numbers, 1):
+        step("record", done, len(numbers))
+        lock = pr_lock(rt.redis, repo, number)
+        if not lock.acquire(blocking_timeout=5):
+            continue
+        try:
+            pending += record(rt, repo, number, datetime.now(UTC)) == "pending"
+        finally:
+            try:
+                lock.release()
+            except LockError:
+                log.warning("reconcile: the lock on %s#%s lapsed", repo, number)
+    return pending
+
+
+def reconcile_job() -> str:
+    """The scheduled reconcile: every managed repo's verdicts recomputed, differing statuses queued."""
+    rt = current()
+    pending = 0
+    repos = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
+    buckets = set()
+    for repo in repos:
+        pending += record_all(rt, repo)
+        buckets.add(bucket_of(rt.redis, repo))
+    deployments.sweep(rt, datetime.now(UTC))  # the backstop for a waiting deployment whose thaw was missed
+    for bucket in sorted(buckets):
+        try:
+            drain(rt, bucket)
+        except Exception as exc:  # GitHub refusing writes: they stay on the outbox for the next drain
+            log.warning("reconcile: writes to %s wait on its outbox (%s)", bucket, exc)
+    if pending:
+        log.info("reconcile: %d statuses differed from their verdicts", pending)
+    return f"{len(repos)} repos, {pending} statuses queued"
+
+
+def enqueue_reconcile(rt: Runtime) -> None:
+    rt.queue.enqueue(jobs.RECONCILE.address, **options(jobs.RECONCILE), description="scheduled reconcile")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(
+        prog="merge-hold reconcile",
+        description="Republish every managed PR's verdict (a status is posted only where it differs). "
+        "With --rebuild, first re-read comments, reviews and labels from GitHub (for lost Redis state). "
+        "Shows each repository's progress (PRs done of total, redrawn in place on a terminal; one line "
+        "per repository otherwise) and a summary.",
+    )
+    p.add_argument("--repo", action="append", metavar="O/R", help="only this repo (repeatable)")
+    p.add_argument("--rebuild", action="store_true", help="re-read holds from GitHub before republishing")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    from merge_hold.settings import SettingsError, from_env
+    from workers import runtime
+
+    try:
+        rt = runtime.install(runtime.build(from_env()))
+    except SettingsError as exc:
+        print(f"merge-hold reconcile: {exc}", file=sys.stderr)
+        return 78
+    managed = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
+    unknown = [repo for repo in args.repo or []
+               if repo.lower() not in managed or store.load_repo(rt.redis, repo) is None]
+    if unknown:
+        # Reconciling a repo no installation covers would post nothing and look like success.
+        print(f"merge-hold reconcile: not managed (no installation of the App covers it, or it was never "
+              f"delivered to this Redis): {', '.join(unknown)}; managed repos: {', '.join(managed) or 'none'}",
+              file=sys.stderr)
+        return 1
+    from workers.ops.reconcile_progress import Progress
+
+    chosen = args.repo or managed
+    progress = Progress(sys.stdout, len(chosen), tty=sys.stdout.isatty())
+    for repo in chosen:
+        progress.start(repo)
+        counts = reconcile_repo(rt, repo, rebuild=args.rebuild, step=progress.step)
+        progress.finish(repo, counts["prs"], counts["posted"])
+    progress.summary(rebuild=args.rebuild)
+    return 0

@@ -1,0 +1,135 @@
+"""Step 4 of the publishing path: an outbox drained, one paced write at a time (`workers.publishing.pacing`).
+
+One drain per outbox at a time holds its lease; it writes most-mergeable first through the one fenced
+write (`workers.publishing.write`), hands on to a fresh job when its slice is used up or other jobs
+wait, and keeps the lease across a pause (a rate limit, or the next slot too far) for the drain
+scheduled then.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from redis import Redis
+
+from core import jobs, keys
+from state.queueing import options
+from workers.publishing.locks import release_lease, take_lease
+from workers.publishing.pacing import Pacer, SlotTooFar, rate_limit_wait
+from workers.publishing.write import Fenced, Target, refused, skip
+from workers.runtime import Runtime, current
+
+log = logging.getLogger(__name__)
+
+DRAIN_JOB = jobs.OUTBOX_DRAIN.address
+LEASE_SECONDS = 15
+"""A drain whose worker died keeps the outbox for at most this long."""
+SLICE_SECONDS = 20.0
+"""Writes made by one drain before it hands on to a fresh job; it hands on sooner when other jobs wait
+(deliveries, a lift's fan-out), after one write at least."""
+
+
+def _take(redis: Redis, bucket: str, token: str) -> bool:
+    return take_lease(redis, keys.outbox_lease(bucket), token, LEASE_SECONDS)
+
+
+def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECONDS,
+          token: str | None = None) -> dict[str, int]:
+    """Write the outbox's statuses, most-mergeable first, at the pacer's rate. Returns counts. One drain
+    per outbox at a time (a lease); a slice used up hands on to a fresh `drain_job`, and a pause (rate
+    limit) keeps the lease for a drain scheduled at the next free slot, under the same token."""
+    redis = rt.redis
+    pacer = Pacer.of(redis, rt.settings, bucket)
+    token = token or uuid.uuid4().hex
+    end = None if slice_seconds is None else time.monotonic() + slice_seconds
+    counts = {"posted": 0, "checked": 0}
+    while True:
+        if not _take(redis, bucket, token):
+            counts["busy"] = 1
+            return counts  # the lease holder looks again before it lets go
+        keep = False
+        try:
+            while True:
+                first = redis.zrange(keys.outbox(bucket), 0, 0)
+                if not first:
+                    break
+                if end is not None and (time.monotonic() >= end or (counts["checked"] and rt.queue.count)):
+                    # The slice is used up, or other jobs wait (a lift's fan-out, deliveries): they go
+                    # first, and our continuation after them goes on where we stop. It keeps the lease
+                    # (one waiting drain, not one per recompute that finds the outbox full); should it
+                    # wait longer than the lease, the watchdog's drain takes over.
+                    redis.set(keys.outbox_lease(bucket), token, ex=LEASE_SECONDS)
+                    enqueue_drain(rt, bucket, token=token)
+                    keep, counts["continued"] = True, 1
+                    return counts
+                raw = first[0]
+                outcome = _write_one(rt, pacer, bucket, raw.decode() if isinstance(raw, bytes) else str(raw), end)
+                counts["checked"] += 1
+                if isinstance(outcome, float):
+                    # The next slot is past our slice: keep the lease until then, for the drain due then.
+                    redis.set(keys.outbox_lease(bucket), token, ex=int(outcome) + LEASE_SECONDS)
+                    enqueue_drain(rt, bucket, delay=outcome, token=token)
+                    keep, counts["later"] = True, 1
+                    return counts
+                if outcome == "posted":
+                    counts["posted"] += 1
+                _take(redis, bucket, token)
+        finally:
+            if not keep:
+                release_lease(redis, keys.outbox_lease(bucket), token)
+        # A PR added after our last look but before the release found the lease taken: ours again.
+        if not redis.zcard(keys.outbox(bucket)):
+            return counts
+
+
+def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float | None) -> str | float:
+    """One write off the outbox: its outcome, or the seconds until the next slot when that is too far."""
+    target = Target(rt, bucket, member)
+    paid = False
+    if target.needs_write():
+        left = None if end is None else max(end - time.monotonic(), 0.0)
+        try:
+            pacer.acquire(left)
+        except SlotTooFar as far:
+            return max(far.seconds, 0.5)
+        paid = True
+    lock = target.lock()
+    with lock:
+        if not paid and target.needs_write():
+            return "retry"  # the verdict changed since we looked: take a slot first
+        try:
+            return target.write(lock)
+        except Fenced:
+            return "fenced"
+        except Exception as exc:
+            wait = rate_limit_wait(exc)
+            if wait is None and refused(exc):
+                return skip(rt, bucket, member, exc)
+            if wait is None:
+                raise  # GitHub's trouble: the job fails and rq retries it (the write stays on the outbox)
+            log.warning("rate limited writing %s: writes paused %.0fs", member, pacer.pause(wait))
+            return "rate-limited"
+
+
+def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | None = None) -> None:
+    kwargs: dict[str, Any] = {**options(jobs.OUTBOX_DRAIN), "description": f"drain outbox {bucket}"}
+    if delay > 0:
+        rt.queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, bucket, token, **kwargs)
+    else:
+        rt.queue.enqueue(DRAIN_JOB, bucket, token, **kwargs)
+
+
+def drain_job(bucket: str, token: str | None = None) -> str:
+    """The rq job. Without a token of its own (a fresh drain) its job id is its token: rq's retry of a
+    job whose work-horse died carries the same id and takes the dead run's lease over at once."""
+    if token is None:
+        from rq import get_current_job
+
+        job = get_current_job()
+        token = job.id if job is not None else None
+    counts = drain(current(), bucket, token=token)
+    return ", ".join(f"{k} {v}" for k, v in counts.items())

@@ -1,0 +1,386 @@
+"""A write pacer shared by every worker: GitHub's secondary limit counts content-creating requests per
+installation (no more than 80 a minute and 500 an hour), whichever worker process sends them.
+
+The pacer is a token bucket kept in Redis (GCRA: one "theoretical arrival time"): ``rate_per_minute``
+writes a minute sustained, with up to ``burst`` writes at once after a quiet spell, across all workers
+and machines. So an isolated change — or a handful at once — is written at once, while a sustained
+stream (a fan-out, a storm of events) is paced at the rate; in any minute at most ``burst + rate``
+writes go out (defaults 10 + 60 < 80). GitHub also counts an hour (500): the pacer keeps that window
+too (``hourly``, default 450, leaving room for comments and reactions), and low-priority writes leave
+`HOURLY_RESERVE` of it to the writes that change what may merge. Slots are handed out by a Lua script
+that reads the clock with Redis ``TIME``: workers on hosts with skewed clocks still agree. A worker
+*reserves* a slot and sleeps until it; reserved slots of a worker that dies are simply lost (the pace
+errs on the slow side).
+
+When GitHub answers a write with a rate limit anyway (403/429; PyGithub's retry has already waited
+``retry-after`` a few times by then), `PacedGateway` pauses the pacer for the whole installation, so
+the other workers stop writing too instead of each running into the limit on its own. The bucket
+starts empty at the end of a pause: no burst right after GitHub said stop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+from github import GithubException
+from redis import Redis
+from requests.exceptions import RetryError
+
+from core import keys
+from core.permissions import Permission
+from merge_hold.settings import Settings
+from workers.github.gateway import GitHubGateway
+
+DEFAULT_PAUSE = 60.0
+"""GitHub's advice when a secondary-limit answer carries no ``retry-after``: wait at least a minute."""
+MAX_WAIT_IN_LOCK = 10.0
+"""A paced write waits at most this long for its slot; a longer wait is taken outside the PR's lock."""
+
+_RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local max_wait = tonumber(ARGV[2])
+local tau = tonumber(ARGV[3])
+local hourly = tonumber(ARGV[4])
+local peek = ARGV[5] == '1'
+local minute_cap = tonumber(ARGV[6])
+local gate = ARGV[7] == '1'
+local hour = 3600000
+if ARGV[8] == '1' then
+  local urgent = redis.call('PTTL', KEYS[3])
+  if urgent > 0 then
+    return {0, math.min(urgent, tonumber(ARGV[9]))}
+  end
+end
+local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
+local tat = math.max(tonumber(redis.call('HGET', KEYS[1], 'tat') or '0'), now, paused + tau)
+local slot = math.max(now, tat - tau)
+if gate then
+  slot = math.max(now, paused)
+end
+local gcra_slot = slot
+local function settle(window, cap)
+  local n = redis.call('ZCOUNT', KEYS[2], slot - window + 1, '+inf')
+  if n >= cap then
+    local oldest = redis.call('ZRANGEBYSCORE', KEYS[2], slot - window + 1, '+inf', 'WITHSCORES', 'LIMIT', n - cap, 1)
+    slot = math.max(slot, tonumber(oldest[2]) + window)
+    return true
+  end
+  return false
+end
+if hourly > 0 or minute_cap > 0 then
+  if not peek then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - hour)
+  end
+  for _ = 1, 4 do
+    local moved = false
+    if minute_cap > 0 and settle(60000, minute_cap) then moved = true end
+    if hourly > 0 and settle(hour, hourly) then moved = true end
+    if not moved then break end
+  end
+end
+local wait = slot - now
+if peek or (max_wait >= 0 and wait > max_wait) then
+  return {0, wait}
+end
+local granted = redis.call('HINCRBY', KEYS[1], 'granted', 1)
+if slot > gcra_slot and not gate then
+  tat = slot + tau
+end
+redis.call('HSET', KEYS[1], 'tat', tat + interval)
+redis.call('PEXPIRE', KEYS[1], tat + interval - now + hour)
+if hourly > 0 or minute_cap > 0 then
+  redis.call('ZADD', KEYS[2], slot, slot .. ':' .. granted)
+  redis.call('PEXPIRE', KEYS[2], slot - now + hour)
+end
+return {1, wait}
+"""
+"""Two windows. The minute: GCRA — ``tat`` runs ahead of the clock by one interval per write; a write
+may go once ``tat`` is at most ``tau`` (ARGV[3] = (burst - 1) x interval) ahead. After a pause ``tat``
+starts at its end plus ``tau``: an empty bucket. The hour: a log of the slots handed out (KEYS[2]); a
+slot goes only where fewer than ARGV[4] slots lie in the hour before it, else it moves to when the
+oldest of those leaves the hour (GitHub counts a sliding hour too). A slot the hour moved later
+starts the minute's bucket empty, as a pause does. ARGV[5] = 1 only looks. A `GATE` write (ARGV[7])
+skips the bucket's smoothing but not the windows: the log also caps any sliding minute at ARGV[6]
+(burst + rate, what the bucket allows anyway), so a freeze's ruleset writes go at once, never past
+what GitHub takes; each still costs the bucket a slot, slowing the writes that follow. ARGV[8] = 1: a
+low-priority write, refused (for at most ARGV[9] ms, then asked again) while urgent writes wait (KEYS[3])."""
+
+_PAUSE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local until_ms = now + tonumber(ARGV[1])
+local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
+if until_ms > paused then
+  redis.call('HSET', KEYS[1], 'paused_until', until_ms)
+  redis.call('HINCRBY', KEYS[1], 'pauses', 1)
+end
+redis.call('PEXPIRE', KEYS[1], math.max(until_ms, paused) - now + 3600000)
+return math.max(until_ms, paused) - now
+"""
+
+_PAUSED_FOR = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local paused = tonumber(redis.call('HGET', KEYS[1], 'paused_until') or '0')
+return math.max(paused - now, 0)
+"""
+
+
+URGENT = 0
+"""A write that changes whether something may merge: a verdict's status, an exemption's mark."""
+GATE = 2
+"""A freeze's ruleset write: one per repository decides for every PR in it, so it goes at once, within
+the minute's and the hour's caps but ahead of the bucket's smoothing."""
+LOW_PRIORITY = 1
+"""A write for people to read only (a frozen PR's `merge-hold/freeze` failure under a ruleset freeze)."""
+HOURLY_RESERVE = 100
+"""Slots of the hour that low-priority writes leave to urgent ones, so that a thaw or a new hold never
+waits behind an hour of descriptions."""
+URGENT_SECONDS = 30.0
+"""How long a `Pacer.yield_low_priority` lasts unless renewed or ended: a writer that dies does not
+stop the low-priority writes for longer."""
+YIELD_RECHECK = 2.0
+"""Seconds after which a low-priority writer refused for urgent writes asks again."""
+
+
+class RateLimited(Exception):
+    """GitHub refused a write for its rate limit; the pacer is paused for ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"GitHub rate limit: writes paused for {seconds:.0f}s")
+        self.seconds = seconds
+
+
+class SlotTooFar(Exception):
+    """The next write slot is more than the allowed wait away (taken outside the caller's lock)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"next write slot in {seconds:.1f}s")
+        self.seconds = seconds
+
+
+class Pacer:
+    """At most ``rate_per_minute`` writes a minute for one bucket (a GitHub installation), shared
+    through Redis by every process that builds a `Pacer` with the same bucket."""
+
+    def __init__(self, redis: Redis, rate_per_minute: float, bucket: str = "global", *, burst: int = 1,
+                 hourly: int = 0, sleep: Callable[[float], None] = time.sleep) -> None:
+        if rate_per_minute <= 0:
+            raise ValueError("rate_per_minute must be positive")
+        if burst < 1:
+            raise ValueError("burst must be at least 1")
+        self.redis = redis
+        self.rate_per_minute = rate_per_minute
+        self.burst = burst
+        self.hourly = max(hourly, 0)
+        """Writes in any hour (0: no hourly cap); `LOW_PRIORITY` writes leave `HOURLY_RESERVE` of them."""
+        self.key = keys.pacer(bucket)
+        self.hour_key = keys.pacer_hour(bucket)
+        self.urgent_key = keys.pacer_urgent(bucket)
+        self.sleep = sleep
+        self._reserve = redis.register_script(_RESERVE)
+        self._pause = redis.register_script(_PAUSE)
+        self._paused_for = redis.register_script(_PAUSED_FOR)
+        self.waited = 0.0
+        """Seconds this instance spent sleeping for slots (for reports and the benchmark)."""
+
+    @classmethod
+    def of(cls, redis: Redis, settings: Settings, bucket: str) -> Pacer:
+        """The pacer of ``bucket`` at the configured rate, burst and hourly cap (MERGE_HOLD_WRITE_RATE,
+        _BURST, _HOURLY)."""
+        return cls(redis, settings.write_rate_per_minute, bucket, burst=max(settings.write_burst, 1),
+                   hourly=settings.write_hourly)
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two writes."""
+        return 60.0 / self.rate_per_minute
+
+    def _hourly_for(self, priority: int) -> int:
+        if not self.hourly or priority != LOW_PRIORITY:
+            return self.hourly
+        return max(self.hourly - min(HOURLY_RESERVE, self.hourly // 2), 1)
+
+    def _run(self, max_wait: float | None, priority: int, peek: bool) -> tuple[bool, float]:
+        limit = -1 if max_wait is None else max(int(max_wait * 1000), 0)
+        interval_ms = max(int(self.interval * 1000), 1)
+        minute_cap = int(self.rate_per_minute + self.burst)  # what the bucket allows in a minute anyway
+        granted, wait_ms = self._reserve([self.key, self.hour_key, self.urgent_key], [
+            interval_ms, limit, (self.burst - 1) * interval_ms, self._hourly_for(priority), int(peek),
+            min(minute_cap, 10**9), int(priority == GATE), int(priority == LOW_PRIORITY),
+            int(YIELD_RECHECK * 1000)])
+        return bool(int(granted)), int(wait_ms) / 1000
+
+    def yield_low_priority(self, seconds: float = URGENT_SECONDS) -> None:
+        """Urgent writes are about to go one after another (a freeze's or a thaw's rulesets over many
+        repos): low-priority writes take no slot for ``seconds`` (renew it, or `end_yield`). Without
+        it they would take every other slot of the minute's rate, and a thaw over 50 repos would wait
+        behind as many descriptions."""
+        self.redis.set(self.urgent_key, "1", px=max(int(seconds * 1000), 1))
+
+    def end_yield(self) -> None:
+        self.redis.delete(self.urgent_key)
+
+    def reserve(self, max_wait: float | None = None, *, priority: int = URGENT) -> float | None:
+        """Take the next slot; the seconds until it (0: now). ``None``, and nothing taken, when the
+        slot lies further than ``max_wait`` seconds away."""
+        granted, wait = self._run(max_wait, priority, False)
+        return wait if granted else None
+
+    def acquire(self, max_wait: float | None = None, *, priority: int = URGENT) -> float:
+        """Wait for a slot of our own. Raises `SlotTooFar` (taking nothing) when it is further away
+        than ``max_wait``, or for a low-priority write while urgent ones wait
+        (`yield_low_priority`); returns the seconds waited."""
+        waited = 0.0
+        while True:
+            wait = self.reserve(max_wait, priority=priority)
+            if wait is None:
+                raise SlotTooFar(self.next_slot_in(priority=priority))
+            if wait > 0:
+                self.sleep(wait)
+                waited += wait
+            # A pause that began while we slept for a slot reserved before it: take a later slot. A
+            # low-priority write also gives way to urgent writes that began meanwhile (the next
+            # reserve refuses it): the slot it slept for is lost, not written into a thaw.
+            yielding = priority == LOW_PRIORITY and bool(self.redis.exists(self.urgent_key))
+            if self.paused_for() <= 0 and not yielding:
+                self.waited += waited
+                return waited
+
+    def next_slot_in(self, *, priority: int = URGENT) -> float:
+        """Seconds until a slot would be free (without taking it)."""
+        return max(self._run(None, priority, True)[1], 0.0)
+
+    def pause(self, seconds: float) -> float:
+        """No slot is handed out for ``seconds`` from now (or longer, if already paused longer)."""
+        left = self._pause([self.key], [max(int(seconds * 1000), 0)])
+        return int(left) / 1000
+
+    def paused_for(self) -> float:
+        return int(self._paused_for([self.key])) / 1000
+
+    def counters(self) -> dict[str, int]:
+        """Slots granted and pauses taken since the bucket was last idle for an hour."""
+        granted, pauses = self.redis.hmget(self.key, ["granted", "pauses"])
+        return {"granted": int(granted or 0), "pauses": int(pauses or 0)}
+
+
+def rate_limit_wait(exc: BaseException, *, now: float | None = None,
+                    default: float = DEFAULT_PAUSE) -> float | None:
+    """How long GitHub asks us to stop writing, if ``exc`` is a rate-limit answer; else ``None``.
+
+    PyGithub's retry waits ``retry-after`` itself; when its attempts run out it raises requests'
+    ``RetryError`` (no headers left: pause ``default``), and a primary limit beyond its patience raises
+    ``RateLimitExceededExceedsMaxWait`` (a `GithubException` with the headers).
+    """
+    if isinstance(exc, RetryError):
+        text = str(exc)
+        if "403" not in text and "429" not in text:
+            return None
+        # GitHub's last `Retry-After`, kept by `workers.github.gateway._Retry` (its own attempts waited the rest).
+        advised = str(getattr(exc.args[0] if exc.args else None, "retry_after", None) or "").strip()
+        return float(advised) if advised.isdigit() and int(advised) > 0 else default
+    if not isinstance(exc, GithubException) or exc.status not in (403, 429):
+        return None
+    headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
+    if headers.get("retry-after", "").strip().isdigit():
+        return float(headers["retry-after"].strip())
+    if headers.get("x-ratelimit-remaining") == "0" and headers.get("x-ratelimit-reset", "").isdigit():
+        clock = time.time() if now is None else now
+        return max(float(headers["x-ratelimit-reset"]) - clock, 1.0)
+    wait = getattr(exc, "wait", None)
+    if isinstance(wait, (int, float)):
+        return float(wait)
+    message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else str(exc.data or "")
+    return default if exc.status == 429 or "rate limit" in message.lower() else None
+
+
+class PacedGateway:
+    """The workers' GitHub gateway with status writes paced by a `Pacer` (reads pass straight through).
+
+    A caller that expects a write takes its slot first, outside its locks, and says so (``prepaid``);
+    any other write waits at most ``max_wait`` seconds for a slot (it may hold a PR's lock meanwhile)
+    or raises `SlotTooFar`. A rate-limit answer pauses the pacer and raises `RateLimited`, so the
+    caller retries that write later.
+    """
+
+    def __init__(self, inner: GitHubGateway, pacer: Pacer, *, max_wait: float = MAX_WAIT_IN_LOCK,
+                 default_pause: float = DEFAULT_PAUSE) -> None:
+        self.inner = inner
+        self.pacer = pacer
+        self.max_wait = max_wait
+        self.default_pause = default_pause
+        self.writes = 0
+        self.rate_limited = 0
+        self.prepaid = 0
+        """Slots the caller already waited for (outside its locks); a write uses one before asking."""
+
+    def post_status(self, repo: str, sha: str, payload: dict[str, Any]) -> None:
+        if self.prepaid > 0:
+            self.prepaid -= 1
+        else:
+            self.pacer.acquire(self.max_wait)
+        try:
+            self.inner.post_status(repo, sha, payload)
+        except Exception as exc:
+            wait = rate_limit_wait(exc, default=self.default_pause)
+            if wait is None:
+                raise
+            self.rate_limited += 1
+            raise RateLimited(self.pacer.pause(wait)) from exc
+        self.writes += 1
+
+    # --- reads: unpaced ------------------------------------------------------------------------
+
+    def get_pull(self, repo: str, number: int) -> dict[str, Any]:
+        return self.inner.get_pull(repo, number)
+
+    def list_open_pulls(self, repo: str) -> Iterator[dict[str, Any]]:
+        return self.inner.list_open_pulls(repo)
+
+    def get_file(self, repo: str, path: str, ref: str | None = None) -> str | None:
+        return self.inner.get_file(repo, path, ref)
+
+    def permission(self, repo: str, login: str) -> Permission:
+        return self.inner.permission(repo, login)
+
+    def installation_for(self, repo: str) -> int:
+        return self.inner.installation_for(repo)
+
+    def installation_repos(self, installation_id: int) -> list[dict[str, Any]]:
+        return self.inner.installation_repos(installation_id)
+
+    def list_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return self.inner.list_comments(repo, number)
+
+    def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return self.inner.list_reviews(repo, number)
+
+    def app_slug(self) -> str | None:
+        return self.inner.app_slug()
+
+    def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]:
+        return self.inner.failed_deliveries(since)
+
+    def redeliver(self, delivery_id: int) -> None:
+        self.inner.redeliver(delivery_id)
+
+    def react(self, repo: str, comment_id: int, content: str) -> None:
+        self.inner.react(repo, comment_id, content)
+
+    def reply(self, repo: str, number: int, body: str) -> None:
+        self.inner.reply(repo, number, body)
+
+    def get_issue(self, repo: str, number: int) -> dict[str, Any]:
+        return self.inner.get_issue(repo, number)
+
+    def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]:
+        return self.inner.get_answer(repo, path, params)
+
+    def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        return self.inner.send(repo, method, path, body)

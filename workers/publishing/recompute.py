@@ -1,0 +1,285 @@
+"""Recompute a PR's verdict: the verdict record in Redis at once, the `merge-hold` status through the funnel.
+
+Drives to the desired state (Prow's way): computes the status that should be on the head commit; the
+record is written at once, and the PR goes on its installation's outbox when the posted status
+differs (`workers.publishing.outbox`: paced, most-mergeable first, fenced). Bursts coalesce: a
+recompute asked for while one is queued adds nothing, and one asked for while one runs leads to exactly
+one more (the `queued` flag is cleared when the run starts, under the PR's lock). Step 5 of the
+publishing path (`workers.publishing.outbox` lists the steps); a delivery runs the recomputes it asked
+for itself (`run_expedited`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from redis.exceptions import LockError
+from redis.lock import Lock
+from rq.timeouts import BaseTimeoutException
+
+from core import jobs, keys, records
+from core.freeze import next_transition
+from core.holds import Exemption, to_iso
+from core.prstate import PullState
+from core.repo_config import RepoConfig
+from core.status import build_status
+from core.verdict import Verdict, compute_verdict, verdict_record
+from state import store
+from state.config_file import parse_config
+from state.queueing import options
+from workers.publishing import expedite, freeze_marks, freeze_rulesets, merge_groups
+from workers.publishing.drain import drain
+from workers.publishing.outbox import add_to_outbox, bucket_for, bucket_of
+from workers.publishing.request import RECOMPUTE_JOB
+from workers.publishing.sync import sync_pull
+from workers.publishing.write import LOCK_TIMEOUT, Fenced, posted_form, pr_lock, write_locked, write_now
+from workers.runtime import Runtime, current
+
+log = logging.getLogger(__name__)
+
+RECORD_ONLY = ("computed_at", "version", "state_version")
+"""Record fields that do not make a new verdict (no new version, no audit, no status)."""
+
+
+def recompute_job(repo: str, number: int) -> str:
+    """The rq job: record the verdict under the PR's lock, then write what the outbox holds."""
+    outcome = recompute(current(), repo, number)
+    if outcome is None:
+        raise LockError(f"{repo}#{number}: the PR's lock stayed taken for {LOCK_TIMEOUT}s")
+    return outcome
+
+
+def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TIMEOUT) -> str | None:
+    """`recompute_job`'s work (also run in-process by `workers.publishing.expedite`); None, with nothing done, when
+    the PR's lock is not free within ``lock_wait`` seconds."""
+    lock = pr_lock(rt.redis, repo, number)
+    if not lock.acquire(blocking_timeout=lock_wait):
+        return None
+    try:
+        rt.redis.delete(keys.recompute_queued(repo, number))
+        outcome = record(rt, repo, number, datetime.now(UTC))
+        if outcome == "pending":
+            # A free write slot now: post at once, without waiting for the outbox's one drain.
+            outcome = write_now(rt, repo, number, lock) or outcome
+    finally:
+        lock.release()
+    if outcome == "pending":
+        counts = drain(rt, bucket_of(rt.redis, repo))
+        return f"{outcome}; drain {counts}"
+    return outcome
+
+
+def repo_config(meta: store.RepoMeta | None) -> tuple[RepoConfig | None, str | None]:
+    if meta is None:
+        return None, "repo state lost, rebuilding"
+    if not meta.config_loaded:
+        return None, "repo config not loaded yet"
+    return parse_config(meta.config_text)
+
+
+def target_url(rt: Runtime, repo: str, number: int) -> str:
+    return f"{rt.settings.public_url}/{repo}/pull/{number}"
+
+
+def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
+    """Recompute one PR and write its verdict record (call under the PR's lock). Returns "pending" when
+    its status is now on the outbox, else why not ("unchanged", "closed", "unknown-pr", "no-head", "dropped")."""
+    if rt.redis.exists(keys.repo_dropped(repo)):
+        return "dropped"  # the App left the repo while this recompute waited: write and post nothing
+    state, state_version = store.load_pull_versioned(rt.redis, repo, number)
+    meta = store.load_repo(rt.redis, repo)
+    config, config_error = repo_config(meta)
+    if not state.synced or state.facts is None:
+        state = sync_pull(rt, state, config)
+        if state.facts is None:
+            return "unknown-pr"
+        state_version = store.state_version(rt.redis, repo, number)
+    if not state.facts.open:
+        _forget(rt, repo, number, state)
+        return "closed"
+    exemption = store.exemption(rt.redis, repo, number)
+    scoped = store.scoped_holds(rt.redis, repo)
+    verdict = compute_verdict(state, config=config, config_error=config_error, now=now, scoped_holds=scoped,
+                              exemption=exemption)
+    held_state = config.held_state if config else "failure"
+    # Under a ruleset freeze the status carries only what is per PR; the record keeps every hold.
+    shown, mark = freeze_rulesets.shaped(rt, repo, verdict, config, scoped, exemption, state.facts.sure_labels, now)
+    status = build_status(shown, held_state=held_state, target_url=target_url(rt, repo, number))
+    written = _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None,
+                            meta.default_branch if meta is not None else None, mark)
+    merge_groups.follow(rt, repo, number)  # merge groups checking this PR carry its verdict too
+    if config is not None:
+        _schedule_wakeup(rt, repo, number, verdict, config, now, exemption)
+    if not verdict.head_sha:
+        return "no-head"
+    # The repo's meta read above names its installation: no second read for the bucket.
+    bucket = bucket_for(meta) if meta is not None else bucket_of(rt.redis, repo)
+    freeze_marks.note(rt, bucket, repo, number, written)
+    posted = rt.redis.get(keys.posted(repo, number))
+    if posted == posted_form(verdict.head_sha, status):
+        return "unchanged"
+    rank = EXPOSED if status["state"] != "success" and _shows_success(posted, verdict.head_sha) \
+        else mergeability(state)
+    add_to_outbox(rt.redis, bucket, repo, number, rank)
+    return "pending"
+
+
+EXPOSED = -1
+"""The outbox rank of a held PR whose head still shows `success`: GitHub would merge it now, so its
+write goes before any other (with the merge groups being checked)."""
+
+
+def _shows_success(posted: bytes | str | None, head_sha: str) -> bool:
+    if not posted:
+        return False
+    try:
+        shown = json.loads(posted)
+    except ValueError:
+        return False
+    return isinstance(shown, dict) and shown.get("sha") == head_sha and shown.get("state") == "success"
+
+
+def publish(rt: Runtime, repo: str, number: int, now: datetime, lock: Lock | None = None) -> str:
+    """Record and write at once with ``rt.github`` (the fan-out's paced gateway, the tests): the caller
+    holds ``lock``, the PR's lock, if any. Returns "posted" or why nothing was posted."""
+    outcome = record(rt, repo, number, now)
+    if outcome != "pending":
+        return outcome
+    try:
+        return write_locked(rt, repo, number, lock)
+    except Fenced:
+        return "fenced"
+
+
+def mergeability(state: PullState) -> int:
+    """0: ready (not a draft, approved, no changes requested) · 1: other non-drafts · 2: drafts."""
+    facts = state.facts
+    if facts is None or facts.draft:
+        return 2
+    blocked = any(r.held and r.ref not in state.dismissed for r in state.reviews.values())
+    approved = any(not r.held for r in state.reviews.values())
+    return 0 if approved and not blocked else 1
+
+
+def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[str, Any], now: datetime,
+                  state_version: int, hold_label: str | None = None, default_branch: str | None = None,
+                  freeze_mark: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write the verdict record unless it says what the stored one says; returns the record now stored."""
+    repo, number = state.repo, state.number
+    previous = store.load_verdict(rt.redis, repo, number)
+    record = verdict_record(verdict, version=0, computed_at=now, status=status, hold_label=hold_label,
+                            default_branch=default_branch)  # default_base: the hook's stack rule
+    if freeze_mark is not None:
+        record["freeze_mark"] = freeze_mark  # the `merge-hold/freeze` status under a ruleset freeze
+    # The state it was computed from: a reconcile that finds the state newer recomputes the PR.
+    record["state_version"] = state_version
+    comparable = {k: v for k, v in record.items() if k not in RECORD_ONLY}
+    if previous is not None and {k: v for k, v in previous.items() if k not in RECORD_ONLY} == comparable:
+        if previous.get("state_version") != state_version:
+            with rt.redis.pipeline() as pipe:
+                store.put_verdict(pipe, repo, number, {**previous, "state_version": state_version})
+                pipe.execute()
+        return previous
+    record["version"] = store.next_verdict_version(rt.redis, repo, number, previous)
+    facts = state.facts
+    with rt.redis.pipeline() as pipe:
+        store.put_verdict(pipe, repo, number, record)
+        pipe.sadd(keys.open_prs(repo), number)
+        if record["held"]:
+            pipe.sadd(keys.held_prs(repo), number)
+            pipe.hset(keys.held_heads(repo), str(number),
+                      records.encode_held_head(record["base"], record["head_sha"], record["description"]))
+        else:
+            pipe.srem(keys.held_prs(repo), number)
+            pipe.hdel(keys.held_heads(repo), str(number))
+        if facts is not None:
+            pipe.set(keys.head_index(repo, _head_key(state)), number)
+        pipe.execute()
+    if previous is None or previous.get("held") != record["held"]:
+        store.audit(rt.redis, repo, "verdict.held" if record["held"] else "verdict.free", number=number,
+                    holds=record["holds"], version=record["version"])
+    return record
+
+
+def _head_key(state: PullState) -> str:
+    assert state.facts is not None
+    if state.is_fork:
+        return f"{state.facts.head_repo.split('/', 1)[0]}:{state.facts.head_ref}"
+    return state.facts.head_ref
+
+
+def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
+    """A closed PR leaves the live indexes; its state stays a while as a tombstone, history forever."""
+    previous = store.load_verdict(rt.redis, repo, number)
+    with rt.redis.pipeline() as pipe:
+        store.drop_verdict(pipe, repo, number, previous)
+        pipe.delete(keys.posted(repo, number), keys.posted_mark(repo, number))
+        pipe.srem(keys.open_prs(repo), number)
+        pipe.srem(keys.held_prs(repo), number)
+        pipe.hdel(keys.held_heads(repo), str(number))
+        pipe.hdel(keys.exemptions(repo), str(number))
+        pipe.execute()
+    if state.facts is not None:
+        index = keys.head_index(repo, _head_key(state))
+        if rt.redis.get(index) == str(number).encode():
+            rt.redis.delete(index)
+
+
+def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, config: RepoConfig,
+                     now: datetime, exemption: Exemption | None) -> None:
+    """Timed holds, exemptions and freeze windows end on time: a recompute is scheduled for the
+    next moment the verdict could change by the clock alone (rq's scheduler runs it)."""
+    moments = [h.expires_at for h in verdict.holds if h.expires_at is not None and h.expires_at > now]
+    if exemption is not None and exemption.expires_at is not None and exemption.expires_at > now:
+        moments.append(exemption.expires_at)
+    turn = next_transition(config, now)
+    if turn is not None:
+        moments.append(turn)
+    if not moments:
+        return
+    when = min(moments)
+    job_id = "wake-" + re.sub(r"[^A-Za-z0-9_-]", "_", f"{repo}-{number}-{int(when.timestamp())}")
+    if rt.redis.set(keys.wake(job_id), "1", nx=True, ex=int((when - now).total_seconds()) + 3600):
+        rt.queue.enqueue_at(when, RECOMPUTE_JOB, repo, number, job_id=job_id, **options(jobs.RECOMPUTE))
+        log.info("scheduled %s#%s recompute at %s", repo, number, to_iso(when))
+
+
+def run_expedited(rt: Runtime, collected: expedite.Collected) -> int:
+    """Run the recomputes asked for here and withdraw their backstops, then the work left for after
+    them; returns how many recomputes ran."""
+    done = 0
+    tried: set[tuple[str, int]] = set()
+    covered: set[tuple[str, int]] = set()
+    for item in collected.asked:
+        if item.queue != rt.queue.name:
+            continue
+        pr = (item.repo.lower(), item.number)
+        if pr in covered:
+            # Asked twice in one delivery: the run after the handler covered both requests.
+            expedite.withdraw(rt.queue, item.job_id)
+            continue
+        if pr in tried:
+            expedite.release(rt.queue, item.job_id)  # its first run failed: this one goes to the queue too
+            continue
+        tried.add(pr)
+        try:
+            outcome = recompute(rt, item.repo, item.number, lock_wait=expedite.LOCK_WAIT)
+        except BaseTimeoutException:
+            raise  # the delivery job's own timeout: rq handles it
+        except Exception as exc:  # the backstop does the work, now, with its retries
+            log.warning("expedited recompute of %s#%s failed (%s); its job runs it", item.repo, item.number, exc)
+            expedite.release(rt.queue, item.job_id)
+            continue
+        if outcome is None:
+            expedite.release(rt.queue, item.job_id)  # the PR's lock is busy: its job waits for it, from the queue
+            continue
+        covered.add(pr)
+        expedite.withdraw(rt.queue, item.job_id)
+        done += 1
+    for work in collected.later:
+        work()
+    return done
