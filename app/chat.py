@@ -2,9 +2,9 @@
 
 Each request is authenticated (Slack's ``v0`` signature within its five-minute window; Mattermost's
 command token), checked against the workspace's org binding, the allow-list and the chat admins
-(`core.chat_request` states the trust model), parsed, and queued (subscriptions and chat links,
-mere Redis writes, are made here: `app.notify_commands`, `app.chat_links`); the answer comes at once, only to
-the user (Slack wants one within 3 s). The job (`workers.rooms`, queued by name: this module imports
+(`core.chat_request` states the trust model), parsed, and queued (subscriptions and chat links, mere
+Redis writes, are made here: `app.notify_commands`, `app.chat_links`); the answer comes at once, only
+to the user (Slack wants one within 3 s). The job (`workers.rooms`, queued by name: this module imports
 no worker code) does the work and reports through the command's ``response_url``. Anything refused or
 malformed gets a reply and records nothing.
 """

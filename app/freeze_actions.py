@@ -8,8 +8,8 @@ the republish the lift form uses, which brings the freeze rulesets in step befor
 
 Who may: admin on the repo for a repo or branch; for an org, admin on every managed repo of it; or a
 user whose login is linked to a chat admin (`/hold link`) of a workspace bound to the target's org
-(`app.dashboard_actions.may_freeze`, `app.chat_links`). A freeze needs a GitHub sign-in, since its holder is a GitHub
-user; an admin token login may thaw, as it may lift any room hold.
+(`app.dashboard_actions.may_freeze`, `app.chat_links`). A freeze needs a GitHub sign-in, since its
+holder is a GitHub user; an admin token login may thaw, as it may lift any room hold.
 """
 
 from __future__ import annotations
