@@ -92,6 +92,17 @@ def refusal_hint(login: str | None, scope: str) -> str:
             f"{', '.join(orgs)} only")
 
 
+def link_note(login: str | None) -> str | None:
+    """What `/rooms` says about the user's link, so they know what it gives them; None without one."""
+    link = chat_links.linked(services().redis, login) if login is not None else None
+    if link is None:
+        return None
+    orgs = admin_orgs(services().settings, link.identity)
+    gives = f"a chat admin for {', '.join(orgs)}" if orgs else "not a chat admin of a served workspace"
+    return (f"Your GitHub login is linked to chat user {describe(link.identity)}: {gives}. "
+            "/hold unlink in chat undoes it.")
+
+
 def _audit(redis: Redis, event: str, login: str, identity: ChatIdentity, origin: str) -> None:
     store.audit(redis, None, event, login=login, platform=identity.platform, team_id=identity.team_id,
                 user_id=identity.user_id, user_name=identity.user_name, origin=origin)
@@ -154,6 +165,6 @@ def link(code: str) -> Response | tuple[str, int]:
     _audit(redis, "chat.linked", login, made.identity, "dashboard")
     orgs = admin_orgs(services().settings, made.identity)
     can = (f" As a chat admin you may now freeze and thaw {', '.join(orgs)} here." if orgs else
-           " That chat user is not a chat admin of a served workspace, so the link adds nothing yet." )
+           " That chat user is not a chat admin of a served workspace, so the link adds nothing yet.")
     flash(f"Linked chat user {describe(made.identity)} to GitHub @{login}.{can}", "ok")
     return redirect(url_for("actions.rooms"))

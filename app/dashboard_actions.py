@@ -25,7 +25,7 @@ from werkzeug.wrappers import Response
 
 from app import reads
 from app.auth import RANK, current_identity, github_user, login_required, may_see, role_in
-from app.chat_links import linked_admin_orgs, may_freeze_as_chat_admin
+from app.chat_links import link_note, linked_admin_orgs, may_freeze_as_chat_admin
 from app.services import services
 from core import jobs, keys
 from core.chat_request import REPUBLISH_JOB
@@ -254,7 +254,8 @@ def rooms() -> str:
         {"hold": h.to_dict(), "progress": progress[h.id]} for h in holds if h.scope == s and h.id in progress]}
         for s in scopes]
     return render_template("rooms.html", rows=rows, exemptions=[e.to_dict() for e in exemptions],
-                           freezes=freezes, days=DAYS, frozen=frozen, may_freeze_any=_may_freeze_any(visible))
+                           freezes=freezes, days=DAYS, frozen=frozen, may_freeze_any=_may_freeze_any(visible),
+                           link_note=link_note(github_login()))
 
 
 def _may_freeze_any(visible: list[str]) -> bool:

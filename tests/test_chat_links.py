@@ -131,6 +131,8 @@ def test_the_link_flow(site: Flask, world: GitHubEmulator, redis_client: redis.R
     assert "Linked chat user @dana in Slack workspace acme-eng (T0MERGE1) to GitHub @walt. As a chat admin " \
            "you may now freeze and thaw acme here." in rooms
     assert 'action="/rooms/freeze"' in rooms  # the form a writer did not get before
+    assert "Your GitHub login is linked to chat user @dana in Slack workspace acme-eng (T0MERGE1): a chat admin " \
+           "for acme." in rooms
     [made] = events(redis_client, "chat.linked")
     assert (made["login"], made["platform"], made["team_id"], made["user_id"], made["user_name"]) == (
         "walt", "slack", TEAM, "U0DANA", "dana")
@@ -257,6 +259,7 @@ def test_a_new_link_replaces_the_old_and_unlink_removes_it(site: Flask, world: G
     assert slash(site, "unlink", "U0FRED") == "Unlinked: GitHub @wendy no longer acts on the dashboard as this " \
                                               "chat user."
     assert "or a linked chat admin — run /hold link in chat" in freeze(wendy, "acme")
+    assert "Your GitHub login is linked" not in wendy.get("/rooms").get_data(as_text=True)
     assert [e["login"] for e in events(redis_client, "chat.linked")] == ["walt", "wendy", "wendy"]
     [gone] = events(redis_client, "chat.unlinked")
     assert (gone["login"], gone["user_id"]) == ("wendy", "U0FRED")
