@@ -31,6 +31,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         api_holds,
         auth,
         chat,
+        chat_links,
         dashboard,
         dashboard_actions,
         demo_login,
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(dashboard_actions.bp)
     app.register_blueprint(freeze_actions.bp)  # freeze and thaw on /rooms
+    app.register_blueprint(chat_links.bp)  # /link/<code>: a chat user linked to a GitHub login
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 

@@ -83,6 +83,12 @@ def current_identity() -> Identity | None:
     return found if isinstance(found, Identity) else None
 
 
+def github_user() -> str | None:
+    """The signed-in GitHub user's login (a demo sign-in's too); None for a token login."""
+    identity = current_identity()
+    return identity.name if identity is not None and identity.fingerprint == "github" else None
+
+
 REPOS = "merge_hold.repos"
 """Request environ key: the repos a GitHub-signed-in user may see (absent for a token login)."""
 

@@ -2,8 +2,9 @@
 
 Each request is authenticated (Slack's ``v0`` signature within its five-minute window; Mattermost's
 command token), checked against the workspace's org binding, the allow-list and the chat admins
-(`core.chat_request` states the trust model), parsed, and queued; the answer comes at once, only to
-the user (Slack wants one within 3 s). The job (`workers.chat.rooms`, queued by name: this module imports
+(`core.chat_request` states the trust model), parsed, and queued (subscriptions and chat links, mere
+Redis writes, are made here: `app.notify_commands`, `app.chat_links`); the answer comes at once, only
+to the user (Slack wants one within 3 s). The job (`workers.chat.rooms`, queued by name: this module imports
 no worker code) does the work and reports through the command's ``response_url``. Anything refused or
 malformed gets a reply and records nothing.
 """
@@ -20,6 +21,7 @@ from urllib.parse import parse_qs
 from flask import Blueprint, Response, current_app, jsonify, request
 from slack_sdk.signature import Clock, SignatureVerifier
 
+from app.chat_links import chat_reply as link_reply
 from app.notify_commands import apply_subscription, subscription_refusal
 from app.services import services
 from app.webhooks import read_capped
@@ -87,8 +89,8 @@ def refusal(settings: Settings, req: ChatRequest, command: ChatCommand) -> str |
     orgs = req.bound
     if command.scope is not None and not within(orgs, command.scope):
         return outside(orgs, command.scope)
-    if command.action == "list":
-        return None
+    if command.action in ("list", "link", "unlink"):
+        return None  # a link names only its own user; what it allows is checked where it is used
     admin = listed(settings.chat_admins, req.platform, req.team_id, req.user_id)
     if command.action in ("subscribe", "unsubscribe"):
         return subscription_refusal(settings, req, command, admin=admin)
@@ -111,6 +113,8 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
         return ephemeral(refused)
     if parsed.action in ("subscribe", "unsubscribe"):
         return ephemeral(apply_subscription(services().redis, settings, req, parsed))
+    if parsed.action in ("link", "unlink"):
+        return ephemeral(link_reply(services().redis, settings, req, parsed))
     try:
         # A description of our own: rq's default shows the arguments, and response_url is a credential.
         services().queue.enqueue(CHAT_JOB, req.to_dict(), **options(jobs.CHAT_COMMAND),
@@ -140,6 +144,7 @@ def _request(platform: str, form: dict[str, str], team_name: str, orgs: tuple[st
         user_id=form.get("user_id", ""), user_name=form.get("user_name", ""), command=form.get("command", ""),
         text=form.get("text", ""), response_url=form.get("response_url", ""),
         received_at=to_iso(datetime.now(UTC)) or "", orgs="+".join(orgs),
+        enterprise_id=form.get("enterprise_id", ""),
     )
 
 

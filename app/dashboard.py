@@ -69,6 +69,8 @@ SENTENCES = {
     "fanout.skipped": "A fan-out skipped this PR ({status})",
     "status.skipped": "GitHub refused this PR's status ({status}); its next change posts it again",
     "incident.recorded": "Merged by @{merged_by} although {reason}: recorded as an incident",
+    "chat.linked": "@{login} linked chat user @{user_name} ({platform} {team_id}) to their GitHub login",
+    "chat.unlinked": "Chat user @{user_name} ({platform} {team_id}) unlinked from GitHub @{login}",
 }
 
 

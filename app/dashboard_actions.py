@@ -24,7 +24,8 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from werkzeug.wrappers import Response
 
 from app import reads
-from app.auth import RANK, current_identity, login_required, may_see, role_in
+from app.auth import RANK, current_identity, github_user, login_required, may_see, role_in
+from app.chat_links import link_note, linked_admin_orgs, may_freeze_as_chat_admin
 from app.services import services
 from core import jobs, keys
 from core.chat_request import REPUBLISH_JOB
@@ -76,8 +77,7 @@ def may_hold(repo: str, number: int) -> bool:
 
 def github_login() -> str | None:
     """The signed-in GitHub user's login; None for a token login."""
-    identity = current_identity()
-    return identity.name if identity is not None and identity.fingerprint == "github" else None
+    return github_user()
 
 
 def may_lift_comment(repo: str, number: int, holder: str) -> bool:
@@ -113,11 +113,15 @@ def may_see_scope(scope: str) -> bool:
 
 def may_freeze(scope: str) -> bool:
     """Freezing or thawing a repo or branch needs admin on the repo; an org, admin on every managed
-    repo of it (the sign-in knows repo roles only, so an org admin shows as admin on each repo)."""
+    repo of it (the sign-in knows repo roles only, so an org admin shows as admin on each repo). Or a
+    GitHub user linked to a chat admin whose workspace is bound to the scope's org (`app.chat_links`):
+    what they may freeze from chat they may freeze here."""
     repo = scope_repo(scope)
     repos = [repo.lower()] if repo is not None else \
         [r for r in reads.managed_repos(services().redis) if r.split("/", 1)[0] == scope.lower()]
-    return bool(repos) and all(RANK[role_in(r)] >= RANK["admin"] for r in repos)
+    if repos and all(RANK[role_in(r)] >= RANK["admin"] for r in repos):
+        return True
+    return bool(repos) and may_freeze_as_chat_admin(github_login(), scope)
 
 
 def republish_scope(scope: str) -> None:
@@ -250,5 +254,15 @@ def rooms() -> str:
         {"hold": h.to_dict(), "progress": progress[h.id]} for h in holds if h.scope == s and h.id in progress]}
         for s in scopes]
     return render_template("rooms.html", rows=rows, exemptions=[e.to_dict() for e in exemptions],
-                           freezes=freezes, days=DAYS, frozen=frozen, may_freeze_any=github_login() is not None
-                           and any(RANK[role_in(r)] >= RANK["admin"] for r in visible))
+                           freezes=freezes, days=DAYS, frozen=frozen, may_freeze_any=_may_freeze_any(visible),
+                           link_note=link_note(github_login()))
+
+
+def _may_freeze_any(visible: list[str]) -> bool:
+    """Whether `/rooms` offers the Freeze form: a GitHub user who is admin somewhere, or a linked chat
+    admin of an org they see a repo of."""
+    login = github_login()
+    if login is None:
+        return False
+    orgs = set(linked_admin_orgs(login))
+    return any(RANK[role_in(r)] >= RANK["admin"] or r.split("/", 1)[0] in orgs for r in visible)

@@ -6,9 +6,10 @@ Lift button and a later freeze of theirs renew the same hold). A thaw lifts ever
 that scope, as chat's ``/unhold TARGET`` does; holds on narrower or wider scopes stay. Both then queue
 the republish the lift form uses, which brings the freeze rulesets in step before fanning out.
 
-Who may: admin on the repo for a repo or branch; for an org, admin on every managed repo of it
-(`app.dashboard_actions.may_freeze`). A freeze needs a GitHub sign-in, since its holder is a GitHub
-user; an admin token login may thaw, as it may lift any room hold.
+Who may: admin on the repo for a repo or branch; for an org, admin on every managed repo of it; or a
+user whose login is linked to a chat admin (`/hold link`) of a workspace bound to the target's org
+(`app.dashboard_actions.may_freeze`, `app.chat_links`). A freeze needs a GitHub sign-in, since its
+holder is a GitHub user; an admin token login may thaw, as it may lift any room hold.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from werkzeug.wrappers import Response
 
 from app import reads
 from app.auth import login_required, may_see
+from app.chat_links import refusal_hint
 from app.dashboard_actions import (
     acting_login,
     dashboard_holder_id,
@@ -63,7 +65,7 @@ def _target() -> str | None:
 def _refused(scope: str, verb: str) -> Response:
     repo = scope_repo(scope)
     what = f"admin access to {repo}" if repo else f"admin access to every repository of {scope}"
-    flash(f"{verb} {scope} needs {what} on GitHub.", "error")
+    flash(f"{verb} {scope} needs {what} on GitHub, {refusal_hint(github_login(), scope)}.", "error")
     return redirect(url_for("actions.rooms"))
 
 

@@ -2,13 +2,15 @@
 
 ``/hold TARGET [for DURATION] REASON`` · ``/unhold TARGET`` · ``/holds [TARGET]`` ·
 ``/hold exempt PR-TARGET [for DURATION] REASON`` · ``/unhold exempt PR-TARGET`` ·
-``/hold subscribe REPO-OR-ORG [WEBHOOK-URL]`` · ``/hold unsubscribe REPO-OR-ORG`` (chat notifications).
+``/hold subscribe REPO-OR-ORG [WEBHOOK-URL]`` · ``/hold unsubscribe REPO-OR-ORG`` (chat notifications) ·
+``/hold link`` · ``/hold unlink`` (tie this chat user to a GitHub login, for the dashboard).
 Both platforms send the command word and the ``text`` after it separately. A single catch-all command
 (``/merge-hold hold …``) works too: when the command is none of the three, the text's first word is the verb.
 
 A hold in a room reaches many PRs at once, so the reason is required and mistakes are answered with a
-usage text instead of a guess. ``exempt`` right after ``/hold`` or ``/unhold`` is always the keyword
-(an organisation literally named "exempt" can still be held through its URL).
+usage text instead of a guess. ``exempt`` right after ``/hold`` or ``/unhold`` is always the keyword,
+and so are ``subscribe``, ``unsubscribe``, ``link`` and ``unlink`` after ``/hold`` (an organisation
+literally named "exempt" or "link" can still be held through its URL).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from core.comments import clean_reason, split_duration
 from core.durations import MAX_DURATION
 from core.targets import TargetError, is_pr_scope, parse_target
 
-Action = Literal["hold", "unhold", "list", "exempt", "unexempt", "subscribe", "unsubscribe"]
+Action = Literal["hold", "unhold", "list", "exempt", "unexempt", "subscribe", "unsubscribe", "link", "unlink"]
 SUBSCRIBE = ("subscribe", "unsubscribe")
+LINK = ("link", "unlink")
 VERBS = ("hold", "unhold", "holds")
 
 _TOKEN = re.compile(r"<[^<>]*>|\S+")
@@ -34,7 +37,8 @@ _DURATION_SHAPE = re.compile(r"^(?:\d+[wdhms])+$", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class ChatCommand:
-    """A well-formed chat command; ``scope`` is a `core.scopes` string (None: `/holds` for everything)."""
+    """A well-formed chat command; ``scope`` is a `core.scopes` string (None: `/holds` for everything,
+    and ``link``/``unlink``, which name no target)."""
 
     action: Action
     scope: str | None = None
@@ -66,6 +70,8 @@ def _lines(prefix: str, verb: str) -> list[str]:
             f"{prefix} exempt owner/repo#12 [for DURATION] REASON: let one PR through room and freeze holds",
             f"{prefix} subscribe owner/repo|owner [WEBHOOK-URL]: this channel hears holds, freezes, approvals",
             f"{prefix} unsubscribe owner/repo|owner: stop them",
+            f"{prefix} link: a one-time dashboard link that ties you to your GitHub login (for freezes there)",
+            f"{prefix} unlink: undo that tie",
         ]
     if verb == "unhold":
         return [f"{prefix} TARGET: lift this room's hold on TARGET", f"{prefix} exempt owner/repo#12: end an exemption"]
@@ -112,6 +118,13 @@ def parse_chat(command: str, text: str) -> ChatCommand | ChatUsageError:
         return _holds(tokens, prefix)
     if verb == "hold" and tokens[0][0].lower() in SUBSCRIBE:
         return _subscribe(tokens, prefix)
+    if verb == "hold" and tokens[0][0].lower() in LINK:
+        action = tokens[0][0].lower()
+        if len(tokens) > 1:
+            # Strict, like /unhold: `/hold link acme` must not be read as anything but a mistake.
+            return ChatUsageError(f"{action} takes nothing after it; unexpected {body[tokens[1][1]:]!r}",
+                                  usage(prefix, "hold"))
+        return ChatCommand("link" if action == "link" else "unlink")
     exempt = tokens[0][0].lower() == "exempt"
     if exempt:
         tokens = tokens[1:]

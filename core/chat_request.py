@@ -115,6 +115,8 @@ class ChatRequest:
     """The orgs the workspace is bound to, ``+``-joined, as the web tier checked them."""
     admin: str = ""
     """"1" when the user is a chat admin (checked by the web tier)."""
+    enterprise_id: str = ""
+    """Slack Enterprise Grid's enterprise id, when the workspace sent one (it may be what is bound)."""
 
     @property
     def room(self) -> str:

@@ -92,6 +92,13 @@ OK: list[tuple[str, str, ChatCommand]] = [
     ("/merge-hold", "hold acme/widgets x", ChatCommand("hold", "acme/widgets", "x")),
     ("/merge-hold", "unhold  acme/widgets", ChatCommand("unhold", "acme/widgets")),
     ("/merge-hold", "holds", ChatCommand("list")),
+    ("/hold", "link", ChatCommand("link")),
+    ("/hold", "  LINK ", ChatCommand("link")),
+    ("/hold", "unlink", ChatCommand("unlink")),
+    ("/merge-hold", "hold link", ChatCommand("link")),
+    ("/hold", "https://github.com/link release week", ChatCommand("hold", "link", "release week")),
+    ("/unhold", "link", ChatCommand("unhold", "link")),  # only /hold has the keyword: this lifts org `link`
+    ("/holds", "link", ChatCommand("list", "link")),
 ]
 
 
@@ -123,7 +130,11 @@ ERRORS: list[tuple[str, str, str, str]] = [
     ("/unhold", "ac!me", "not a GitHub user", "/unhold TARGET"),
     ("/holds", "acme other", "at most one target", "/holds [TARGET]"),
     ("/holds", "acme/", "not a GitHub repository name", "/holds [TARGET]"),
+    ("/hold", "link acme", "link takes nothing after it; unexpected 'acme'", "/hold link"),
+    ("/hold", "unlink @dana", "unlink takes nothing after it", "/hold unlink"),
+    ("/hold", "link release week", "link takes nothing after it", "/hold TARGET"),
     ("/mh", "", "", "/mh hold TARGET"),
+    ("/mh", "help", "", "/mh hold link"),
     ("/mh", "freeze acme x", "unknown command 'freeze'", "/mh unhold TARGET"),
     ("/mh", "hold acme", "needs a reason", "/mh hold TARGET"),
 ]

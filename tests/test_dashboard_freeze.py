@@ -25,6 +25,8 @@ from tests.test_dashboard_actions import act, app_for
 from tests.test_github_login import sign_in
 
 WIDGETS, GADGETS = "acme/widgets", "acme/gadgets"
+HINT = "or a linked chat admin — run /hold link in chat"
+"""What a refusal adds for a user without a chat link (`tests/test_chat_links.py` has the rest)."""
 
 
 @pytest.fixture()
@@ -94,10 +96,10 @@ def test_writers_and_partial_admins_are_refused(world: GitHubEmulator, redis_cli
     walt = client_for(world, redis_client, tmp_path, "walt")
     assert 'action="/rooms/freeze"' not in walt.get("/rooms").get_data(as_text=True)
     page = freeze(walt, WIDGETS)
-    assert "Freezing acme/widgets needs admin access to acme/widgets on GitHub." in page
+    assert f"Freezing acme/widgets needs admin access to acme/widgets on GitHub, {HINT}." in page
     wendy = client_for(world, redis_client, tmp_path, "wendy")
     page = freeze(wendy, "acme")
-    assert "Freezing acme needs admin access to every repository of acme on GitHub." in page
+    assert f"Freezing acme needs admin access to every repository of acme on GitHub, {HINT}." in page
     page = freeze(wendy, f"{GADGETS}@release/*")
     assert "needs admin access to acme/gadgets" in page
     assert room_holds(redis_client) == [] and queued(redis_client) == []
@@ -106,7 +108,7 @@ def test_writers_and_partial_admins_are_refused(world: GitHubEmulator, redis_cli
     room_state.place_hold(redis_client, "acme", holder="ada", holder_id="dashboard:ada", reason="r",
                           origin="dashboard", now=datetime.now(UTC))
     page = act(wendy, "/rooms/thaw", {"target": "acme"}, page="/rooms")
-    assert "Thawing acme needs admin access to every repository of acme on GitHub." in page
+    assert f"Thawing acme needs admin access to every repository of acme on GitHub, {HINT}." in page
     assert len(room_state.holds_in(redis_client, keys.org_room_holds("acme"))) == 1
 
 
