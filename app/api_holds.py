@@ -24,7 +24,7 @@ from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
 from core.scopes import scope_repo
 from core.targets import TargetError, parse_target
-from state import room_holds as room_state
+from state import room_holds
 from state.queueing import options
 
 bp = Blueprint("api_holds", __name__, url_prefix="/api/v1")
@@ -88,7 +88,7 @@ def place() -> Reply:
         return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}", 403)
     if not managed(scope):
         return _error(f"merge-hold does not manage {scope}: is the GitHub App installed there?", 404)
-    hold = room_state.place_hold(services().redis, scope, holder=identity.name, holder_id=_holder(identity),
+    hold = room_holds.place_hold(services().redis, scope, holder=identity.name, holder_id=_holder(identity),
                                  reason=reason, origin=_holder(identity), now=datetime.now(UTC), duration=duration)
     republish(scope)
     answer = {"hold": hold.to_dict(), "for": format_duration(duration) if duration else None}
@@ -101,11 +101,11 @@ def lift(hold_id: str) -> Reply:
     identity = current_identity()
     assert identity is not None
     redis = services().redis
-    hold = room_state.find_hold(redis, hold_id)
+    hold = room_holds.find_hold(redis, hold_id)
     if hold is None or not identity.covers(hold.scope):
         return _error("no such room hold", 404)  # outside the token's orgs: not even its existence
     if hold.id.removeprefix("room:").rpartition(":")[0] != _holder(identity) and not identity.may("admin"):
         return _error("a hold token lifts only the holds it placed; an admin token lifts any", 403)
-    room_state.lift_hold(redis, hold, actor=identity.name, origin=_holder(identity))
+    room_holds.lift_hold(redis, hold, actor=identity.name, origin=_holder(identity))
     republish(hold.scope)
     return jsonify(lifted=hold.to_dict()), 200

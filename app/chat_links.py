@@ -28,9 +28,8 @@ from core import keys
 from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, bound_orgs, listed, scope_owner, within
 from merge_hold.settings import Settings
-from state import chat_links
+from state import chat_links, store
 from state.chat_links import ChatIdentity, Link
-from state import store
 
 bp = Blueprint("links", __name__)
 

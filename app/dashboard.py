@@ -17,7 +17,7 @@ from app.auth import login_required, may_see
 from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment
 from app.services import services
 from core.holds import from_iso
-from state import room_holds as room_state
+from state import room_holds
 
 bp = Blueprint("dashboard", __name__)
 
@@ -145,7 +145,7 @@ def pull(owner: str, name: str, number: int) -> str:
     now = datetime.now(UTC)
     holds = [h for h in (record or {}).get("holds") or [] if isinstance(h, dict)]
     liftable = {str(h.get("id")) for h in holds if str(h.get("id", "")).startswith("room:")
-                and (found := room_state.find_hold(redis, str(h["id"]))) is not None and may_lift(found)}
+                and (found := room_holds.find_hold(redis, str(h["id"]))) is not None and may_lift(found)}
     # A comment's or a dashboard's hold (one per-holder register): lifted like an `/unhold` comment.
     liftable |= {str(h.get("id")) for h in holds if str(h.get("id", "")).startswith("comment:")
                  and may_lift_comment(repo, number, str(h.get("holder") or ""))}

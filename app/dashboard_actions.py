@@ -37,8 +37,7 @@ from core.permissions import Permission
 from core.prstate import DASHBOARD_REF
 from core.repo_config import DEFAULT_CONFIG, RepoConfig
 from core.scopes import scope_repo
-from state import freeze_progress, store
-from state import room_holds as room_state
+from state import freeze_progress, room_holds, store
 from state.config_file import parse_config
 from state.queueing import options
 
@@ -203,14 +202,14 @@ def unhold(owner: str, name: str, number: int) -> Response:
 @bp.post("/holds/lift")
 @login_required
 def lift() -> Response:
-    found = room_state.find_hold(services().redis, request.form.get("hold_id", ""))
+    found = room_holds.find_hold(services().redis, request.form.get("hold_id", ""))
     target = "pull" if request.form.get("back") == "pull" else "rooms"
     if found is None or not may_see_scope(found.scope):
         abort(404)
     if not may_lift(found):
         flash("Lifting someone else's hold needs maintain access.", "error")
     else:
-        room_state.lift_hold(services().redis, found, actor=acting_login(), origin="dashboard")
+        room_holds.lift_hold(services().redis, found, actor=acting_login(), origin="dashboard")
         republish_scope(found.scope)
         flash(f"Lifted @{found.holder}'s hold on {found.scope}.", "ok")
     if target == "pull" and "#" in found.scope:
@@ -239,7 +238,7 @@ def rooms() -> str:
     holds: list[Hold] = []
     for key in [keys.room_holds(r) for r in visible] + [keys.org_room_holds(o) for o in
                                                          sorted({r.split("/", 1)[0] for r in visible})]:
-        holds += [h for h in room_state.holds_in(redis, key) if h.active(now)]
+        holds += [h for h in room_holds.holds_in(redis, key) if h.active(now)]
     holds.sort(key=lambda h: (h.scope, h.created_at))
     exemptions = [found for r in visible for raw in redis.hvals(keys.exemptions(r))
                   if (found := Exemption.from_dict(json.loads(raw))).active(now)]

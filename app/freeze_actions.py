@@ -35,7 +35,7 @@ from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
 from core.scopes import scope_repo
 from core.targets import TargetError, is_pr_scope, parse_target
-from state import room_holds as room_state
+from state import room_holds
 
 bp = Blueprint("freeze", __name__)
 
@@ -88,7 +88,7 @@ def freeze() -> Response:
     if not reason or (span and duration is None):
         flash("A freeze needs a reason; the time, if given, reads like 30m, 2h or 1d (at most 90d).", "error")
         return back
-    room_state.place_hold(services().redis, scope, holder=login, holder_id=dashboard_holder_id(login), reason=reason,
+    room_holds.place_hold(services().redis, scope, holder=login, holder_id=dashboard_holder_id(login), reason=reason,
                           origin="dashboard", now=datetime.now(UTC), duration=duration)
     republish_scope(scope)
     span_text = f" for {format_duration(duration)}" if duration else ""
@@ -106,7 +106,7 @@ def thaw() -> Response:
         return back
     if not may_freeze(scope):
         return _refused(scope, "Thawing")
-    lifted = room_state.lift_holds(services().redis, scope, actor=acting_login(), origin="dashboard")
+    lifted = room_holds.lift_holds(services().redis, scope, actor=acting_login(), origin="dashboard")
     if not lifted:
         flash(f"No room hold on exactly {scope} to thaw.", "error")
         return back

@@ -108,6 +108,17 @@ def room_holds(repo: str) -> str:
     return f"{_repo(repo)}:rooms"
 
 
+def tree_results(repo: str, branch: str) -> str:
+    """Hash: status context -> JSON of its latest result on the branch's head (the tree closer's
+    `close_on_failure`); the branch is closed while a watched context there is red."""
+    return f"{room_holds(repo)}:tree:{branch}"
+
+
+def tree_lock(repo: str, branch: str) -> str:
+    """Lock: one tree-closer update of the branch at a time (results read, compared and written)."""
+    return f"{tree_results(repo, branch)}:lock"
+
+
 def deployments_waiting(repo: str) -> str:
     """Hash: ``RUN_ID:ENVIRONMENT`` -> JSON of a deployment protection request merge-hold left waiting
     because a freeze covered it (run id, environment, ref, callback URL, requested time): approved, or
@@ -130,6 +141,11 @@ def branch_heads(repo: str) -> str:
     """Hash: branch -> JSON `core.treecloser.Head`, for the branches a tree closer watches (from `push`
     events, or GitHub's answer when a head was unknown): a CI result counts only on its branch's head."""
     return f"{_repo(repo)}:branch-heads"
+
+
+def branch_heads_lock(repo: str) -> str:
+    """Lock: one update of the repo's followed branch heads at a time."""
+    return f"{branch_heads(repo)}:lock"
 
 
 def org_room_holds(owner: str) -> str:
@@ -160,6 +176,11 @@ def installation_repos(installation_id: int) -> str:
 
 def installation_token(installation_id: int) -> str:
     return f"{PREFIX}:inst:{installation_id}:token"
+
+
+def installation_token_mint(installation_id: int) -> str:
+    """Lock: one token mint per installation, whichever worker asks first; the others wait and reuse it."""
+    return f"{installation_token(installation_id)}:mint"
 
 
 def permission_cache(repo: str, login: str) -> str:

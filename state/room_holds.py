@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from redis import Redis
+from redis.client import Pipeline
 
 from core import keys
 from core.holds import Exemption, Hold, Source
@@ -81,6 +82,30 @@ def holds_in(redis: Redis, key: str) -> list[Hold]:
     return [Hold.from_dict(json.loads(v)) for v in redis.hvals(key)]
 
 
+def scoped_holds(redis: Redis, repo: str) -> list[Hold]:
+    """Room and freeze holds on the repo (any scope within it) and on its org: what a verdict reads."""
+    owner = repo.split("/", 1)[0]
+    with redis.pipeline(transaction=False) as pipe:
+        pipe.hvals(keys.room_holds(repo))
+        pipe.hvals(keys.org_room_holds(owner))
+        repo_vals, org_vals = pipe.execute()
+    return [Hold.from_dict(json.loads(v)) for v in (*repo_vals, *org_vals)]
+
+
+def get(redis: Redis, scope: str, hold_id: str) -> Hold | None:
+    """The hold with this id under ``scope``'s key (a hold the service places itself: tree closer, hold-for)."""
+    raw = redis.hget(scope_key(scope), hold_id)
+    return None if raw is None else Hold.from_dict(json.loads(raw))
+
+
+def put(redis: Redis | Pipeline, hold: Hold) -> None:
+    """Store (or replace) a hold the service places itself; the caller audits it, in its own words."""
+    redis.hset(scope_key(hold.scope), hold.id, json.dumps(hold.to_dict()))
+
+
+def remove(redis: Redis, scope: str, hold_ids: list[str]) -> int:
+    """Remove holds by id from ``scope``'s key; how many were there (the caller audits)."""
+    return int(redis.hdel(scope_key(scope), *hold_ids)) if hold_ids else 0
 
 
 def find_hold(redis: Redis, hold_id: str) -> Hold | None:

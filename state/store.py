@@ -18,7 +18,7 @@ from redis import Redis, WatchError
 from redis.client import Pipeline
 
 from core import keys, records, state_record
-from core.holds import Exemption, Hold
+from core.holds import Exemption
 from core.prstate import PullState
 from state import subscriptions, verdicts
 
@@ -146,16 +146,6 @@ def drop_repo(redis: Redis, repo: str, installation_id: int | None) -> list[int]
 
 def open_numbers(redis: Redis, repo: str) -> list[int]:
     return sorted(int(n) for n in redis.smembers(keys.open_prs(repo)))
-
-
-def scoped_holds(redis: Redis, repo: str) -> list[Hold]:
-    """Room and freeze holds on the repo (any scope within it) and on its org."""
-    owner = repo.split("/", 1)[0]
-    with redis.pipeline(transaction=False) as pipe:
-        pipe.hvals(keys.room_holds(repo))
-        pipe.hvals(keys.org_room_holds(owner))
-        repo_vals, org_vals = pipe.execute()
-    return [Hold.from_dict(json.loads(v)) for v in (*repo_vals, *org_vals)]
 
 
 def exemption(redis: Redis, repo: str, number: int) -> Exemption | None:

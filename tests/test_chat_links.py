@@ -20,13 +20,13 @@ from werkzeug.test import TestResponse
 
 from app.tokens import create as create_token
 from core import keys
+from state import room_holds
 from tests.chat_support import MATTERMOST_TOKEN, SLACK_SECRET, TEAM, manage, slack_body, slack_headers
 from tests.emulator import GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.test_dashboard_actions import act, csrf
 from tests.test_github_login import PUBLIC, sign_in
 from tests.webapp_support import make_app, post_form
-from state import room_holds
 
 WIDGETS, GADGETS = "acme/widgets", "acme/gadgets"
 BETA_TEAM = "T0BETA"

@@ -16,8 +16,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from core import keys
-from state import room_holds as room_state
-from state import store
+from state import room_holds, store
 from tests.chat_support import drain, dry_runtime, manage
 from tests.emulator import GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
@@ -89,7 +88,7 @@ def test_hold_and_lift_from_the_page(world: GitHubEmulator, redis_client: redis.
     page = act(alice, f"/{REPO}/pull/1/hold", {"reason": "waiting for DB migration", "for": "2h"})
     assert "Held acme/widgets#1: waiting for DB migration" in page
     drain(rt)
-    assert room_state.holds_in(redis_client, keys.room_holds(REPO)) == []
+    assert room_holds.holds_in(redis_client, keys.room_holds(REPO)) == []
     register = store.load_pull(redis_client, REPO, 1).comments["alice"]
     assert (register.held, register.origin, register.name) == (True, "dashboard", "alice")
     assert register.expires_at is not None and register.ref.startswith("dashboard:")
@@ -120,14 +119,14 @@ def test_hold_and_lift_from_the_page(world: GitHubEmulator, redis_client: redis.
 
 def test_maintainers_lift_others_holds_and_readers_cannot_hold(world: GitHubEmulator, redis_client: redis.Redis,
                                                               tmp_path: Path) -> None:
-    hold = room_state.place_hold(redis_client, f"{REPO}#2", holder="alice", holder_id="dashboard:alice", reason="r",
+    hold = room_holds.place_hold(redis_client, f"{REPO}#2", holder="alice", holder_id="dashboard:alice", reason="r",
                                  origin="dashboard", now=datetime.now(UTC))
     bob = app_for(redis_client, tmp_path / "bob", world).test_client()
     sign_in(bob, world, "bob")
     assert 'class="hold-form"' not in bob.get(f"/{REPO}/pull/2").get_data(as_text=True)
     page = act(bob, f"/{REPO}/pull/2/hold", {"reason": "mine"}, page=f"/{REPO}/pull/2")
     assert "Holding needs write access" in page
-    assert [h.holder for h in room_state.holds_in(redis_client, keys.room_holds(REPO))] == ["alice"]
+    assert [h.holder for h in room_holds.holds_in(redis_client, keys.room_holds(REPO))] == ["alice"]
 
     carol = app_for(redis_client, tmp_path / "carol", world).test_client()
     sign_in(carol, world, "carol")
@@ -135,7 +134,7 @@ def test_maintainers_lift_others_holds_and_readers_cannot_hold(world: GitHubEmul
     assert f'value="{hold.id}"' in rooms and "friday-evening" in rooms and "16:00 to 23:59" in rooms
     assert "Europe/Berlin" in rooms
     page = act(carol, "/holds/lift", {"hold_id": hold.id}, page="/rooms")
-    assert "Lifted @alice" in page and room_state.find_hold(redis_client, hold.id) is None
+    assert "Lifted @alice" in page and room_holds.find_hold(redis_client, hold.id) is None
 
 
 @pytest.mark.parametrize(("path", "data"), [
@@ -150,7 +149,7 @@ def test_every_form_needs_its_csrf_token(world: GitHubEmulator, redis_client: re
     sign_in(client, world, "alice")
     assert client.post(path, data=data).status_code == 400
     assert client.post(path, data={**data, "csrf_token": "forged"}).status_code == 400
-    assert room_state.holds_in(redis_client, keys.room_holds(REPO)) == []
+    assert room_holds.holds_in(redis_client, keys.room_holds(REPO)) == []
     assert not any(redis_client.llen(queue) for queue in redis_client.keys("rq:queue:*"))  # no job queued
 
 

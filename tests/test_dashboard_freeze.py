@@ -17,8 +17,7 @@ from rq import Queue
 from core import keys
 from core.chat_request import REPUBLISH_JOB
 from core.holds import Hold
-from state import room_holds as room_state
-from state import store
+from state import room_holds, store
 from tests.chat_support import drain, dry_runtime, manage
 from tests.emulator import GitHubEmulator
 from tests.test_dashboard_actions import act, app_for
@@ -55,9 +54,9 @@ def queued(redis_client: redis.Redis) -> list[tuple[str, tuple[object, ...]]]:
     return [(str(job.func_name), tuple(job.args)) for job in queue.jobs]
 
 
-def room_holds(redis_client: redis.Redis) -> list[Hold]:
-    found = [h for repo in (WIDGETS, GADGETS) for h in room_state.holds_in(redis_client, keys.room_holds(repo))]
-    return sorted(found + room_state.holds_in(redis_client, keys.org_room_holds("acme")), key=lambda h: h.id)
+def all_room_holds(redis_client: redis.Redis) -> list[Hold]:
+    found = [h for repo in (WIDGETS, GADGETS) for h in room_holds.holds_in(redis_client, keys.room_holds(repo))]
+    return sorted(found + room_holds.holds_in(redis_client, keys.org_room_holds("acme")), key=lambda h: h.id)
 
 
 def freeze(client: FlaskClient, target: str, reason: str = "incident 4711", span: str = "") -> str:
@@ -70,7 +69,7 @@ def test_an_admin_freezes_a_repo_for_a_while_and_an_org(world: GitHubEmulator, r
     assert 'action="/rooms/freeze"' in ada.get("/rooms").get_data(as_text=True)
     page = freeze(ada, "Acme/Widgets", span="2h")
     assert "Froze acme/widgets for 2h: incident 4711." in page
-    [hold] = room_holds(redis_client)
+    [hold] = all_room_holds(redis_client)
     assert (hold.id, hold.scope, hold.holder, hold.origin) == (
         "room:dashboard:ada:acme/widgets", WIDGETS, "ada", "dashboard")
     assert hold.expires_at is not None
@@ -80,7 +79,7 @@ def test_an_admin_freezes_a_repo_for_a_while_and_an_org(world: GitHubEmulator, r
 
     page = freeze(ada, "acme", reason="release week")
     assert "Froze acme: release week." in page
-    [org] = room_state.holds_in(redis_client, keys.org_room_holds("acme"))
+    [org] = room_holds.holds_in(redis_client, keys.org_room_holds("acme"))
     assert (org.holder, org.expires_at, org.origin) == ("ada", None, "dashboard")
     assert queued(redis_client)[-1] == (REPUBLISH_JOB, ("acme",))
     assert "<code>acme</code>" in page and "<code>acme/widgets</code>" in page  # both freezes listed
@@ -102,14 +101,14 @@ def test_writers_and_partial_admins_are_refused(world: GitHubEmulator, redis_cli
     assert f"Freezing acme needs admin access to every repository of acme on GitHub, {HINT}." in page
     page = freeze(wendy, f"{GADGETS}@release/*")
     assert "needs admin access to acme/gadgets" in page
-    assert room_holds(redis_client) == [] and queued(redis_client) == []
+    assert all_room_holds(redis_client) == [] and queued(redis_client) == []
     page = freeze(wendy, f"{WIDGETS}@release/*")  # her own repo's branches she may freeze
     assert "Froze acme/widgets@release/*: incident 4711." in page
-    room_state.place_hold(redis_client, "acme", holder="ada", holder_id="dashboard:ada", reason="r",
+    room_holds.place_hold(redis_client, "acme", holder="ada", holder_id="dashboard:ada", reason="r",
                           origin="dashboard", now=datetime.now(UTC))
     page = act(wendy, "/rooms/thaw", {"target": "acme"}, page="/rooms")
     assert f"Thawing acme needs admin access to every repository of acme on GitHub, {HINT}." in page
-    assert len(room_state.holds_in(redis_client, keys.org_room_holds("acme"))) == 1
+    assert len(room_holds.holds_in(redis_client, keys.org_room_holds("acme"))) == 1
 
 
 def test_a_thaw_lifts_exactly_its_scope(world: GitHubEmulator, redis_client: redis.Redis, tmp_path: Path) -> None:
@@ -117,21 +116,21 @@ def test_a_thaw_lifts_exactly_its_scope(world: GitHubEmulator, redis_client: red
     for target in (WIDGETS, f"{WIDGETS}@release/*", "acme"):
         freeze(ada, target)
     now = datetime.now(UTC)
-    room_state.place_hold(redis_client, WIDGETS, holder="carol", holder_id="slack:T1:U2", reason="from chat",
+    room_holds.place_hold(redis_client, WIDGETS, holder="carol", holder_id="slack:T1:U2", reason="from chat",
                           origin="#ops", now=now)
-    room_state.place_hold(redis_client, f"{WIDGETS}#1", holder="carol", holder_id="slack:T1:U2", reason="pr",
+    room_holds.place_hold(redis_client, f"{WIDGETS}#1", holder="carol", holder_id="slack:T1:U2", reason="pr",
                           origin="#ops", now=now)
     before = len(queued(redis_client))
     page = act(ada, "/rooms/thaw", {"target": WIDGETS}, page="/rooms")
     assert "Thawed acme/widgets: lifted 2 holds" in page and "@ada" in page and "@carol" in page
-    assert sorted(h.scope for h in room_holds(redis_client)) == ["acme", f"{WIDGETS}#1", f"{WIDGETS}@release/*"]
+    assert sorted(h.scope for h in all_room_holds(redis_client)) == ["acme", f"{WIDGETS}#1", f"{WIDGETS}@release/*"]
     assert queued(redis_client)[before:] == [(REPUBLISH_JOB, (WIDGETS,))]
     page = act(ada, "/rooms/thaw", {"target": WIDGETS}, page="/rooms")
     assert "No room hold on exactly acme/widgets to thaw." in page
     assert len(queued(redis_client)) == before + 1
     page = act(ada, "/rooms/thaw", {"target": "acme"}, page="/rooms")
     assert "Thawed acme: lifted 1 hold (@ada)." in page
-    assert sorted(h.scope for h in room_holds(redis_client)) == [f"{WIDGETS}#1", f"{WIDGETS}@release/*"]
+    assert sorted(h.scope for h in all_room_holds(redis_client)) == [f"{WIDGETS}#1", f"{WIDGETS}@release/*"]
 
 
 @pytest.mark.parametrize(("data", "message"), [
@@ -150,14 +149,14 @@ def test_bad_input_is_refused(world: GitHubEmulator, redis_client: redis.Redis, 
     ada = client_for(world, redis_client, tmp_path, "ada")
     page = act(ada, "/rooms/freeze", data, page="/rooms")
     assert message in page and "flash-error" in page
-    assert room_holds(redis_client) == [] and queued(redis_client) == []
+    assert all_room_holds(redis_client) == [] and queued(redis_client) == []
 
 
 def test_the_forms_need_their_csrf_token(world: GitHubEmulator, redis_client: redis.Redis, tmp_path: Path) -> None:
     ada = client_for(world, redis_client, tmp_path, "ada")
     for path in ("/rooms/freeze", "/rooms/thaw"):
         assert ada.post(path, data={"target": WIDGETS, "reason": "x"}).status_code == 400
-    assert room_holds(redis_client) == [] and queued(redis_client) == []
+    assert all_room_holds(redis_client) == [] and queued(redis_client) == []
 
 
 def test_progress_on_the_page(world: GitHubEmulator, redis_client: redis.Redis, redis_url: str,

@@ -18,7 +18,7 @@ from redis import Redis
 from app.tokens import create as create_token
 from core import keys
 from core.holds import from_iso, to_iso
-from state import room_holds as room_state
+from state import room_holds
 from tests.chat_support import head_sha, seed_repo
 from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, GitHubEmulator, private_key_pem
@@ -75,7 +75,7 @@ def held_from_the_page(svc: Service, emu: GitHubEmulator, alice: FlaskClient) ->
     assert (hold["id"], hold["source"], hold["holder"], hold["origin"]) == ("comment:alice", "comment", "alice",
                                                                             "dashboard")
     assert hold["expires_at"] is not None
-    assert room_state.holds_in(svc.redis, keys.room_holds(REPO)) == []  # not a room hold
+    assert room_holds.holds_in(svc.redis, keys.room_holds(REPO)) == []  # not a room hold
     return hold
 
 
@@ -114,9 +114,9 @@ def test_a_page_hold_is_the_users_comment_hold_no_exemption_frees_it_their_unhol
     assert [(h["number"], h["id"], h["origin"]) for h in listed["holds"]] == [(1, "comment:alice", "dashboard")]
 
     # A chat exemption lets the PR through room holds and freezes, never through a person's hold.
-    room_state.place_hold(svc.redis, f"{REPO}#1", holder="dana", holder_id="slack:U1", reason="freeze",
+    room_holds.place_hold(svc.redis, f"{REPO}#1", holder="dana", holder_id="slack:U1", reason="freeze",
                           origin="slack", now=placed(hold))
-    room_state.place_exemption(svc.redis, f"{REPO}#1", by="carol", reason="hotfix", origin="slack",
+    room_holds.place_exemption(svc.redis, f"{REPO}#1", by="carol", reason="hotfix", origin="slack",
                                now=placed(hold))
     svc.rt.queue.enqueue("workers.chat.rooms.republish_job", f"{REPO}#1")
     svc.drain()

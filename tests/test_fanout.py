@@ -27,9 +27,10 @@ from state import store
 from tests.chat_support import emulated_service, head_sha, latest, seed_repo
 from tests.e2e_support import ROOT, Service, service_env
 from tests.emulator import GitHubEmulator
+from tests.paced_gateway import PacedGateway, RateLimited
 from workers.chat.rooms import lift_holds, place_hold
 from workers.events.fanout import Progress, request_fanout, request_repo_fanout
-from workers.publishing.pacing import PacedGateway, Pacer, RateLimited, SlotTooFar, rate_limit_wait
+from workers.publishing.pacing import Pacer, SlotTooFar, rate_limit_wait
 
 REPO = "acme/widgets"
 HELD = "Held by @dana in slack:acme/#releases: incident 4711"
@@ -351,7 +352,7 @@ def test_a_hold_expires_on_its_own(github_emulator: GitHubEmulator, redis_client
     svc.drain()
     wake = [svc.rt.queue.fetch_job(j) for j in svc.rt.queue.scheduled_job_registry.get_job_ids()]
     assert sorted(j.args for j in wake if j is not None) == [(REPO, 1), (REPO, 2)]
-    from workers.publishing.recompute import publish
+    from tests.publish_now import publish
 
     assert publish(svc.rt, REPO, 1, now + timedelta(hours=2)) == "posted"
     assert (latest(github_emulator, REPO, 1) or {}).get("description") == "No holds"

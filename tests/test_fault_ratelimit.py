@@ -10,7 +10,8 @@ from redis import Redis
 
 from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.emulator import GitHubEmulator
-from workers.publishing.pacing import DEFAULT_PAUSE, PacedGateway, Pacer, RateLimited
+from tests.paced_gateway import PacedGateway, RateLimited
+from workers.publishing.pacing import DEFAULT_PAUSE, Pacer
 
 REPO = "acme/widgets"
 PAYLOAD = {"state": "failure", "context": "merge-hold", "description": "Held by @alice"}

@@ -15,9 +15,9 @@ from state import store
 from tests.chat_support import emulated_service, head_sha, latest
 from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
+from tests.publish_now import publish
 from workers.chat.rooms import lift_exemption, place_exemption
 from workers.events.repos import load_repo_config
-from workers.publishing.recompute import publish
 
 REPO = "acme/widgets"
 CONFIG = """\

@@ -13,8 +13,8 @@ from redis import Redis
 from core import keys, records
 from state import store
 from tests.chat_support import dry_runtime, manage
+from tests.publish_now import publish
 from workers.chat.rooms import lift_holds, place_hold
-from workers.publishing.recompute import publish
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 REPO = "acme/widgets"

@@ -16,8 +16,7 @@ from redis import Redis
 from app.tokens import create as create_token
 from core import jobs
 from core.prstate import Facts
-from state import room_holds as room_state
-from state import store, subscriptions
+from state import room_holds, store, subscriptions
 from tests.chat_support import (
     BINDING,
     MATTERMOST_TOKEN,
@@ -33,10 +32,10 @@ from tests.chat_support import (
 )
 from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
+from tests.publish_now import publish
 from tests.slack_standin import SlackStandIn, slack_standin
 from tests.test_freeze_e2e import CONFIG, PRS, REPO, known, utc
 from workers.events.repos import load_repo_config
-from workers.publishing.recompute import publish
 
 FROZEN_AT = utc("2026-03-22T00:30:00")  # within sunday-freeze (01:00-04:00 Berlin, CET)
 
@@ -161,13 +160,13 @@ def test_a_burst_is_one_message_and_the_next_waits(svc: Service, standin: SlackS
     chat(svc, "subscribe acme/widgets")
     now = utc("2026-03-20T10:00:00")
     for number in (1, 2, 3, 4, 5):
-        room_state.place_hold(svc.redis, f"{REPO}#{number}", holder="dana", holder_id="slack:T0MERGE1:U0DANA",
+        room_holds.place_hold(svc.redis, f"{REPO}#{number}", holder="dana", holder_id="slack:T0MERGE1:U0DANA",
                               reason="release train", origin="chat", now=now)
     drain(svc.rt)
     (call,) = standin.wait(1)
     assert [line for line in call["text"].splitlines() if "held acme/widgets#" in line] == [
         f":no_entry: dana held {REPO}#{n}: release train" for n in (1, 2, 3, 4, 5)]
-    room_state.lift_holds(svc.redis, f"{REPO}#1", actor="dana", origin="chat")
+    room_holds.lift_holds(svc.redis, f"{REPO}#1", actor="dana", origin="chat")
     drain(svc.rt)  # within the interval: the drain puts itself off instead of posting
     assert len(standin.calls) == 1
     assert svc.redis.llen(subscriptions.outbox_key("slack:T0MERGE1:C0REL")) == 1
@@ -216,7 +215,7 @@ def test_mattermost_posts_to_the_subscribed_webhook_only_under_its_server(
             reply = client.post("/chat/mattermost", data=mm_body(text), headers=headers)
             assert answer in reply.get_json()["text"], text
         rt = dry_runtime(redis_client, redis_url, mattermost_url=server)  # the app's queue: merge-hold-test
-        room_state.place_hold(redis_client, "acme/widgets", holder="dana", holder_id=f"mattermost:{MM_TEAM}:u",
+        room_holds.place_hold(redis_client, "acme/widgets", holder="dana", holder_id=f"mattermost:{MM_TEAM}:u",
                               reason="release", origin="chat", now=utc("2026-03-20T10:00:00"))
         drain(rt)
         assert hook.wait(1) == [{"text": ":no_entry: dana held acme/widgets: release"}]

@@ -24,8 +24,8 @@ from core.verdict import Verdict, verdict_record
 from hook.verdicts.sources import _decode_record
 from state import store, verdicts
 from tests.chat_support import dry_runtime, manage
+from tests.publish_now import publish
 from workers.chat.rooms import place_hold
-from workers.publishing.recompute import publish
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 REPO = "Acme/Widgets"

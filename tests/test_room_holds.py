@@ -13,10 +13,11 @@ from redis import Redis
 from core import keys
 from core.chat_grammar import ChatCommand
 from core.holds import Source
-from state import store
+from state import room_holds, store
 from tests.chat_support import dry_runtime, emulated_service, head_sha, latest, manage, seed_repo
 from tests.e2e_support import fixture
 from tests.emulator import GitHubEmulator
+from tests.publish_now import publish
 from workers.chat.rooms import (
     LIST_LIMIT,
     ChatRequest,
@@ -28,7 +29,6 @@ from workers.chat.rooms import (
     place_exemption,
     place_hold,
 )
-from workers.publishing.recompute import publish
 
 NOW = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 REPO = "acme/widgets"
@@ -80,7 +80,7 @@ def test_holds_are_kept_per_holder_and_scope_in_the_repo_or_org_hash(redis_clien
     stored = [json.loads(v) for v in redis_client.hvals(keys.room_holds(REPO))]
     assert sorted((d["scope"], d["reason"]) for d in stored) == [(REPO, "renewed"), (f"{REPO}#12", "incident")]
     assert scopes(redis_client, keys.org_room_holds("acme")) == [("acme", "erin")]
-    held = store.scoped_holds(redis_client, REPO)
+    held = room_holds.scoped_holds(redis_client, REPO)
     assert {h.source for h in held} == {Source.ROOM} and len(held) == 3
     assert [e for e, _ in audit_events(redis_client)] == ["room.held"] * 4
 

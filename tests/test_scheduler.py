@@ -25,10 +25,10 @@ from state import store
 from tests.chat_support import emulated_service, head_sha, latest
 from tests.e2e_support import ROOT, service_env
 from tests.emulator import GitHubEmulator
+from tests.publish_now import publish
 from workers.chat.rooms import place_hold
 from workers.events.repos import load_repo_config
 from workers.ops.scheduler import LOCK_TTL, TICK
-from workers.publishing.recompute import publish
 
 EXPIRING, ENDING, STARTING = "acme/expiring", "acme/ending", "acme/starting"
 ON_TIME = LOCK_TTL + TICK + 6.0

@@ -30,7 +30,7 @@ from typing import Any
 from core import jobs, keys
 from core.deployments import APPROVE, MAX_REPORTS, WAIT, Decision, branch_of, decide, next_change
 from core.holds import from_iso, to_iso
-from state import store
+from state import room_holds, store
 from state.queueing import options
 from workers.events.repos import ensure_repo
 from workers.github.pulls import repo_name
@@ -113,7 +113,7 @@ def _load(raw: bytes | str) -> Waiting:
 def _answer(rt: Runtime, repo: str, request: Waiting, now: datetime, *, waited: bool) -> str:
     """Decide and answer one request (under the repo's lock); returns the decision's action."""
     config, error = repo_config(store.load_repo(rt.redis, repo))
-    scoped = store.scoped_holds(rt.redis, repo)
+    scoped = room_holds.scoped_holds(rt.redis, repo)
     decision = decide(config, request.environment, branch_of(request.ref), scoped, now, repo=repo,
                       config_error=error, waited=waited)
     if decision.action == WAIT:

@@ -9,7 +9,6 @@ record and a reply on the waiting PR. Grammar and rules: `core/holdfor.py`.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -22,7 +21,7 @@ from core.holdfor import Dependency, hold_id, lifts, make_hold, parse_hold_for
 from core.holds import Hold, from_iso
 from core.permissions import Permission
 from core.repo_config import RepoConfig
-from state import store
+from state import room_holds, store
 from workers.github.gateway import NotFound
 from workers.publishing.request import request_recompute
 from workers.runtime import Runtime
@@ -72,7 +71,7 @@ def _place(rt: Runtime, repo: str, number: int, actor: str, dependency: Dependen
                        f"{'merged' if pull else 'closed'}")
     hold = make_hold(f"{repo}#{number}", actor, dependency, pull=pull, at=at, origin=origin)
     with rt.redis.pipeline() as pipe:
-        pipe.hset(keys.room_holds(repo), hold.id, json.dumps(hold.to_dict()))
+        room_holds.put(pipe, hold)
         pipe.sadd(keys.hold_for_waiters(dependency.repo, dependency.number), f"{repo}#{number} {actor}")
         pipe.execute()
     request_recompute(rt, repo, number)
@@ -82,8 +81,7 @@ def _place(rt: Runtime, repo: str, number: int, actor: str, dependency: Dependen
 
 def _waiting_holds(rt: Runtime, repo: str, number: int, holder: str | None) -> list[Hold]:
     found = []
-    for raw in rt.redis.hvals(keys.room_holds(repo)):
-        hold = Hold.from_dict(json.loads(raw))
+    for hold in room_holds.holds_in(rt.redis, keys.room_holds(repo)):
         if hold.id.startswith("holdfor:") and hold.scope.lower() == f"{repo}#{number}".lower() and (
                 holder is None or hold.holder.lower() == holder.lower()):
             found.append(hold)
@@ -94,7 +92,7 @@ def _cancel(rt: Runtime, repo: str, number: int, actor: str, origin: str) -> lis
     holds = _waiting_holds(rt, repo, number, actor)
     if not holds:
         return [Outcome("refused", actor, actor, "", f"@{actor}: not done, you have no /hold-for on this PR")]
-    rt.redis.hdel(keys.room_holds(repo), *(h.id for h in holds))
+    room_holds.remove(rt.redis, f"{repo}#{number}", [h.id for h in holds])
     request_recompute(rt, repo, number)
     return [Outcome("lifted", actor, actor, "", f"@{actor} lifted their /hold-for ({len(holds)})")]
 
@@ -112,7 +110,7 @@ def on_dependency_event(rt: Runtime, repo: str, number: int, *, kind: str, actio
         waiting, _, holder = entry.partition(" ")
         waiting_repo, _, waiting_number = waiting.rpartition("#")
         hid = hold_id(holder, dependency)
-        if rt.redis.hdel(keys.room_holds(waiting_repo), hid):
+        if room_holds.remove(rt.redis, waiting, [hid]):
             lifted += 1
             what = "merged" if kind == "pull" else "closed"
             store.audit(rt.redis, waiting_repo, "hold.lifted", number=int(waiting_number), actor="merge-hold",

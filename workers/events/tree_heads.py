@@ -56,7 +56,7 @@ def on_push(rt: Runtime, repo: str, payload: dict[str, Any], rules: tuple[TreeRu
         return "not watched"
     before, after = str(payload.get("before", "")), str(payload.get("after", ""))
     key = keys.branch_heads(repo)
-    with rt.redis.lock(f"{key}:lock", timeout=10, blocking_timeout=10):
+    with rt.redis.lock(keys.branch_heads_lock(repo), timeout=10, blocking_timeout=10):
         if after == ZERO_SHA:
             rt.redis.hdel(key, branch)
             return f"{branch} deleted"

@@ -17,17 +17,13 @@ from core import keys
 from core.holds import Hold, Source, from_iso
 from core.status import CONTEXT
 from core.treecloser import Result, TreeRule, classify, reason, red_contexts, replaces
-from state import store
+from state import room_holds, store
 from workers.events import tree_heads
 from workers.events.fanout import request_fanout
 from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime
 
 HOLDER = "merge-hold"
-
-
-def _state_key(repo: str, branch: str) -> str:
-    return f"{keys.room_holds(repo)}:tree:{branch}"
 
 
 def _hold_id(branch: str) -> str:
@@ -47,8 +43,8 @@ def record(rt: Runtime, repo: str, branch: str, context: str, result: Result) ->
     rules = [r for r in _rules(rt, repo) if r.watches(branch, context)]
     if not rules or context == CONTEXT:
         return "not watched"
-    key = _state_key(repo, branch)
-    with rt.redis.lock(f"{key}:lock", timeout=10, blocking_timeout=10):
+    key = keys.tree_results(repo, branch)
+    with rt.redis.lock(keys.tree_lock(repo, branch), timeout=10, blocking_timeout=10):
         head = tree_heads.head_for(rt, repo, branch, result)
         # Only a result on the head counts. A head nobody can tell (a dry run without pushes) lets a red
         # result count and no green one: unknown fails closed.
@@ -67,21 +63,21 @@ def record(rt: Runtime, repo: str, branch: str, context: str, result: Result) ->
 
 def _close(rt: Runtime, repo: str, branch: str, red: list[tuple[str, Result]]) -> str:
     scope, text = f"{repo}@{branch}", reason(branch, red)
-    current = rt.redis.hget(keys.room_holds(repo), _hold_id(branch))
-    if current is not None and json.loads(current).get("reason") == text:
+    current = room_holds.get(rt.redis, scope, _hold_id(branch))
+    if current is not None and current.reason == text:
         return "closed already"
     hold = Hold(id=_hold_id(branch), source=Source.ROOM, scope=scope, holder=HOLDER, reason=text,
                 created_at=datetime.now(UTC), origin=f"tree closer: {red[0][0]}")
-    rt.redis.hset(keys.room_holds(repo), hold.id, json.dumps(hold.to_dict()))
+    room_holds.put(rt.redis, hold)
     store.audit(rt.redis, repo, "tree.closed", scope=scope, reason=text)
     request_fanout(rt, scope)
     return f"closed {scope}"
 
 
 def _open(rt: Runtime, repo: str, branch: str) -> str:
-    if not rt.redis.hdel(keys.room_holds(repo), _hold_id(branch)):
-        return "open"
     scope = f"{repo}@{branch}"
+    if not room_holds.remove(rt.redis, scope, [_hold_id(branch)]):
+        return "open"
     store.audit(rt.redis, repo, "tree.opened", scope=scope)
     request_fanout(rt, scope)
     return f"reopened {scope}"

@@ -124,7 +124,8 @@ class AppGateway:
             self._hold_token(installation_id, token, int(ttl_ms) / 1000)
             return token
         # One mint per installation, whichever worker gets here first; the others wait and reuse it.
-        with self.redis.lock(f"{key}:mint", timeout=30, blocking_timeout=30, sleep=0.02):
+        mint = keys.installation_token_mint(installation_id)
+        with self.redis.lock(mint, timeout=30, blocking_timeout=30, sleep=0.02):
             cached = self.redis.get(key)
             if cached:
                 token = json.loads(cached)["token"]

@@ -28,7 +28,7 @@ from core.freeze_gate import RULESET_NAME, binds, freeze_mark, per_pr_verdict, r
 from core.holds import Exemption, Hold
 from core.repo_config import RepoConfig
 from core.verdict import Verdict
-from state import store
+from state import room_holds, store
 from state.config_file import parse_config
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
@@ -69,7 +69,7 @@ def wanted(rt: Runtime, repo: str, now: datetime, config: RepoConfig | None = No
         config = parse_config(meta.config_text)[0] if meta is not None and meta.config_loaded else None
     if mode_of(config, rt.settings.freeze_mode) != "ruleset":
         return ()
-    return wanted_include(repo, config, store.scoped_holds(rt.redis, repo), now)
+    return wanted_include(repo, config, room_holds.scoped_holds(rt.redis, repo), now)
 
 
 def in_step(record: dict[str, Any] | None, include: tuple[str, ...]) -> bool:

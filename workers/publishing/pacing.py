@@ -13,31 +13,26 @@ that reads the clock with Redis ``TIME``: workers on hosts with skewed clocks st
 errs on the slow side).
 
 When GitHub answers a write with a rate limit anyway (403/429; PyGithub's retry has already waited
-``retry-after`` a few times by then), `PacedGateway` pauses the pacer for the whole installation, so
-the other workers stop writing too instead of each running into the limit on its own. The bucket
+``retry-after`` a few times by then), the writer pauses the pacer for the whole installation
+(`rate_limit_wait` reads GitHub's advice, `Pacer.pause` applies it), so the other workers stop writing
+too instead of each running into the limit on its own. The bucket
 starts empty at the end of a pause: no burst right after GitHub said stop.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from datetime import datetime
-from typing import Any
+from collections.abc import Callable
 
 from github import GithubException
 from redis import Redis
 from requests.exceptions import RetryError
 
 from core import keys
-from core.permissions import Permission
 from merge_hold.settings import Settings
-from workers.github.gateway import GitHubGateway
 
 DEFAULT_PAUSE = 60.0
 """GitHub's advice when a secondary-limit answer carries no ``retry-after``: wait at least a minute."""
-MAX_WAIT_IN_LOCK = 10.0
-"""A paced write waits at most this long for its slot; a longer wait is taken outside the PR's lock."""
 
 _RESERVE = """
 local t = redis.call('TIME')
@@ -146,14 +141,6 @@ URGENT_SECONDS = 30.0
 stop the low-priority writes for longer."""
 YIELD_RECHECK = 2.0
 """Seconds after which a low-priority writer refused for urgent writes asks again."""
-
-
-class RateLimited(Exception):
-    """GitHub refused a write for its rate limit; the pacer is paused for ``seconds``."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"GitHub rate limit: writes paused for {seconds:.0f}s")
-        self.seconds = seconds
 
 
 class SlotTooFar(Exception):
@@ -298,89 +285,3 @@ def rate_limit_wait(exc: BaseException, *, now: float | None = None,
         return float(wait)
     message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else str(exc.data or "")
     return default if exc.status == 429 or "rate limit" in message.lower() else None
-
-
-class PacedGateway:
-    """The workers' GitHub gateway with status writes paced by a `Pacer` (reads pass straight through).
-
-    A caller that expects a write takes its slot first, outside its locks, and says so (``prepaid``);
-    any other write waits at most ``max_wait`` seconds for a slot (it may hold a PR's lock meanwhile)
-    or raises `SlotTooFar`. A rate-limit answer pauses the pacer and raises `RateLimited`, so the
-    caller retries that write later.
-    """
-
-    def __init__(self, inner: GitHubGateway, pacer: Pacer, *, max_wait: float = MAX_WAIT_IN_LOCK,
-                 default_pause: float = DEFAULT_PAUSE) -> None:
-        self.inner = inner
-        self.pacer = pacer
-        self.max_wait = max_wait
-        self.default_pause = default_pause
-        self.writes = 0
-        self.rate_limited = 0
-        self.prepaid = 0
-        """Slots the caller already waited for (outside its locks); a write uses one before asking."""
-
-    def post_status(self, repo: str, sha: str, payload: dict[str, Any]) -> None:
-        if self.prepaid > 0:
-            self.prepaid -= 1
-        else:
-            self.pacer.acquire(self.max_wait)
-        try:
-            self.inner.post_status(repo, sha, payload)
-        except Exception as exc:
-            wait = rate_limit_wait(exc, default=self.default_pause)
-            if wait is None:
-                raise
-            self.rate_limited += 1
-            raise RateLimited(self.pacer.pause(wait)) from exc
-        self.writes += 1
-
-    # --- reads: unpaced ------------------------------------------------------------------------
-
-    def get_pull(self, repo: str, number: int) -> dict[str, Any]:
-        return self.inner.get_pull(repo, number)
-
-    def list_open_pulls(self, repo: str) -> Iterator[dict[str, Any]]:
-        return self.inner.list_open_pulls(repo)
-
-    def get_file(self, repo: str, path: str, ref: str | None = None) -> str | None:
-        return self.inner.get_file(repo, path, ref)
-
-    def permission(self, repo: str, login: str) -> Permission:
-        return self.inner.permission(repo, login)
-
-    def installation_for(self, repo: str) -> int:
-        return self.inner.installation_for(repo)
-
-    def installation_repos(self, installation_id: int) -> list[dict[str, Any]]:
-        return self.inner.installation_repos(installation_id)
-
-    def list_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
-        return self.inner.list_comments(repo, number)
-
-    def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
-        return self.inner.list_reviews(repo, number)
-
-    def app_slug(self) -> str | None:
-        return self.inner.app_slug()
-
-    def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]:
-        return self.inner.failed_deliveries(since)
-
-    def redeliver(self, delivery_id: int) -> None:
-        self.inner.redeliver(delivery_id)
-
-    def react(self, repo: str, comment_id: int, content: str) -> None:
-        self.inner.react(repo, comment_id, content)
-
-    def reply(self, repo: str, number: int, body: str) -> None:
-        self.inner.reply(repo, number, body)
-
-    def get_issue(self, repo: str, number: int) -> dict[str, Any]:
-        return self.inner.get_issue(repo, number)
-
-    def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]:
-        return self.inner.get_answer(repo, path, params)
-
-    def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
-        return self.inner.send(repo, method, path, body)

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from redis.exceptions import LockError
-from redis.lock import Lock
 from rq.timeouts import BaseTimeoutException
 
 from core import jobs, keys, records
@@ -28,7 +27,7 @@ from core.prstate import PullState
 from core.repo_config import RepoConfig
 from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record
-from state import store
+from state import room_holds, store
 from state.config_file import parse_config
 from state.queueing import options
 from workers.publishing import expedite, freeze_marks, freeze_rulesets, merge_groups
@@ -36,7 +35,7 @@ from workers.publishing.drain import drain
 from workers.publishing.outbox import add_to_outbox, bucket_for, bucket_of
 from workers.publishing.request import RECOMPUTE_JOB
 from workers.publishing.sync import sync_pull
-from workers.publishing.write import LOCK_TIMEOUT, Fenced, posted_form, pr_lock, write_locked, write_now
+from workers.publishing.write import LOCK_TIMEOUT, posted_form, pr_lock, write_now
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -102,7 +101,7 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
         _forget(rt, repo, number, state)
         return "closed"
     exemption = store.exemption(rt.redis, repo, number)
-    scoped = store.scoped_holds(rt.redis, repo)
+    scoped = room_holds.scoped_holds(rt.redis, repo)
     verdict = compute_verdict(state, config=config, config_error=config_error, now=now, scoped_holds=scoped,
                               exemption=exemption)
     held_state = config.held_state if config else "failure"
@@ -141,18 +140,6 @@ def _shows_success(posted: bytes | str | None, head_sha: str) -> bool:
     except ValueError:
         return False
     return isinstance(shown, dict) and shown.get("sha") == head_sha and shown.get("state") == "success"
-
-
-def publish(rt: Runtime, repo: str, number: int, now: datetime, lock: Lock | None = None) -> str:
-    """Record and write at once with ``rt.github`` (the fan-out's paced gateway, the tests): the caller
-    holds ``lock``, the PR's lock, if any. Returns "posted" or why nothing was posted."""
-    outcome = record(rt, repo, number, now)
-    if outcome != "pending":
-        return outcome
-    try:
-        return write_locked(rt, repo, number, lock)
-    except Fenced:
-        return "fenced"
 
 
 def mergeability(state: PullState) -> int:
