@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import requests
@@ -30,9 +30,8 @@ from core.holds import Hold
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
 from state.room_holds import holds_in, lift_exemption, lift_holds, place_exemption, place_hold
-from workers.events.fanout import repos_in_scope, request_fanout
-from workers.events.freeze_sync import sync_scope
-from workers.publishing.request import request_recompute
+from workers.events.fanout import repos_in_scope
+from workers.events.republish import republish
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -184,19 +183,7 @@ def lifted_from_bound_workspace(rt: Runtime, scope: str) -> Callable[[Hold], boo
 
 def republish_job(scope: str) -> None:
     """Republish what a hold on ``scope`` reaches (queued by the API and dashboard after a change)."""
-    _republish(current(), scope)
-
-
-def _republish(rt: Runtime, scope: str, now: datetime | None = None) -> str:
-    """Recompute what a change on ``scope`` reaches; a repo, branch or org scope first brings the
-    reached repos' freeze rulesets in step. Returns what the chat reply says about the rulesets."""
-    if "#" in scope:
-        repo, _, number = scope.partition("#")
-        request_recompute(rt, repo, int(number))
-        return ""
-    gate = sync_scope(rt, scope, now or datetime.now(UTC))
-    request_fanout(rt, scope)
-    return gate
+    republish(current(), scope)
 
 
 def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
@@ -214,7 +201,7 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         hold = place_hold(redis, scope, holder=req.user_name or req.user_id, reason=command.reason,
                           holder_id=f"{req.platform}:{req.team_id}:{req.user_id}", origin=req.room, now=now,
                           duration=command.duration)
-        gate = _republish(rt, scope, now)
+        gate = republish(rt, scope, now)
         return Reply(f"{who} held {scope}{_reach(redis, scope)}{span}{_until(hold.expires_at)}: {command.reason}"
                      f"{gate}", in_channel=True)
     if command.action == "unhold":
@@ -222,20 +209,20 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
                             may_lift=lifted_from_bound_workspace(rt, scope))
         if not lifted:
             return Reply(f"No room hold on exactly {scope}. `/holds {scope}` lists the holds that touch it.")
-        gate = _republish(rt, scope, now)
+        gate = republish(rt, scope, now)
         holders = ", ".join(sorted({f"@{h.holder}" for h in lifted}))
         return Reply(f"{who} lifted the hold{'s' if len(lifted) > 1 else ''} on {scope}{_reach(redis, scope)} "
                      f"(placed by {holders}){gate}", in_channel=True)
     if command.action == "exempt":
         exemption = place_exemption(redis, scope, by=req.user_name, reason=command.reason, origin=req.room,
                                     now=now, duration=command.duration)
-        _republish(rt, scope)
+        republish(rt, scope)
         return Reply(f"{who} exempted {scope} from room and freeze holds{span}{_until(exemption.expires_at)}: "
                      f"{command.reason}", in_channel=True)
     ended = lift_exemption(redis, scope, actor=req.user_name, origin=req.room)
     if ended is None:
         return Reply(f"{scope} has no exemption.")
-    _republish(rt, scope)
+    republish(rt, scope)
     return Reply(f"{who} ended the exemption of {scope} (granted by @{ended.by}: {ended.reason})", in_channel=True)
 
 

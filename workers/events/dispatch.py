@@ -26,7 +26,8 @@ from state import store
 from workers.events import deployments, feedback, holdfor, installations, moves, own_status, tree_heads, treecloser
 from workers.events.incidents import on_closed as judge_merge
 from workers.events.installations import installation_id
-from workers.events.repos import ensure_repo, load_repo_config, republish
+from workers.events.repos import ensure_repo, load_repo_config
+from workers.events.republish import republish
 from workers.events.tamper import on_gate_event
 from workers.github.pulls import facts_from_pull, repo_name
 from workers.publishing import expedite, merge_groups
@@ -273,7 +274,8 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
                              private=meta.private, previous=meta)
         store.audit(rt.redis, repo, "config.reloaded", sha=after, ref=meta.default_branch)
         deployments.request_recheck(rt, repo)  # an environment or a window dropped from the config thaws
-        return f"config-reloaded, republished {republish(rt, repo)}"
+        republish(rt, repo)
+        return "config-reloaded, republished"
     return f"moved {moved}"
 
 
@@ -320,7 +322,8 @@ def on_repository(rt: Runtime, payload: dict[str, Any]) -> str:
         return "not managed"
     moved = moves.move_repo(rt, old, new, installation_id(payload))
     store.audit(rt.redis, new, "repo.moved", old=old, new=new, action=payload.get("action"), keys=moved)
-    return f"moved {moved} keys from {old}, republished {republish(rt, new)}"
+    republish(rt, new)
+    return f"moved {moved} keys from {old}, republished"
 
 
 def _text(value: bytes | str) -> str:

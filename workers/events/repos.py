@@ -37,14 +37,6 @@ def load_repo_config(
     return meta
 
 
-def republish(rt: Runtime, repo: str) -> int:
-    """Recompute every open PR of the repo (config changed, or a scope hold moved)."""
-    numbers = store.open_numbers(rt.redis, repo)
-    for number in numbers:
-        request_recompute(rt, repo, number)
-    return len(numbers)
-
-
 def bootstrap(rt: Runtime, repo: str, installation_id: int, *, default_branch: str | None = None,
               private: bool = False) -> int:
     """Adopt a repo: read its config, list its open PRs (paginated) and publish each one's verdict."""

@@ -19,7 +19,7 @@ from core.status import CONTEXT
 from core.treecloser import Result, TreeRule, classify, reason, red_contexts, replaces
 from state import room_holds, store
 from workers.events import tree_heads
-from workers.events.fanout import request_fanout
+from workers.events.republish import republish
 from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime
 
@@ -70,7 +70,7 @@ def _close(rt: Runtime, repo: str, branch: str, red: list[tuple[str, Result]]) -
                 created_at=datetime.now(UTC), origin=f"tree closer: {red[0][0]}")
     room_holds.put(rt.redis, hold)
     store.audit(rt.redis, repo, "tree.closed", scope=scope, reason=text)
-    request_fanout(rt, scope)
+    republish(rt, scope)
     return f"closed {scope}"
 
 
@@ -79,7 +79,7 @@ def _open(rt: Runtime, repo: str, branch: str) -> str:
     if not room_holds.remove(rt.redis, scope, [_hold_id(branch)]):
         return "open"
     store.audit(rt.redis, repo, "tree.opened", scope=scope)
-    request_fanout(rt, scope)
+    republish(rt, scope)
     return f"reopened {scope}"
 
 
