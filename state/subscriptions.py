@@ -22,8 +22,7 @@ from typing import Any
 from redis import Redis
 from rq import Queue
 
-from core import jobs
-from core.keys import PREFIX
+from core import jobs, keys
 from core.notices import Notice, freed, hook_notice, notice, remembered
 from state.queueing import options
 
@@ -64,42 +63,22 @@ def channel_key(platform: str, team_id: str, channel_id: str) -> str:
     return f"{platform}:{team_id}:{channel_id}"
 
 
-def subs_key(target: str) -> str:
-    return f"{PREFIX}:notify:subs:{target.lower()}"
-
-
-def channel_record_key(channel: str) -> str:
-    return f"{PREFIX}:notify:channel:{channel}"
-
-
-def outbox_key(channel: str) -> str:
-    return f"{PREFIX}:notify:out:{channel}"
-
-
-def armed_key(channel: str) -> str:
-    return f"{PREFIX}:notify:armed:{channel}"
-
-
-def sent_key(channel: str) -> str:
-    return f"{PREFIX}:notify:sent:{channel}"
-
-
 def subscribe(redis: Redis, target: str, sub: Subscription) -> bool:
     """Subscribe the channel to ``target``; False when it already was (its record is refreshed)."""
     raw = json.dumps(asdict(sub), separators=(",", ":"))
     with redis.pipeline() as pipe:
-        pipe.hset(subs_key(target), sub.channel, raw)
-        pipe.set(channel_record_key(sub.channel), raw)
+        pipe.hset(keys.notify_subscriptions(target), sub.channel, raw)
+        pipe.set(keys.notify_channel(sub.channel), raw)
         added, _ = pipe.execute()
     return bool(added)
 
 
 def unsubscribe(redis: Redis, target: str, channel: str) -> bool:
-    return bool(redis.hdel(subs_key(target), channel))
+    return bool(redis.hdel(keys.notify_subscriptions(target), channel))
 
 
 def channel_subscription(redis: Redis, channel: str) -> Subscription | None:
-    raw = redis.get(channel_record_key(channel))
+    raw = redis.get(keys.notify_channel(channel))
     return Subscription(**json.loads(raw)) if raw else None
 
 
@@ -107,7 +86,7 @@ def subscribers(redis: Redis, targets: tuple[str, ...]) -> dict[str, Subscriptio
     """Channel -> subscription, for every channel subscribed to any of ``targets``."""
     with redis.pipeline(transaction=False) as pipe:
         for target in targets:
-            pipe.hgetall(subs_key(target))
+            pipe.hgetall(keys.notify_subscriptions(target))
         found = pipe.execute()
     merged: dict[str, Subscription] = {}
     for table in found:
@@ -127,7 +106,7 @@ def job_options(sub: Subscription) -> dict[str, Any]:
 
 def arm(redis: Redis, sub: Subscription, delay: float) -> None:
     """Queue the channel's drain job unless one is queued already."""
-    if not redis.set(armed_key(sub.channel), "1", nx=True, ex=ARMED_TTL):
+    if not redis.set(keys.notify_armed(sub.channel), "1", nx=True, ex=ARMED_TTL):
         return
     queue, kwargs = work_queue(redis, sub), job_options(sub)
     if delay > 0:
@@ -141,15 +120,11 @@ def deliver(redis: Redis, found: Notice) -> int:
     channels = subscribers(redis, found.targets)
     for sub in channels.values():
         with redis.pipeline(transaction=False) as pipe:
-            pipe.rpush(outbox_key(sub.channel), found.text)
-            pipe.ltrim(outbox_key(sub.channel), -OUTBOX_MAX, -1)
+            pipe.rpush(keys.notify_outbox(sub.channel), found.text)
+            pipe.ltrim(keys.notify_outbox(sub.channel), -OUTBOX_MAX, -1)
             pipe.execute()
         arm(redis, sub, BATCH_SECONDS)
     return len(channels)
-
-
-def frozen_key(repo: str) -> str:
-    return f"{PREFIX}:notify:held-by:{repo.lower()}"
 
 
 def _verdict_change(redis: Redis, event: str, data: dict[str, Any]) -> Notice | None:
@@ -159,7 +134,7 @@ def _verdict_change(redis: Redis, event: str, data: dict[str, Any]) -> Notice | 
     repo, number = data.get("repo"), data.get("number")
     if not isinstance(repo, str) or number is None:
         return None
-    key, field = frozen_key(repo), str(number)
+    key, field = keys.notify_held_by(repo), str(number)
     if event == "verdict.held":
         kept = remembered(list(data.get("holds") or []))
         if kept and subscribers(redis, Notice(repo.split("/", 1)[0].lower(), repo.lower(), "").targets):

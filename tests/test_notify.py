@@ -14,7 +14,7 @@ import pytest
 from redis import Redis
 
 from app.tokens import create as create_token
-from core import jobs
+from core import jobs, keys
 from core.prstate import Facts
 from state import room_holds, store, subscriptions
 from tests.chat_support import (
@@ -93,7 +93,7 @@ def test_subscribed_channel_hears_the_freeze_start(svc: Service, standin: SlackS
     assert call["channel"] == "C0REL" and call["token"] == "xoxb-test-token"
     assert "freeze sunday-freeze started: acme/widgets#1 is held" in call["text"]
     assert "acme/widgets#5" in call["text"] and "acme/widgets#4" not in call["text"]  # dev is not frozen
-    svc.redis.delete(subscriptions.sent_key("slack:T0MERGE1:C0REL"))  # past the rate limit's interval
+    svc.redis.delete(keys.notify_sent("slack:T0MERGE1:C0REL"))  # past the rate limit's interval
     for number in PRS:
         publish(svc.rt, REPO, number, utc("2026-03-22T03:00:00"))  # the window has ended
     drain(svc.rt)
@@ -107,7 +107,7 @@ def test_held_pr_approved_and_queued_told_once(svc: Service, standin: SlackStand
     freeze(svc)
     drain(svc.rt)
     standin.wait(1)
-    svc.redis.delete(subscriptions.sent_key("slack:T0MERGE1:C0REL"))
+    svc.redis.delete(keys.notify_sent("slack:T0MERGE1:C0REL"))
     review = {"action": "submitted", "repository": {"full_name": REPO, "default_branch": "main"},
               "installation": {"id": 1},
               "review": {"id": 77, "user": {"login": "maria"}, "state": "approved", "body": "",
@@ -153,7 +153,7 @@ def test_unsubscribe_stops_them(svc: Service, standin: SlackStandIn) -> None:
     freeze(svc)
     drain(svc.rt)
     assert standin.calls == []
-    assert svc.redis.llen(subscriptions.outbox_key("slack:T0MERGE1:C0REL")) == 0
+    assert svc.redis.llen(keys.notify_outbox("slack:T0MERGE1:C0REL")) == 0
 
 
 def test_a_burst_is_one_message_and_the_next_waits(svc: Service, standin: SlackStandIn) -> None:
@@ -169,7 +169,7 @@ def test_a_burst_is_one_message_and_the_next_waits(svc: Service, standin: SlackS
     room_holds.lift_holds(svc.redis, f"{REPO}#1", actor="dana", origin="chat")
     drain(svc.rt)  # within the interval: the drain puts itself off instead of posting
     assert len(standin.calls) == 1
-    assert svc.redis.llen(subscriptions.outbox_key("slack:T0MERGE1:C0REL")) == 1
+    assert svc.redis.llen(keys.notify_outbox("slack:T0MERGE1:C0REL")) == 1
     assert svc.rt.queue.scheduled_job_registry.count == 1
 
 
@@ -186,7 +186,7 @@ def test_failing_slack_is_retried_and_never_delays_the_status(
     drain(svc.rt)
     assert [c["failed"] for c in standin.calls] == [True, True, False]
     assert "freeze sunday-freeze started" in standin.calls[-1]["text"]
-    assert svc.redis.llen(subscriptions.outbox_key("slack:T0MERGE1:C0REL")) == 0
+    assert svc.redis.llen(keys.notify_outbox("slack:T0MERGE1:C0REL")) == 0
 
 
 @pytest.mark.parametrize(("text", "fields", "expected"), [

@@ -49,3 +49,34 @@ HOOK_EVENTS = f"{PREFIX}:hook-events"
 
 DRY_RUN_STATUSES = f"{PREFIX}:dry-run:statuses"
 """List of statuses the dry-run GitHub client would have posted (newest first)."""
+
+
+def notify_subscriptions(target: str) -> str:
+    """Hash: channel (``PLATFORM:TEAM:CHANNEL``) -> JSON subscription, for one repo or org (lower-cased)."""
+    return f"{PREFIX}:notify:subs:{target.lower()}"
+
+
+def notify_channel(channel: str) -> str:
+    """JSON: the subscribed channel's record (where and how to post), kept while it has a subscription."""
+    return f"{PREFIX}:notify:channel:{channel}"
+
+
+def notify_outbox(channel: str) -> str:
+    """List: the channel's lines waiting to be posted as one message (trimmed to the newest)."""
+    return f"{PREFIX}:notify:out:{channel}"
+
+
+def notify_armed(channel: str) -> str:
+    """Set NX with a TTL while a drain job for the channel is queued (one at a time)."""
+    return f"{PREFIX}:notify:armed:{channel}"
+
+
+def notify_sent(channel: str) -> str:
+    """Set with a TTL of the channel's posting interval after each message: the chat's rate limit."""
+    return f"{PREFIX}:notify:sent:{channel}"
+
+
+def notify_held_by(repo: str) -> str:
+    """Hash: PR number -> JSON of the freeze and timed holds it went held with (only in repos someone hears,
+    with a TTL), so the chat line can say what ended when it goes free (lower-cased repo)."""
+    return f"{PREFIX}:notify:held-by:{repo.lower()}"

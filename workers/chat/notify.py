@@ -16,6 +16,7 @@ from datetime import timedelta
 from redis import Redis
 from slack_sdk import WebClient
 
+from core import keys
 from core.chat_request import reply_url_allowed
 from core.notices import message
 from merge_hold.settings import Settings
@@ -56,11 +57,11 @@ def drain(redis: Redis, settings: Settings, channel: str) -> str:
     """Post the channel's pending lines as one message, unless one went out less than
     `subscriptions.INTERVAL_SECONDS` ago (then the job comes back when it may)."""
     sub = subs.channel_subscription(redis, channel)
-    outbox = subs.outbox_key(channel)
+    outbox = keys.notify_outbox(channel)
     if sub is None:
-        redis.delete(outbox, subs.armed_key(channel))
+        redis.delete(outbox, keys.notify_armed(channel))
         return "unsubscribed"
-    wait_ms = int(redis.pttl(subs.sent_key(channel)))
+    wait_ms = int(redis.pttl(keys.notify_sent(channel)))
     if wait_ms > 0:
         subs.work_queue(redis, sub).enqueue_in(timedelta(milliseconds=wait_ms), subs.DRAIN_JOB, channel,
                                                **subs.job_options(sub))
@@ -75,8 +76,8 @@ def drain(redis: Redis, settings: Settings, channel: str) -> str:
     with redis.pipeline() as pipe:
         pipe.ltrim(outbox, len(lines), -1)
         if lines:
-            pipe.set(subs.sent_key(channel), "1", px=max(1, int(subs.INTERVAL_SECONDS * 1000)))
-        pipe.delete(subs.armed_key(channel))
+            pipe.set(keys.notify_sent(channel), "1", px=max(1, int(subs.INTERVAL_SECONDS * 1000)))
+        pipe.delete(keys.notify_armed(channel))
         pipe.execute()
     if redis.llen(outbox):
         subs.arm(redis, sub, subs.INTERVAL_SECONDS)  # what came in meanwhile: the next message
