@@ -33,6 +33,7 @@ from urllib.parse import quote
 from flask import Blueprint, Flask, abort, current_app, render_template, request
 from redis.exceptions import RedisError
 
+from core import keys
 from core.app_manifest import manifest
 from merge_hold.settings import Settings
 
@@ -60,16 +61,16 @@ class States(Protocol):
 class RedisStates:
     """Shared by every web worker (gunicorn forks several): the first one to start mints the token."""
 
-    TOKEN = "mh:setup:token"
+    TOKEN = keys.SETUP_TOKEN
 
     def __init__(self, redis: Any) -> None:
         self.redis = redis
 
     def put(self, state: str) -> None:
-        self.redis.set(f"mh:setup:state:{state}", "1", ex=STATE_TTL)
+        self.redis.set(keys.setup_state(state), "1", ex=STATE_TTL)
 
     def take(self, state: str) -> bool:
-        return bool(self.redis.delete(f"mh:setup:state:{state}"))
+        return bool(self.redis.delete(keys.setup_state(state)))
 
     def token(self) -> str:
         self.redis.set(self.TOKEN, secrets.token_urlsafe(24), nx=True)

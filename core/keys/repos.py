@@ -227,3 +227,9 @@ def forged_group_overwrite(repo: str, sha: str) -> str:
 def config_lock(repo: str) -> str:
     """Serialises config reloads of one repo: the last to write is the last to have read the branch."""
     return f"{repo_prefix(repo)}:config:lock"
+
+
+HOOK_READ_PATTERNS = (f"{PREFIX}:{{*}}:pr:*:verdict", f"{PREFIX}:{{*}}:managed", f"{PREFIX}:{{*}}:head:*",
+                      f"{PREFIX}:{{*}}:held", f"{PREFIX}:{{*}}:held-heads")
+"""The keys the agent hook reads, for any repo (`verdict`, `managed`, `head_index`, `held_prs`,
+`held_heads`): its Redis ACL user may read exactly these (`hook/tools/acl.py`)."""

@@ -80,3 +80,14 @@ def notify_held_by(repo: str) -> str:
     """Hash: PR number -> JSON of the freeze and timed holds it went held with (only in repos someone hears,
     with a TTL), so the chat line can say what ended when it goes free (lower-cased repo)."""
     return f"{PREFIX}:notify:held-by:{repo.lower()}"
+
+
+SETUP_TOKEN = f"{PREFIX}:setup:token"
+"""The one-time token `/setup` shows in the server's log (set NX by the first web worker to start, deleted
+once the App is registered): every gunicorn worker shows the same page."""
+
+
+def setup_state(state: str) -> str:
+    """Set with a TTL while a `/setup` manifest flow's ``state`` is unanswered; deleted when GitHub's
+    redirect brings it back (once)."""
+    return f"{PREFIX}:setup:state:{state}"

@@ -43,8 +43,7 @@ if TYPE_CHECKING:
     from hook.verdicts.redis_client import Connection
     from hook.verdicts.sentinel import SentinelURL
 
-READ_PATTERNS = ("mh:{*}:pr:*:verdict", "mh:{*}:managed", "mh:{*}:head:*", "mh:{*}:held", "mh:{*}:held-heads")
-"""The keys `core.keys.verdict`, `managed`, `head_index`, `held_prs` and `held_heads` produce, for any repo."""
+READ_PATTERNS = keys.HOOK_READ_PATTERNS
 WRITE_PATTERNS = (keys.HOOK_EVENTS,)
 READ_COMMANDS = ("get", "mget", "exists", "scard", "smembers", "hgetall")
 WRITE_COMMANDS = ("xadd",)
