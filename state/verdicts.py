@@ -2,7 +2,7 @@
 and the CLI alike (the agent hook keeps its own raw-socket read for its start-up budget).
 
 A leaf: Redis and `core` only, so the web tier can use it without importing the worker stack. The
-records are written by the publish funnel (`workers/publishing/recompute.py`), stored compact by `core.records`;
+records are written by the recompute (`workers/publishing/recompute.py`), stored compact by `core.records`;
 the shape read back is `core.verdict.verdict_record`. A record that is missing, unreadable or in an
 unknown format reads as None — unknown, which every caller treats as "not established", never as free.
 """

@@ -1,5 +1,5 @@
 """Fan-out: after a room hold on a repo, a branch glob or an org is placed or lifted, record the verdict of
-every open PR it may touch at once, and hand their status writes to the funnel (`workers.publishing.outbox`:
+every open PR it may touch at once, and hand their status writes to the outbox (`workers.publishing.outbox`:
 paced under the write rate, most-mergeable first).
 
 The hook and the API read verdict records, not GitHub: so the records are what must not lag. A pass

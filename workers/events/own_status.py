@@ -149,7 +149,7 @@ def _forged_group(rt: Runtime, repo: str, number: int | None, sha: str, sender: 
         log.warning("%s: forged merge-hold status on merge group %s again (sender %s); already put back once "
                     "for this verdict, left alone to avoid a loop", repo, sha[:7], sender)
         return f"forged status on merge group {sha[:7]} left (already overwritten once for this verdict)"
-    # Forget what we posted, so the funnel writes the group's status again though it did not change.
+    # Forget what we posted, so the drain writes the group's status again though it did not change.
     rt.redis.delete(keys.group_posted(repo, sha))
     merge_groups.enqueue(rt, repo, number, sha)
     return f"forged status on merge group {sha[:7]} overwritten; drain {drain(rt, bucket_of(rt.redis, repo))}"

@@ -4,7 +4,7 @@ Republishing is cheap and safe at any time (a status is posted only where it dif
 itself every ``MERGE_HOLD_RECONCILE_SECONDS`` (one worker enqueues `reconcile_job` per period, see
 `workers.ops.watchdog`) and on demand as `merge-hold reconcile`. Every open PR's verdict record is
 recomputed in Redis (a verdict older than its state, or one a room hold, freeze edge or expiry left
-behind, is caught so) and what differs from the posted status goes through the funnel's paced outbox.
+behind, is caught so) and what differs from the posted status goes through the publishing path's paced outbox.
 
 Rebuilding is for state lost in Redis: it replays every comment and review of every open PR, in their
 own time order, through the same rules the webhooks use; holds and lifts made on the dashboard, which

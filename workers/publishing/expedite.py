@@ -5,7 +5,7 @@ queued meanwhile, and each rq job costs its own bookkeeping (a dozen Redis round
 deliveries/s on two workers that doubled the jobs and put every status behind the backlog (design §7:
 delivery -> status p50 <= 100 ms; measured before: p50 seconds, half the flips never posted in time).
 
-Nothing of the funnel's safety is given up (design §4 invariant 7). The recompute job is still written
+Nothing of the publishing path's safety is given up (design §4 invariant 7). The recompute job is still written
 in the same EXEC as the state change — as a *backstop*, scheduled `BACKSTOP_SECONDS` ahead instead of
 queued (so an idle worker does not take it and wait on the PR's lock meanwhile). The delivery job runs
 the same recompute in-process and only *after* it has finished withdraws the backstop (off the
@@ -96,7 +96,7 @@ def backstop_at(repo: str, number: int) -> datetime | None:
 
 
 def note(queue: Queue, repo: str, number: int, job_id: str) -> None:
-    """A backstop job was added to a transaction (called by the funnel). It may not commit (a WATCH
+    """A backstop job was added to a transaction (by `workers.publishing.request`). It may not commit (a WATCH
     conflict retries with a new job): then there is nothing to withdraw and the recompute is merely
     one more, which is harmless."""
     collected = _collected.get()

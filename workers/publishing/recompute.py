@@ -1,4 +1,4 @@
-"""Recompute a PR's verdict: the verdict record in Redis at once, the `merge-hold` status through the funnel.
+"""Recompute a PR's verdict: the verdict record in Redis at once, the `merge-hold` status through the outbox.
 
 Drives to the desired state (Prow's way): computes the status that should be on the head commit; the
 record is written at once, and the PR goes on its installation's outbox when the posted status
