@@ -21,6 +21,7 @@ FOUNDATION = {"merge_hold.settings", "merge_hold.redis_conn", "merge_hold.cliarg
 ALLOWED = {
     "core": {"core"},
     "foundation": {"core", "foundation"},
+    "cliargs": {"core"},
     "state": {"core", "state"},
     "app": {"core", "foundation", "state", "app"},
     "workers": {"core", "foundation", "state", "workers"},
