@@ -8,8 +8,8 @@ second). Measured:
 
 - delivery -> status latency: from sending the delivery to the emulator recording a status that
   reflects it or a newer flip of the same PR (a flip overtaken before its status was written is
-  rightly coalesced into the next write); p50 <= 100 ms, p99 <= 1 s (a status that never comes counts
-  as infinitely late);
+  rightly coalesced into the next write); p50 <= 50 ms, p99 <= 250 ms (a status that never comes
+  counts as infinitely late);
 - GitHub writes per verdict change (<= 1) — every delivery of the measured phase is one change;
 - GitHub writes on no-op events (0): comments without a command and re-sent (duplicate) deliveries;
 - installation token mints for the whole run (<= 1 per installation).
@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 RATE = 50.0
 PRS = 50
 WORKERS = 2
-P50_BUDGET_MS = 100.0
-P99_BUDGET_MS = 1000.0
+P50_BUDGET_MS = 50.0
+P99_BUDGET_MS = 250.0
+"""Issue 17 raised them from design §7's 100 ms and 1 s: the engine measured 9 and 48 ms; keep it near."""
 NOOP_DELIVERIES = 100
 DRAIN_TIMEOUT = 30.0
 PEAK_MB_BUDGET = 32.0
@@ -90,10 +91,11 @@ def _env(url: str, emulator: GitHubEmulator, key_file: Path, plan: Plan) -> dict
         "GITHUB_API_URL": emulator.url, "GITHUB_WEBHOOK_SECRET": SECRET, "MERGE_HOLD_QUEUE": plan.queue,
         "MERGE_HOLD_APP_SLUG": emulator.app_slug, "MERGE_HOLD_SECRET_KEY": "bench",
         "MERGE_HOLD_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
-        # Every status write goes through the installation's pacer (design §4.8), 60 a minute by default
-        # for GitHub's secondary limit; the emulator has none, and this row measures the engine's own
-        # latency, so the pace is lifted here (bench_fanout measures the pacing itself).
-        "MERGE_HOLD_WRITE_RATE": "600000",
+        # Every status write goes through the installation's pacer (design §4.8): 60 a minute and 450 an
+        # hour by default, for GitHub's secondary limits. This row measures the engine's own latency
+        # (550 writes in a minute), so both windows are lifted here; bench_fanout and bench_freeze
+        # measure the pacing itself. With the hourly window left on, the last 100 flips waited an hour.
+        "MERGE_HOLD_WRITE_RATE": "600000", "MERGE_HOLD_WRITE_HOURLY": "0",
     })
     return env
 

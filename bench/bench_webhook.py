@@ -4,8 +4,9 @@ gunicorn (2 workers, gthread) serves `app:create_app()` and, on another port wit
 no-op Flask endpoint that reads the body and answers 202 — the least any webhook endpoint can do. Both
 receive the same signed 20 KB `pull_request` deliveries (a fresh X-GitHub-Delivery each):
 
-- throughput, closed loop: merge-hold must reach >= 0.7 x the no-op's. The runner's rows pass when
-  measured <= budget, so the row is the slowdown no-op / merge-hold with budget 1 / 0.7;
+- throughput, closed loop: merge-hold must reach >= 0.8 x the no-op's (issue 17 raised design §7's 0.7).
+  The runner's rows pass when measured <= budget, so the row is the slowdown no-op / merge-hold with
+  budget 1 / 0.8;
 - p99 latency at a paced 200 deliveries/s (open loop, from the scheduled send): <= 20 ms.
 
 The two servers are measured in alternating rounds (no-op, merge-hold, no-op, ...; in each round a
@@ -43,7 +44,7 @@ from bench.timing import Row
 if TYPE_CHECKING:
     from flask import Flask, Response
 
-THROUGHPUT_RATIO = 0.7
+THROUGHPUT_RATIO = 0.8
 P99_BUDGET_MS = 20.0
 PACED_RATE = 200.0
 PACED_SECONDS = 5.0
@@ -196,7 +197,7 @@ def _rows(best: dict[str, float], errors: int, paced_ms: dict[str, list[float]],
          f"20 KB signed deliveries, gunicorn 2 workers, client on the same {os.cpu_count()} CPUs; {errors} errors"),
         ("webhook CPU per delivery: merge-hold / no-op", cpu["merge-hold"] / cpu["no-op"], 1 / THROUGHPUT_RATIO,
          f"merge-hold {cpu['merge-hold']:.2f} ms = {cpu['no-op'] / cpu['merge-hold']:.2f} x the no-op's "
-         f"{cpu['no-op']:.2f} ms per delivery (servers' and Redis's CPU, best round; budget <= 1/0.7)"),
+         f"{cpu['no-op']:.2f} ms per delivery (servers' and Redis's CPU, best round; budget <= 1/{THROUGHPUT_RATIO})"),
         ("webhook p99 ms at 200/s", p99, P99_BUDGET_MS,
          f"p50 {p50:.1f} ms, max {max(latencies):.1f} ms over {len(latencies)} deliveries, open loop, best "
          f"round; no-op p99 {noop_p99:.1f} ms"),
