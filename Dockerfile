@@ -18,12 +18,13 @@ RUN python -m venv /opt/merge-hold
 # Only the packages: never the checkout's .venv, .merge-hold/ (dev secrets) or tests (.dockerignore too).
 COPY pyproject.toml README.md ./
 COPY core ./core
+COPY state ./state
 COPY app ./app
 COPY workers ./workers
 COPY hook ./hook
 COPY merge_hold ./merge_hold
 RUN /opt/merge-hold/bin/pip install . \
-    && /opt/merge-hold/bin/python -c "import app, workers, hook, merge_hold.cli"
+    && /opt/merge-hold/bin/python -c "import app, state.store, workers.ops.cli, hook, merge_hold.cli"
 
 # --- runtime: the virtualenv alone, run as an unprivileged user ----------------------------------------
 FROM python:3.11-slim AS runtime

@@ -100,6 +100,12 @@ def test_dockerfile_at_the_root_builds_one_non_root_image_in_stages() -> None:
     # Only package directories are copied: never .merge-hold/ (dev secrets) or a whole checkout.
     copied = re.findall(r"^COPY\s+(?!--from)(.+?)\s+\S+\s*$", text, flags=re.MULTILINE)
     assert copied and not any(src.strip() == "." or ".merge-hold" in src for src in copied)
+    # ... and every one of them: a package the image lacks fails only when a container starts.
+    packaged = re.search(r"^include\s*=\s*\[(.*)\]", (ROOT / "pyproject.toml").read_text(), flags=re.MULTILINE)
+    assert packaged is not None
+    packages = {name.strip().strip('"').rstrip("*") for name in packaged.group(1).split(",")}
+    assert packages == {"core", "state", "app", "workers", "hook", "merge_hold"}
+    assert packages <= {src.split()[0] for src in copied}, "the Dockerfile copies every package pyproject installs"
 
 
 def test_dockerignore_keeps_local_state_out() -> None:
