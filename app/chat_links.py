@@ -28,7 +28,7 @@ from core import keys
 from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, bound_orgs, listed, scope_owner, within
 from merge_hold.settings import Settings
-from state import chat_links, store
+from state import audit, chat_links
 from state.chat_links import ChatIdentity, Link
 
 bp = Blueprint("links", __name__)
@@ -103,7 +103,7 @@ def link_note(login: str | None) -> str | None:
 
 
 def _audit(redis: Redis, event: str, login: str, identity: ChatIdentity, origin: str) -> None:
-    store.audit(redis, None, event, login=login, platform=identity.platform, team_id=identity.team_id,
+    audit.record(redis, None, event, login=login, platform=identity.platform, team_id=identity.team_id,
                 user_id=identity.user_id, user_name=identity.user_name, origin=origin)
 
 

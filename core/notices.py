@@ -1,6 +1,6 @@
 """Chat notifications, pure: which audit events a subscribed channel hears, and how they read.
 
-Audit events (`state.store.audit`): ``hold.{held,lifted,lifted_all}`` (PR comments and reviews,
+Audit events (`state.audit.record`): ``hold.{held,lifted,lifted_all}`` (PR comments and reviews,
 `/hold-for`), ``room.*`` (chat, API, dashboard), ``tree.*``, ``verdict.held`` / ``verdict.free``,
 ``pr.approved`` / ``pr.queued``, and what went wrong afterwards: ``incident.recorded`` (a held PR
 merged), ``gate.*`` and ``app.(un)suspended`` (the tamper watch), ``status.forged`` (put back). A
@@ -136,7 +136,7 @@ def _watch_text(event: str, repo: str | None, pr: str, data: dict[str, Any]) -> 
 
 
 def notice(event: str, data: dict[str, Any]) -> Notice | None:
-    """The chat line for one audit event (``data`` as `state.store.audit` records it), or None."""
+    """The chat line for one audit event (``data`` as `state.audit.record` records it), or None."""
     repo = data.get("repo") if isinstance(data.get("repo"), str) else None
     scope = data.get("scope") if isinstance(data.get("scope"), str) else None
     text = _text(event, repo, data)

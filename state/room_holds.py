@@ -19,7 +19,7 @@ from redis.client import Pipeline
 from core import keys
 from core.holds import Exemption, Hold, Source
 from core.scopes import scope_repo
-from state import store
+from state import audit, store
 
 
 def _pr(scope: str) -> dict[str, int]:
@@ -40,7 +40,7 @@ def place_hold(redis: Redis, scope: str, *, holder: str, holder_id: str, reason:
     hold = Hold(id=f"room:{holder_id}:{scope}", source=Source.ROOM, scope=scope, holder=holder, reason=reason,
                 created_at=now, expires_at=now + duration if duration else None, origin=origin)
     redis.hset(scope_key(scope), hold.id, json.dumps(hold.to_dict()))
-    store.audit(redis, scope_repo(scope), "room.held", scope=scope, holder=holder, holder_id=holder_id,
+    audit.record(redis, scope_repo(scope), "room.held", scope=scope, holder=holder, holder_id=holder_id,
                 reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"], **_pr(scope))
     return hold
 
@@ -52,7 +52,7 @@ def lift_holds(redis: Redis, scope: str, *, actor: str, origin: str,
     lifted = [h for h in holds_in(redis, key) if h.scope == scope and h.source is Source.ROOM and may_lift(h)]
     if lifted:
         redis.hdel(key, *(h.id for h in lifted))
-        store.audit(redis, scope_repo(scope), "room.lifted", scope=scope, actor=actor, origin=origin,
+        audit.record(redis, scope_repo(scope), "room.lifted", scope=scope, actor=actor, origin=origin,
                     holders=[h.holder for h in lifted], **_pr(scope))
     return lifted
 
@@ -63,7 +63,7 @@ def place_exemption(redis: Redis, pr_scope: str, *, by: str, reason: str, origin
     exemption = Exemption(pr_scope=pr_scope, by=by, reason=reason, created_at=now,
                           expires_at=now + duration if duration else None, origin=origin)
     redis.hset(keys.exemptions(repo), number, json.dumps(exemption.to_dict()))
-    store.audit(redis, repo, "room.exempted", number=int(number), by=by, reason=reason, origin=origin,
+    audit.record(redis, repo, "room.exempted", number=int(number), by=by, reason=reason, origin=origin,
                 expires_at=exemption.to_dict()["expires_at"])
     return exemption
 
@@ -73,7 +73,7 @@ def lift_exemption(redis: Redis, pr_scope: str, *, actor: str, origin: str) -> E
     found = store.exemption(redis, repo, int(number))
     if found is not None:
         redis.hdel(keys.exemptions(repo), number)
-        store.audit(redis, repo, "room.unexempted", number=int(number), actor=actor, origin=origin,
+        audit.record(redis, repo, "room.unexempted", number=int(number), actor=actor, origin=origin,
                     by=found.by, reason=found.reason)
     return found
 
@@ -120,5 +120,5 @@ def find_hold(redis: Redis, hold_id: str) -> Hold | None:
 def lift_hold(redis: Redis, hold: Hold, *, actor: str, origin: str) -> None:
     """Lift one room hold (by its id), audited like a lift from chat."""
     redis.hdel(scope_key(hold.scope), hold.id)
-    store.audit(redis, scope_repo(hold.scope), "room.lifted", scope=hold.scope, actor=actor, origin=origin,
+    audit.record(redis, scope_repo(hold.scope), "room.lifted", scope=hold.scope, actor=actor, origin=origin,
                 holders=[hold.holder], hold_id=hold.id, **_pr(hold.scope))

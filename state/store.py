@@ -1,4 +1,5 @@
-"""The hold state in Redis: PR states, repo metadata, room holds, verdict records, the audit log.
+"""The hold state in Redis: PR states, repo metadata, exemptions, verdict records (the audit log is
+`state.audit`).
 
 Writers update a PR's state with an optimistic transaction (WATCH/MULTI) around a pure `core.prstate`
 function, so concurrent workers never lose each other's updates; the registers inside make the result
@@ -11,7 +12,6 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from redis import Redis, WatchError
@@ -20,18 +20,12 @@ from redis.client import Pipeline
 from core import keys, records, state_record
 from core.holds import Exemption
 from core.prstate import PullState
-from state import subscriptions, verdicts
+from state import verdicts
 
 log = logging.getLogger(__name__)
 
 CLOSED_STATE_TTL = 30 * 24 * 3600
 """A closed PR's state is kept a month as a tombstone, so a late event cannot resurrect it as open."""
-HISTORY_MAXLEN = 2_000
-"""Audit events kept per repo (about 300 B each, ~600 KB a repo at most): the dashboard's recent history.
-Older events are trimmed from Redis (design §7: ≤ 2 KB per tracked PR); every event is also written to
-the process log (logger ``state.store``, INFO), which is where long-term history lives."""
-AUDIT_MAXLEN = 20_000
-"""Audit events kept across all repos (the API's ``/api/v1/events``); older ones live in the log only."""
 
 
 @dataclass(frozen=True)
@@ -177,16 +171,3 @@ def drop_verdict(pipe: Pipeline, repo: str, number: int, previous: dict[str, Any
     pipe.delete(keys.verdict(repo, number))
     if previous is not None:
         pipe.set(keys.verdict_version(repo, number), int(previous.get("version") or 0), ex=CLOSED_STATE_TTL)
-
-
-def audit(redis: Redis, repo: str | None, event: str, **data: Any) -> None:
-    """Append an audit event to the repo's history and the global log (what the dashboard shows)."""
-    fields: dict[Any, Any] = {"event": event, "data": json.dumps({"repo": repo, **data}, default=str),
-              "at": datetime.now(UTC).isoformat(timespec="seconds")}
-    log.info("audit %s %s", event, fields["data"])
-    with redis.pipeline(transaction=False) as pipe:
-        if repo:
-            pipe.xadd(keys.history(repo), fields, maxlen=HISTORY_MAXLEN, approximate=True)
-        pipe.xadd(keys.AUDIT, fields, maxlen=AUDIT_MAXLEN, approximate=True)
-        pipe.execute()
-    subscriptions.note(redis, event, {"repo": repo, **data})  # chat news: only appends to an outbox

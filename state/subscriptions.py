@@ -1,7 +1,7 @@
 """Which chat channels hear about which repos and orgs, and each channel's outbox. Redis and rq only.
 
 Shared by the web tier (``/hold subscribe`` writes a subscription; the hook-events endpoint notes
-blocked merges) and every writer of the audit log (`state.store.audit` calls `note`). Noting only
+blocked merges) and every writer of the audit log (`state.audit.record` calls `note`). Noting only
 appends a line to the channel's outbox list and, for the first line of a batch, queues one drain job
 (`workers.chat.notify.drain_job`) a few seconds later: the verdict path never talks to Slack or
 Mattermost, never waits on them, and never fails because of them.

@@ -18,7 +18,7 @@ from core.holds import from_iso
 from core.permissions import Permission
 from core.prstate import DASHBOARD_REF, PullState, dashboard_time
 from core.repo_config import DEFAULT_CONFIG
-from state import store
+from state import audit, store
 from workers.events.dispatch import apply_change
 from workers.publishing.recompute import repo_config
 from workers.runtime import current
@@ -56,7 +56,7 @@ def dashboard_command_job(repo: str, number: int, data: dict[str, Any]) -> str:
 
     changed = apply_change(rt, repo, number, change)
     for outcome in found:
-        store.audit(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
+        audit.record(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
                     target=outcome.target, reason=outcome.reason, message=outcome.message, origin=DASHBOARD_ORIGIN)
     kind = found[0].kind if found else "none"
     return f"{kind}, {'applied' if changed else 'unchanged'}"

@@ -30,7 +30,7 @@ from typing import Any
 from core import jobs, keys
 from core.deployments import APPROVE, MAX_REPORTS, WAIT, Decision, branch_of, decide, next_change
 from core.holds import from_iso, to_iso
-from state import room_holds, store
+from state import audit, room_holds, store
 from state.queueing import options
 from workers.events.repos import ensure_repo
 from workers.github.pulls import repo_name
@@ -122,7 +122,7 @@ def _answer(rt: Runtime, repo: str, request: Waiting, now: datetime, *, waited: 
     body = {"environment_name": request.environment, "state": decision.action, "comment": decision.comment}
     pending = rt.github.review_deployment(repo, request.run_id, body)
     _done(rt, repo, request)
-    store.audit(rt.redis, repo, f"deployment.{decision.action}", run_id=request.run_id,
+    audit.record(rt.redis, repo, f"deployment.{decision.action}", run_id=request.run_id,
                 environment=request.environment, ref=request.ref, comment=decision.comment,
                 **({} if pending else {"note": "GitHub had nothing pending: reviewed already"}))
     return decision.action
@@ -133,7 +133,7 @@ def _wait(rt: Runtime, repo: str, request: Waiting, decision: Decision) -> str:
     first = not rt.redis.hexists(keys.deployments_waiting(repo), request.field)
     rt.redis.hset(keys.deployments_waiting(repo), request.field, json.dumps(asdict(request)))
     if first:
-        store.audit(rt.redis, repo, "deployment.waiting", run_id=request.run_id, environment=request.environment,
+        audit.record(rt.redis, repo, "deployment.waiting", run_id=request.run_id, environment=request.environment,
                     ref=request.ref, comment=decision.comment)
     if request.report != decision.comment and request.reports < MAX_REPORTS:
         report = {"environment_name": request.environment, "comment": decision.comment}  # no state: a report

@@ -22,7 +22,7 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts, record_label, record_push
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from core.status import CONTEXT
-from state import store
+from state import audit, store
 from workers.events import deployments, feedback, holdfor, installations, moves, own_status, tree_heads, treecloser
 from workers.events.incidents import on_closed as judge_merge
 from workers.events.installations import installation_id
@@ -116,7 +116,7 @@ def _record_outcomes(rt: Runtime, repo: str, number: int, outcomes: list[Any], i
     if not outcomes or not rt.redis.set(keys.audited(repo, item), "1", nx=True, ex=AUDITED_TTL):
         return
     for outcome in outcomes:
-        store.audit(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
+        audit.record(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
                     target=outcome.target, reason=outcome.reason, message=outcome.message)
 
 
@@ -213,7 +213,7 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
     # The first delivery of an approval decides (a redelivery never adds to the history).
     if action == "submitted" and str(review.get("state")).lower() == "approved" and _first(
             rt, repo, f"approved:{review['id']}") and rt.redis.sismember(keys.held_prs(repo), str(number)):
-        store.audit(rt.redis, repo, "pr.approved", number=number, by=reviewer)  # chat news: still held
+        audit.record(rt.redis, repo, "pr.approved", number=number, by=reviewer)  # chat news: still held
     return "applied" if changed else "unchanged"
 
 
@@ -272,7 +272,7 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
                            blocking_timeout=CONFIG_LOCK_TIMEOUT):
             load_repo_config(rt, repo, installation_id=meta.installation_id, default_branch=meta.default_branch,
                              private=meta.private, previous=meta)
-        store.audit(rt.redis, repo, "config.reloaded", sha=after, ref=meta.default_branch)
+        audit.record(rt.redis, repo, "config.reloaded", sha=after, ref=meta.default_branch)
         deployments.request_recheck(rt, repo)  # an environment or a window dropped from the config thaws
         republish(rt, repo)
         return "config-reloaded, republished"
@@ -298,7 +298,7 @@ def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
     queued = group_number(str(group.get("head_ref", "")))
     if queued is not None and _first(rt, repo, f"queued:{group['head_sha']}") and rt.redis.sismember(
             keys.held_prs(repo), str(queued)):  # news for chat channels, once per group
-        store.audit(rt.redis, repo, "pr.queued", number=queued)
+        audit.record(rt.redis, repo, "pr.queued", number=queued)
     return merge_groups.checks_requested(rt, repo, group)
 
 
@@ -321,7 +321,7 @@ def on_repository(rt: Runtime, payload: dict[str, Any]) -> str:
     if store.load_repo(rt.redis, old) is None and store.load_repo(rt.redis, new) is None:
         return "not managed"
     moved = moves.move_repo(rt, old, new, installation_id(payload))
-    store.audit(rt.redis, new, "repo.moved", old=old, new=new, action=payload.get("action"), keys=moved)
+    audit.record(rt.redis, new, "repo.moved", old=old, new=new, action=payload.get("action"), keys=moved)
     republish(rt, new)
     return f"moved {moved} keys from {old}, republished"
 

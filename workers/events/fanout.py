@@ -41,7 +41,7 @@ from redis.client import Pipeline
 from core import jobs, keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
-from state import store
+from state import audit, store
 from state.queueing import create_job
 from workers.events import deployments
 from workers.github.dry_run import DryRunGateway
@@ -220,7 +220,7 @@ class FanOut:
             if progress.cursor >= progress.total:
                 if progress.done < progress.gen:
                     redis.hset(self.key, "done", progress.gen)
-                    store.audit(redis, self.repo, "fanout.done", generation=progress.gen,
+                    audit.record(redis, self.repo, "fanout.done", generation=progress.gen,
                                 prs=progress.total, queued=progress.queued)
                 return "done"
             if recorded and time.monotonic() >= deadline:
@@ -289,7 +289,7 @@ class FanOut:
             # This PR alone cannot be recorded (gone, its history unreadable...): its own events will
             # record it; the fan-out goes on with the others.
             log.warning("fan-out %s: skipped #%s: GitHub answered %s", self.repo, number, status)
-            store.audit(self.rt.redis, self.repo, "fanout.skipped", number=number, status=status)
+            audit.record(self.rt.redis, self.repo, "fanout.skipped", number=number, status=status)
             return "skipped"
 
     def renew_lease(self) -> None:

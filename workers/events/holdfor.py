@@ -21,7 +21,7 @@ from core.holdfor import Dependency, hold_id, lifts, make_hold, parse_hold_for
 from core.holds import Hold, from_iso
 from core.permissions import Permission
 from core.repo_config import RepoConfig
-from state import room_holds, store
+from state import audit, room_holds
 from workers.github.gateway import NotFound
 from workers.publishing.request import request_recompute
 from workers.runtime import Runtime
@@ -113,7 +113,7 @@ def on_dependency_event(rt: Runtime, repo: str, number: int, *, kind: str, actio
         if room_holds.remove(rt.redis, waiting, [hid]):
             lifted += 1
             what = "merged" if kind == "pull" else "closed"
-            store.audit(rt.redis, waiting_repo, "hold.lifted", number=int(waiting_number), actor="merge-hold",
+            audit.record(rt.redis, waiting_repo, "hold.lifted", number=int(waiting_number), actor="merge-hold",
                         target=holder, reason=f"{dependency} {what}", message=f"/hold-for {dependency}: {what}")
             request_recompute(rt, waiting_repo, int(waiting_number))
             _tell(rt, waiting_repo, int(waiting_number), f"@{holder}'s hold lifted: {dependency} was {what}.")

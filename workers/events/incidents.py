@@ -31,7 +31,7 @@ from core.incidents import (
 )
 from core.repo_config import RepoConfig
 from core.status import CONTEXT
-from state import incidents, store
+from state import audit, incidents, store
 from workers.events.pr_replies import post_once
 from workers.publishing import expedite
 from workers.runtime import Runtime
@@ -84,7 +84,7 @@ def on_closed(rt: Runtime, repo: str, payload: dict[str, Any], config: RepoConfi
                       forgeries=incidents.forgeries(rt.redis, repo, merge.number),
                       hook_records=incidents.hook_records(rt.redis, repo, merge.number))
     if incidents.save(rt.redis, incident, time.time()):
-        store.audit(rt.redis, repo, "incident.recorded", number=merge.number, merged_by=merge.merged_by,
+        audit.record(rt.redis, repo, "incident.recorded", number=merge.number, merged_by=merge.merged_by,
                     kinds=incident["kinds"], reason=found[0][1])
     incidents.mark_judged(rt.redis, repo, merge.number, "incident")
     stored = incidents.load(rt.redis, ident) or incident

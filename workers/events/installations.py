@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import keys
-from state import store
+from state import audit
 from workers.events import departures
 from workers.events.repos import bootstrap
 from workers.events.tamper import after_installation, forget_gates, on_suspend
@@ -39,7 +39,7 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
         names |= {_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
         for name in sorted(names):
             departures.forget_repo(rt.redis, name, inst)
-            store.audit(rt.redis, name, "repo.dropped", installation_id=inst, action=action)
+            audit.record(rt.redis, name, "repo.dropped", installation_id=inst, action=action)
         if action == "deleted":
             departures.forget_installation(rt.redis, inst, [])
             forget_gates(rt, names)
@@ -54,7 +54,7 @@ def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
     added = _bootstrap_all(rt, payload.get("repositories_added") or [], inst)
     for item in payload.get("repositories_removed") or []:
         departures.forget_repo(rt.redis, item["full_name"], inst)
-        store.audit(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
+        audit.record(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
         forget_gates(rt, [item["full_name"]])
     return f"added {added}, removed {len(payload.get('repositories_removed') or [])}"
 

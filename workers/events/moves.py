@@ -20,7 +20,7 @@ from redis import Redis
 from core import keys
 from core.holds import Exemption, Hold
 from core.prstate import PullState, merge_states
-from state import store
+from state import audit, store
 from workers.runtime import Runtime
 
 TRANSIENT = re.compile(r":(?:lock|queued|forged|fanout(?::.*)?|perm:.*|group:[0-9a-f]+:lock)$")
@@ -73,7 +73,7 @@ def _join(redis: Redis, source: str, target: str) -> None:
         for _id, fields in redis.xrange(source) or []:
             if fields:
                 entry: dict[Any, Any] = dict(fields)
-                redis.xadd(target, entry, maxlen=store.HISTORY_MAXLEN, approximate=True)
+                redis.xadd(target, entry, maxlen=audit.HISTORY_MAXLEN, approximate=True)
     # Strings other than states (verdicts, posted, indexes, config): the new name's are newer.
     redis.delete(source)
 

@@ -21,7 +21,7 @@ from github import GithubException
 
 from core import keys
 from merge_hold.settings import SettingsError
-from state import store
+from state import audit, store
 from workers.events import tamper
 from workers.github.gateway import AppGateway
 from workers.publishing import group_status, merge_groups
@@ -143,7 +143,7 @@ def _forged_group(rt: Runtime, repo: str, number: int | None, sha: str, sender: 
     mark = str(verdict.get("version", 0))
     previous = rt.redis.set(keys.forged_group_overwrite(repo, sha), mark, ex=group_status.GROUP_TTL, get=True)
     overwrite = (previous.decode() if isinstance(previous, bytes) else previous) != mark
-    store.audit(rt.redis, repo, "status.forged", number=number, sha=sha, sender=sender, state=state,
+    audit.record(rt.redis, repo, "status.forged", number=number, sha=sha, sender=sender, state=state,
                 description=description, overwritten=overwrite, merge_group=True, at=datetime.now(UTC).isoformat())
     if not overwrite:
         log.warning("%s: forged merge-hold status on merge group %s again (sender %s); already put back once "
@@ -160,7 +160,7 @@ def _forged(rt: Runtime, repo: str, number: int, sha: str, sender: str | None, p
     mark = f"{sha}:{verdict.get('version', 0)}"
     previous = rt.redis.set(keys.forged_overwrite(repo, number), mark, ex=FORGED_MARK_TTL, get=True)
     overwrite = (previous.decode() if isinstance(previous, bytes) else previous) != mark
-    store.audit(rt.redis, repo, "status.forged", number=number, sha=sha, sender=sender,
+    audit.record(rt.redis, repo, "status.forged", number=number, sha=sha, sender=sender,
                 state=payload.get("state"), description=payload.get("description"), overwritten=overwrite,
                 at=datetime.now(UTC).isoformat())
     if not overwrite:

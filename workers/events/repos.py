@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core import keys
 from core.repo_config import CONFIG_PATH
-from state import store
+from state import audit, store
 from workers.github.pulls import facts_from_pull
 from workers.publishing.request import RecomputeRequest, request_recompute
 from workers.runtime import Runtime
@@ -55,6 +55,6 @@ def bootstrap(rt: Runtime, repo: str, installation_id: int, *, default_branch: s
         if not changed:
             request_recompute(rt, repo, number)
         count += 1
-    store.audit(rt.redis, repo, "repo.bootstrapped", open_prs=count, installation_id=installation_id)
+    audit.record(rt.redis, repo, "repo.bootstrapped", open_prs=count, installation_id=installation_id)
     return count
 

@@ -34,7 +34,7 @@ from core.freeze_gate import RULESET_NAME
 from core.gate import UNENFORCED, GateReading, read_gate
 from core.prstate import PullState
 from core.tamper import BLIND, LOST, RESTORED, SUSPENDED, change, held_pr_answer
-from state import gates, store
+from state import audit, gates, store
 from state.queueing import options
 from workers.events.pr_replies import post_once
 from workers.github.pulls import repo_name
@@ -158,7 +158,7 @@ def watch_repo(rt: Runtime, repo: str, *, actor: str | None, cause: str) -> str:
                             "episode": _episode(repo, branch, since)}
             summary.append(f"{branch}: {what or reading.state}")
             if what is not None:
-                store.audit(rt.redis, repo, EVENTS[what], branch=branch, actor=actor, cause=cause,
+                audit.record(rt.redis, repo, EVENTS[what], branch=branch, actor=actor, cause=cause,
                             detail=reading.detail, fix=reading.finding.fix)
                 gates.bump(rt.redis, what)
         record["branches"] = kept  # a branch no longer managed (its last PR merged) is forgotten
@@ -235,7 +235,7 @@ def on_suspend(rt: Runtime, payload: dict[str, Any]) -> int:
             record["suspended"] = {"actor": actor, "since": _now(), "installation_id": inst,
                                    "detail": "the App is suspended: merge-hold cannot post its status"}
             gates.save(rt.redis, repo, record)
-        store.audit(rt.redis, repo, "app.suspended", actor=actor, installation_id=inst)
+        audit.record(rt.redis, repo, "app.suspended", actor=actor, installation_id=inst)
         gates.bump(rt.redis, SUSPENDED)
     return len(repos)
 
@@ -261,7 +261,7 @@ def after_installation(rt: Runtime, payload: dict[str, Any]) -> str:
                 if was is not None:
                     gates.save(rt.redis, repo, record)
             if was is not None:
-                store.audit(rt.redis, repo, "app.unsuspended", actor=actor)
+                audit.record(rt.redis, repo, "app.unsuspended", actor=actor)
                 gates.bump(rt.redis, RESTORED)
         told.append(f"{repo}: {watch_repo(rt, repo, actor=actor, cause=f'installation {action}')}")
     return "; ".join(told)

@@ -17,7 +17,7 @@ from typing import Any
 
 from core import keys
 from core.treecloser import Head, Result, TreeRule, after_push
-from state import store
+from state import audit
 from workers.github.gateway import NotFound
 from workers.runtime import Runtime
 
@@ -96,7 +96,7 @@ def record_late(rt: Runtime, repo: str, branch: str, context: str, result: Resul
     """Audit a result that is not on the branch's head, once per (context, commit, outcome, time)."""
     item = f"tree-late:{branch}:{context}:{result.sha}:{int(result.red)}:{result.at.isoformat()}"
     if rt.redis.set(keys.audited(repo, item), "1", nx=True, ex=LATE_AUDIT_TTL):
-        store.audit(rt.redis, repo, "tree.late", scope=f"{repo}@{branch}", context=context, sha=result.sha,
+        audit.record(rt.redis, repo, "tree.late", scope=f"{repo}@{branch}", context=context, sha=result.sha,
                     head=head.sha if head is not None and head.sha else None,
                     result="red" if result.red else "green", at=result.at.isoformat())
     shown = head.sha[:7] if head is not None and head.sha else "unknown"

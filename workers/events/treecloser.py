@@ -17,7 +17,7 @@ from core import keys
 from core.holds import Hold, Source, from_iso
 from core.status import CONTEXT
 from core.treecloser import Result, TreeRule, classify, reason, red_contexts, replaces
-from state import room_holds, store
+from state import audit, room_holds, store
 from workers.events import tree_heads
 from workers.events.republish import republish
 from workers.publishing.recompute import repo_config
@@ -69,7 +69,7 @@ def _close(rt: Runtime, repo: str, branch: str, red: list[tuple[str, Result]]) -
     hold = Hold(id=_hold_id(branch), source=Source.ROOM, scope=scope, holder=HOLDER, reason=text,
                 created_at=datetime.now(UTC), origin=f"tree closer: {red[0][0]}")
     room_holds.put(rt.redis, hold)
-    store.audit(rt.redis, repo, "tree.closed", scope=scope, reason=text)
+    audit.record(rt.redis, repo, "tree.closed", scope=scope, reason=text)
     republish(rt, scope)
     return f"closed {scope}"
 
@@ -78,7 +78,7 @@ def _open(rt: Runtime, repo: str, branch: str) -> str:
     scope = f"{repo}@{branch}"
     if not room_holds.remove(rt.redis, scope, [_hold_id(branch)]):
         return "open"
-    store.audit(rt.redis, repo, "tree.opened", scope=scope)
+    audit.record(rt.redis, repo, "tree.opened", scope=scope)
     republish(rt, scope)
     return f"reopened {scope}"
 

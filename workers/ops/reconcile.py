@@ -25,7 +25,7 @@ from core import jobs, keys
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
-from state import store
+from state import audit, store
 from state.queueing import options
 from workers.events import deployments, tamper
 from workers.events.repos import load_repo_config
@@ -83,7 +83,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
     # The operator's run waits for its writes; the scheduled one leaves them to the outbox's drain.
     counts["posted"] = drain(rt, bucket_of(rt.redis, repo), slice_seconds=None)["posted"]
-    store.audit(rt.redis, repo, "repo.reconciled", rebuild=rebuild, **counts)
+    audit.record(rt.redis, repo, "repo.reconciled", rebuild=rebuild, **counts)
     return counts
 
 

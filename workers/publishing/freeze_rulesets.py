@@ -28,7 +28,7 @@ from core.freeze_gate import RULESET_NAME, binds, freeze_mark, per_pr_verdict, r
 from core.holds import Exemption, Hold
 from core.repo_config import RepoConfig
 from core.verdict import Verdict
-from state import room_holds, store
+from state import audit, room_holds, store
 from state.config_file import parse_config
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
@@ -112,7 +112,7 @@ def _sync(rt: Runtime, repo: str, now: datetime, *, verify: bool, config: RepoCo
         pipe.set(keys.freeze_ruleset(repo), json.dumps(entry))
         pipe.delete(keys.freeze_fallback(repo))
         pipe.execute()
-    store.audit(rt.redis, repo, "freeze.ruleset", enforcement=body["enforcement"], include=list(include),
+    audit.record(rt.redis, repo, "freeze.ruleset", enforcement=body["enforcement"], include=list(include),
                 ruleset_id=answer["id"])
     return str(body["enforcement"])
 
@@ -161,7 +161,7 @@ def _drifted(rt: Runtime, repo: str, record: dict[str, Any]) -> bool:
         record.get("enforcement") == "active" and include != tuple(record.get("include", ())))
     if drifted:
         log.warning("the merge-hold freeze ruleset of %s was changed on GitHub: repairing it", repo)
-        store.audit(rt.redis, repo, "freeze.ruleset_drift", found=found.get("enforcement"),
+        audit.record(rt.redis, repo, "freeze.ruleset_drift", found=found.get("enforcement"),
                     recorded=record.get("enforcement"))
     return drifted
 
@@ -169,7 +169,7 @@ def _drifted(rt: Runtime, repo: str, record: dict[str, Any]) -> bool:
 def _fall_back(rt: Runtime, repo: str, reason: str) -> str:
     if fallback_reason(rt.redis, repo) != reason:
         log.warning("freeze on %s goes through statuses: %s", repo, reason)
-        store.audit(rt.redis, repo, "freeze.fallback", reason=reason)
+        audit.record(rt.redis, repo, "freeze.fallback", reason=reason)
     rt.redis.set(keys.freeze_fallback(repo), reason, ex=FALLBACK_SECONDS)
     return "fallback"
 

@@ -27,7 +27,7 @@ from core.prstate import PullState
 from core.repo_config import RepoConfig
 from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record
-from state import room_holds, store
+from state import audit, room_holds, store
 from state.config_file import parse_config
 from state.queueing import options
 from workers.publishing import expedite, freeze_marks, freeze_rulesets, merge_groups
@@ -187,7 +187,7 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
             pipe.set(keys.head_index(repo, _head_key(state)), number)
         pipe.execute()
     if previous is None or previous.get("held") != record["held"]:
-        store.audit(rt.redis, repo, "verdict.held" if record["held"] else "verdict.free", number=number,
+        audit.record(rt.redis, repo, "verdict.held" if record["held"] else "verdict.free", number=number,
                     holds=record["holds"], version=record["version"])
     return record
 

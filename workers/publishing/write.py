@@ -23,7 +23,7 @@ from redis.lock import Lock
 from core import keys
 from core.outbox import group_member, parse_member, pr_member
 from core.status import CONTEXT
-from state import store
+from state import audit, store
 from workers.publishing import group_status
 from workers.publishing.locks import WorkerLock
 from workers.publishing.outbox import bucket_of
@@ -124,7 +124,7 @@ def _fenced(rt: Runtime, repo: str, member: str, bucket: str, lock: Lock | None,
         pipe.set(posted_key, wanted.form, ex=ttl)
         pipe.zrem(keys.outbox(bucket), member)
         pipe.execute()
-    store.audit(redis, repo, "status.posted", **wanted.audit)
+    audit.record(redis, repo, "status.posted", **wanted.audit)
     return "posted"
 
 
@@ -203,6 +203,6 @@ def skip(rt: Runtime, bucket: str, member: str, exc: BaseException) -> str:
     log.warning("status write on %s skipped: GitHub answered %s", member, status)
     rt.redis.zrem(keys.outbox(bucket), member)
     parsed = parse_member(member)
-    store.audit(rt.redis, parsed.repo, "status.skipped", number=parsed.number, status=status,
+    audit.record(rt.redis, parsed.repo, "status.skipped", number=parsed.number, status=status,
                 **({"sha": parsed.sha} if parsed.sha else {}))
     return "skipped"
