@@ -120,7 +120,7 @@ def test_a_delivery_run_again_after_its_worker_died_writes_at_once(svc: Service,
     (rq's scheduler lock may have died with that worker)."""
     import json
 
-    from workers.events.dispatch import on_issue_comment
+    from workers.events.comments import on_issue_comment
 
     delivery = comment(1, "/hold until the migration", 106)
     with expedite.collecting():  # the first run, cut short after its handler

@@ -19,7 +19,7 @@ from core.permissions import Permission
 from core.prstate import DASHBOARD_REF, PullState, dashboard_time
 from core.repo_config import DEFAULT_CONFIG
 from state import audit, store
-from workers.events.dispatch import apply_change
+from workers.events.changes import apply_change
 from workers.publishing.recompute import repo_config
 from workers.runtime import current
 

@@ -21,6 +21,9 @@ from core import keys
 from core.holds import Exemption, Hold
 from core.prstate import PullState, merge_states
 from state import audit, store
+from workers.events.installations import installation_id
+from workers.events.republish import republish
+from workers.github.pulls import repo_name
 from workers.runtime import Runtime
 
 TRANSIENT = re.compile(r":(?:lock|queued|forged|fanout(?::.*)?|perm:.*|group:[0-9a-f]+:lock)$")
@@ -128,3 +131,18 @@ def _rewrite_names(redis: Redis, old: str, new: str) -> None:
         exemption = Exemption.from_dict(json.loads(raw))
         redis.hset(exempt, field,
                    json.dumps(replace(exemption, pr_scope=_rescope(exemption.pr_scope, old, new)).to_dict()))
+
+
+def on_repository(rt: Runtime, payload: dict[str, Any]) -> str:
+    """A renamed or transferred repo: its holds, exemptions, room holds, config and indexes move to the
+    new name, and its PRs are republished under it."""
+    new = repo_name(payload)
+    old = old_name(payload)
+    if new is None or old is None:  # renamed or transferred (`core.events`)
+        return "ignored"
+    if store.load_repo(rt.redis, old) is None and store.load_repo(rt.redis, new) is None:
+        return "not managed"
+    moved = move_repo(rt, old, new, installation_id(payload))
+    audit.record(rt.redis, new, "repo.moved", old=old, new=new, action=payload.get("action"), keys=moved)
+    republish(rt, new)
+    return f"moved {moved} keys from {old}, republished"

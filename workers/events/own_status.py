@@ -20,10 +20,12 @@ from typing import Any
 from github import GithubException
 
 from core import keys
+from core.status import CONTEXT
 from merge_hold.settings import SettingsError
 from state import audit, store
-from workers.events import tamper
+from workers.events import tamper, treecloser
 from workers.github.gateway import AppGateway
+from workers.github.pulls import repo_name
 from workers.publishing import group_status, merge_groups
 from workers.publishing.drain import drain
 from workers.publishing.outbox import bucket_of
@@ -172,3 +174,12 @@ def _forged(rt: Runtime, repo: str, number: int, sha: str, sender: str | None, p
     request_recompute(rt, repo, number)
     # A forgery opens only a gate not pinned to this App: the repo's gates are read again.
     return f"forged status on #{number} overwritten; gates: {tamper.on_forged(rt, repo, number, sender)}"
+
+
+def on_status_event(rt: Runtime, payload: dict[str, Any]) -> str:
+    """A `merge-hold` status we did not post is forged: record it and put ours back, once per verdict."""
+    treecloser.on_status(rt, payload)
+    repo = repo_name(payload)
+    if repo is None or payload.get("context") != CONTEXT:
+        return "ignored"
+    return on_status(rt, repo, payload)

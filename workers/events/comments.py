@@ -1,0 +1,94 @@
+"""`issue_comment` and `pull_request_review`: the hold commands of comments and reviews (`core.comment_rules`),
+`/hold-for`, the answer on the PR, and chat news of an approval that leaves a PR held."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core import keys
+from core.comment_rules import apply_comment, apply_review
+from core.holds import from_iso
+from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts
+from state import audit
+from workers.events import feedback, holdfor
+from workers.events.changes import apply_change, first_time, permission_of, pr_meta, record_outcomes
+from workers.github.pulls import facts_from_pull, repo_name
+from workers.publishing import expedite
+from workers.runtime import Runtime
+
+
+def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
+    issue = payload.get("issue") or {}
+    repo = repo_name(payload)
+    if payload.get("action") != "created" or not issue.get("pull_request") or repo is None:
+        return "ignored"
+    comment = payload["comment"]
+    number = int(issue["number"])
+    actor = comment["user"]["login"]
+    _, config = pr_meta(rt, repo, payload)
+    permission = permission_of(rt, repo, actor, comment.get("author_association"))
+    outcomes: list[Any] = []
+    before: list[PullState] = []
+
+    def change(state: PullState) -> PullState:
+        before[:] = [state]
+        new_state, found = apply_comment(
+            state, comment.get("body") or "", actor=actor, permission=permission,
+            is_author=actor == (issue.get("user") or {}).get("login"),
+            at=from_iso(comment.get("created_at")) or EPOCH, ref=str(comment["id"]),
+            origin=comment.get("html_url", ""), config=config,
+        )
+        outcomes[:] = found
+        return new_state
+
+    changed = apply_change(rt, repo, number, change)
+    outcomes += holdfor.on_comment(rt, repo, number, comment, permission=permission, config=config,
+                                   is_author=actor == (issue.get("user") or {}).get("login"))
+    record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
+    # The reaction may wait until the status is written (it is best effort, the status is the gate).
+    answered = list(outcomes)
+    expedite.after(lambda: feedback.answer_comment(rt, repo, number, comment, answered,
+                                                   before[0] if before else None, config))
+    if not outcomes:
+        return "no-command"
+    return "applied" if changed else "unchanged"
+
+
+def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
+    repo = repo_name(payload)
+    action = payload.get("action")  # submitted or dismissed (`core.events`)
+    if repo is None:
+        return "ignored"
+    review, pull = payload["review"], payload["pull_request"]
+    number = int(pull["number"])
+    reviewer = review["user"]["login"]
+    _, config = pr_meta(rt, repo, payload)
+    at = from_iso(review.get("submitted_at")) or EPOCH
+    facts = facts_from_pull(pull) if (pull.get("head") or {}).get("sha") else None
+    permission = permission_of(rt, repo, reviewer, review.get("author_association"))
+    outcomes: list[Any] = []
+
+    def change(state: PullState) -> PullState:
+        if facts is not None:
+            state = record_facts(state, facts)
+        state, found = apply_review(
+            state, reviewer=reviewer, review_state="dismissed" if action == "dismissed" else str(review.get("state")),
+            review_id=str(review["id"]), at=at, origin=review.get("html_url", ""), config=config,
+            permission=permission)
+        if action == "submitted" and review.get("body"):
+            state, more = apply_comment(
+                state, review["body"], actor=reviewer, permission=permission,
+                is_author=reviewer == (pull.get("user") or {}).get("login"), at=at,
+                ref=f"{REVIEW_REF}{review['id']}",
+                origin=review.get("html_url", ""), config=config)
+            found = [*found, *more]
+        outcomes[:] = found
+        return state
+
+    changed = apply_change(rt, repo, number, change)
+    record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
+    # The first delivery of an approval decides (a redelivery never adds to the history).
+    if action == "submitted" and str(review.get("state")).lower() == "approved" and first_time(
+            rt, repo, f"approved:{review['id']}") and rt.redis.sismember(keys.held_prs(repo), str(number)):
+        audit.record(rt.redis, repo, "pr.approved", number=number, by=reviewer)  # chat news: still held
+    return "applied" if changed else "unchanged"
