@@ -92,6 +92,17 @@ def scoped_holds(redis: Redis, repo: str) -> list[Hold]:
     return [Hold.from_dict(json.loads(v)) for v in (*repo_vals, *org_vals)]
 
 
+def prune_expired(redis: Redis, repo: str, now: datetime) -> int:
+    """Delete the room holds of the repo and of its org that have expired (they hold nothing any more:
+    `Hold.active`); how many. The reconcile calls it, so no reader deletes while it reads."""
+    pruned = 0
+    for key in (keys.room_holds(repo), keys.org_room_holds(repo.split("/", 1)[0])):
+        gone = [h.id for h in holds_in(redis, key) if not h.active(now)]
+        if gone:
+            pruned += int(redis.hdel(key, *gone))
+    return pruned
+
+
 def get(redis: Redis, scope: str, hold_id: str) -> Hold | None:
     """The hold with this id under ``scope``'s key (a hold the service places itself: tree closer, hold-for)."""
     raw = redis.hget(scope_key(scope), hold_id)

@@ -14,6 +14,7 @@ from core import keys
 from core.chat_grammar import ChatCommand
 from core.holds import Source
 from state import room_holds, store
+from state.room_holds import prune_expired
 from tests.chat_support import dry_runtime, emulated_service, head_sha, latest, manage, seed_repo
 from tests.e2e_support import fixture
 from tests.emulator import GitHubEmulator
@@ -96,8 +97,8 @@ def test_exemptions_are_recorded_with_who_and_why_and_can_be_ended(redis_client:
     assert [e for e, _ in audit_events(redis_client)] == ["room.exempted", "room.unexempted"]
 
 
-def test_the_listing_shows_room_holds_and_held_prs_and_prunes_expired_ones(redis_client: Redis,
-                                                                           redis_url: str) -> None:
+def test_the_listing_shows_room_holds_and_held_prs_and_leaves_expired_ones_out(redis_client: Redis,
+                                                                               redis_url: str) -> None:
     rt = dry_runtime(redis_client, redis_url)
     manage(redis_client, REPO, {1: "main", 2: "release/1"})
     manage(redis_client, "acme/gadgets", {5: "main"})
@@ -113,7 +114,10 @@ def test_the_listing_shows_room_holds_and_held_prs_and_prunes_expired_ones(redis
         "Held PRs (1):",
         "• acme/widgets#2: Held by @dana in slack:acme/#ops: code freeze",
     ]
-    assert redis_client.hlen(keys.room_holds("acme/gadgets")) == 0  # pruned
+    assert redis_client.hlen(keys.room_holds("acme/gadgets")) == 1  # a reader deletes nothing
+    assert prune_expired(redis_client, "acme/gadgets", NOW) == 1  # the reconcile's work
+    assert prune_expired(redis_client, REPO, NOW) == 0  # an active hold stays
+    assert redis_client.hlen(keys.room_holds("acme/gadgets")) == 0 and redis_client.hlen(keys.room_holds(REPO)) == 1
     assert listing(redis_client, f"{REPO}#1", NOW) == f"No active holds on {REPO}#1."
     assert listing(redis_client, f"{REPO}#2", NOW).startswith(f"Room holds on {REPO}#2 (1):")
     assert listing(redis_client, "acme/gadgets", NOW) == "No active holds on acme/gadgets."

@@ -53,15 +53,14 @@ def _until(expires_at: datetime | None) -> str:
 
 
 def active_room_holds(redis: Redis, scope: str | None, now: datetime) -> list[Hold]:
-    """Room holds that touch ``scope`` (all of them for None), oldest first; expired ones are pruned."""
+    """Room holds that touch ``scope`` (all of them for None), oldest first; expired ones are left out
+    (the reconcile deletes them: `state.room_holds.prune_expired`)."""
     repos = _all_repos(redis) if scope is None else repos_in_scope(redis, scope)
     owners = sorted({r.split("/", 1)[0] for r in repos} | ({scope.lower()} if scope and "/" not in scope else set()))
     found: list[Hold] = []
     for key in [*(keys.room_holds(r) for r in repos), *(keys.org_room_holds(o) for o in owners)]:
         for hold in holds_in(redis, key):
-            if not hold.active(now):
-                redis.hdel(key, hold.id)
-            elif scope is None or _touches(redis, hold, scope):
+            if hold.active(now) and (scope is None or _touches(redis, hold, scope)):
                 found.append(hold)
     return sorted(found, key=lambda h: (h.created_at, h.id))
 

@@ -25,7 +25,7 @@ from core import jobs, keys
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
-from state import audit, store
+from state import audit, room_holds, store
 from state.queueing import options
 from workers.events import deployments, tamper
 from workers.events.repos import load_repo_config
@@ -78,6 +78,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
             tamper.watch_repo(rt, repo, actor=None, cause="reconcile")
         except Exception:
             log.exception("gate check of %s failed; the next reconcile reads it again", repo)
+    counts["expired"] = room_holds.prune_expired(rt.redis, repo, datetime.now(UTC))
     counts["pending"] = record_all(rt, repo, step=step)
     deployments.recheck(rt, repo, datetime.now(UTC))  # a deployment left waiting past its thaw goes on
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
