@@ -39,10 +39,6 @@ class Member:
     sha: str = ""
     """A merge group's commit; empty for a PR's head status."""
 
-    @property
-    def text(self) -> str:
-        return group_member(self.repo, self.sha, self.number) if self.sha else pr_member(self.repo, self.number)
-
 
 def parse_member(raw: bytes | str) -> Member:
     """``repo#N`` or ``repo@SHA#N``, as stored, back into its parts."""

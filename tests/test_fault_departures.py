@@ -91,3 +91,21 @@ def test_reconcile_of_an_unknown_repo_is_an_error(github_emulator: GitHubEmulato
     ok = reconcile(svc, "--repo", REPO)
     assert ok.returncode == 0, ok
     assert f"{REPO}: 2 open PRs" in ok.stdout
+
+
+def test_a_dropped_repo_leaves_no_write_on_any_outbox(redis_client: Redis) -> None:
+    """Its PRs' head statuses and its merge groups' commits alike (``repo@SHA#N``), in whatever bucket and
+    case they were queued; another repo's writes stay."""
+    from core.outbox import group_member, pr_member
+    from workers.events.departures import forget_repo
+    from workers.publishing import outbox
+
+    other = "acme/gadgets"
+    queued = [("inst-3", pr_member(REPO, 5)), ("inst-3", group_member(REPO, "a" * 40, 5)),
+              ("global", pr_member("Acme/Widgets", 6)), ("global", group_member("ACME/widgets", "b" * 40, None)),
+              ("inst-3", pr_member(other, 1)), ("inst-3", group_member(other, "c" * 40, 1))]
+    for bucket, member in queued:
+        outbox.add(redis_client, bucket, member, 0)
+    forget_repo(redis_client, REPO, 3)
+    left = {m.decode() for bucket in ("inst-3", "global") for m in redis_client.zrange(keys.outbox(bucket), 0, -1)}
+    assert left == {pr_member(other, 1), group_member(other, "c" * 40, 1)}

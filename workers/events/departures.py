@@ -13,6 +13,8 @@ from typing import Any
 from redis import Redis
 
 from core import keys
+from core.outbox import bucket as outbox_bucket
+from core.outbox import parse_member
 from state import store
 from workers.publishing.outbox import bucket_of
 
@@ -41,7 +43,7 @@ def forget_repo(redis: Redis, repo: str, installation_id: int | None) -> int:
     buckets = {bucket, *(_text(b) for b in redis.smembers(keys.OUTBOXES))}
     for name in buckets:
         members = [m for m, _ in redis.zscan_iter(keys.outbox(name))
-                   if _text(m).rpartition("#")[0].lower() == repo.lower()]
+                   if parse_member(m).repo.lower() == repo.lower()]  # a PR's or a merge group's
         if members:
             redis.zrem(keys.outbox(name), *members)
     return len(numbers)
@@ -51,7 +53,7 @@ def forget_installation(redis: Redis, installation_id: int, repos: list[str]) ->
     """The installation is gone: its repos, its index, token and outbox."""
     for repo in repos:
         forget_repo(redis, repo, installation_id)
-    bucket = f"inst-{installation_id}"
+    bucket = outbox_bucket(installation_id)
     with redis.pipeline() as pipe:
         pipe.delete(keys.installation_repos(installation_id), keys.installation_token(installation_id),
                     keys.outbox(bucket), keys.outbox_lease(bucket))

@@ -25,6 +25,7 @@ from typing import Any
 from redis import Redis
 
 from core import jobs, keys
+from core.outbox import parse_member, pr_member
 from state import store
 from state.queueing import options as job_options
 from workers.publishing.locks import release_lease, take_lease
@@ -65,7 +66,7 @@ def _rank(want: tuple[str, dict[str, Any]], posted: dict[str, Any] | None) -> in
 def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any] | None) -> None:
     """After a verdict record is written: queue its mark if the head does not show it yet."""
     want = wanted(record)
-    member = f"{repo}#{number}"
+    member = pr_member(repo, number)
     if want is None:
         rt.redis.zrem(keys.freeze_marks(bucket), member)
         return
@@ -106,8 +107,8 @@ def write_marks(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECOND
                     return counts
                 raw = first[0]
                 member = raw.decode() if isinstance(raw, bytes) else str(raw)
-                repo, _, digits = member.rpartition("#")
-                number = int(digits)
+                parsed = parse_member(member)
+                repo, number = parsed.repo, parsed.number
                 counts["checked"] += 1
                 want = wanted(store.load_verdict(rt.redis, repo, number))
                 rank = None if want is None else _rank(want, _posted(rt.redis, repo, number))
