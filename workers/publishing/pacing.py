@@ -21,6 +21,7 @@ starts empty at the end of a pause: no burst right after GitHub said stop.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 
@@ -257,6 +258,9 @@ class Pacer:
         return {"granted": int(granted or 0), "pauses": int(pauses or 0)}
 
 
+_RETRIED_LIMIT = re.compile(r"too many (?:403|429) error responses")
+
+
 def rate_limit_wait(exc: BaseException, *, now: float | None = None,
                     default: float = DEFAULT_PAUSE) -> float | None:
     """How long GitHub asks us to stop writing, if ``exc`` is a rate-limit answer; else ``None``.
@@ -266,8 +270,9 @@ def rate_limit_wait(exc: BaseException, *, now: float | None = None,
     ``RateLimitExceededExceedsMaxWait`` (a `GithubException` with the headers).
     """
     if isinstance(exc, RetryError):
-        text = str(exc)
-        if "403" not in text and "429" not in text:
+        # urllib3's reason names the status ("too many 502 error responses"); the rest of the message
+        # holds the host, port and URL, which may well contain "403" or "429".
+        if not _RETRIED_LIMIT.search(str(exc)):
             return None
         # GitHub's last `Retry-After`, kept by `workers.github.gateway._Retry` (its own attempts waited the rest).
         advised = str(getattr(exc.args[0] if exc.args else None, "retry_after", None) or "").strip()
