@@ -182,19 +182,24 @@ class PullState:
     def head_sha(self) -> str | None:
         """The newest head known: the facts' head, moved along same-repo pushes made since. A timed
         push counts only if it is no older than where the walk stands (the snapshot, then the last
-        push followed); an untimed one always does, unless the pushes go round in a circle."""
+        push followed), and each push is followed once; an untimed one always counts, unless the
+        pushes go round in a circle."""
         if self.facts is None:
             return None
         sha, since, seen = self.facts.head_sha, int(self.facts.at.timestamp()), {self.facts.head_sha}
+        followed: set[PushEdge] = set()
         while True:
-            later = [e for e in self.push_edges if e.before == sha and (not e.at or e.at >= since)]
+            later = [e for e in self.push_edges
+                     if e.before == sha and (not e.at or e.at >= since) and e not in followed]
             if not later:
                 return sha
             edge = max(later, key=lambda e: (e.at, e.after))  # the sha only makes ties deterministic
+            followed.add(edge)
             sha, since = edge.after, max(since, edge.at)
-            if sha in seen:
-                # A circle of untimed pushes: a force-push went back to an earlier commit, and edges
-                # without times cannot tell where the head is now; the facts can.
+            if sha in seen and not edge.at:
+                # A circle closed by an untimed push: a force-push went back to an earlier commit, and
+                # edges without times cannot tell where the head is now; the facts can. (Timed pushes
+                # may come back to a commit — A -> C -> B -> C — and the walk goes on from there.)
                 return self.facts.head_sha
             seen.add(sha)
 
