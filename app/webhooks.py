@@ -19,6 +19,7 @@ to the same answers).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -29,7 +30,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Flask, Response, current_app, request
-from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge
+from werkzeug.exceptions import ClientDisconnected, HTTPException, InternalServerError, RequestEntityTooLarge
 from werkzeug.http import HTTP_STATUS_CODES
 from werkzeug.wrappers import Response as WerkzeugResponse
 from werkzeug.wsgi import get_content_length, get_input_stream
@@ -75,17 +76,26 @@ def read_body(environ: WSGIEnvironment, limit: int) -> bytes | None:
     """The raw body, or None when it exceeds ``limit`` (checked on Content-Length, then while reading).
 
     Werkzeug's own stream rules, as Flask's ``request.get_data`` applies them: a body cut short raises
-    its ``ClientDisconnected`` (a 400), and a body with neither Content-Length nor a server that frames
-    it (``wsgi.input_terminated``) reads as empty."""
+    its ``ClientDisconnected`` (a 400) unless the server frames the stream itself
+    (``wsgi.input_terminated``: then what came is the body), and a body with neither Content-Length nor
+    a server that frames it reads as empty."""
     length = get_content_length(environ)
-    if length is not None and length > limit:
-        return None
+    if length is not None:
+        if length > limit:
+            return None
+        # Announced and within the cap (GitHub always announces it): one read of exactly that many bytes
+        # from the server's stream. Werkzeug's LimitedStream does the same behind a wrapper that costs
+        # as much CPU as the read (design §7's acknowledgement budget).
+        try:
+            body: bytes = environ["wsgi.input"].read(length)
+        except (OSError, ValueError) as exc:
+            raise ClientDisconnected() from exc
+        if len(body) < length and "wsgi.input_terminated" not in environ:
+            raise ClientDisconnected()
+        return body
     try:
-        stream = get_input_stream(environ, max_content_length=limit)
-        if length is not None:
-            # Announced and within the cap (GitHub always announces it): one read, as any receiver does.
-            return stream.read()
         # Chunked: no Content-Length announces the size; the stream raises past the cap.
+        stream = get_input_stream(environ, max_content_length=limit)
         parts: list[bytes] = []
         size = 0
         while chunk := stream.read(_CHUNK):
@@ -111,11 +121,16 @@ def looks_like_object(body: bytes) -> bool:
     return framed.startswith(b"{") and framed.endswith(b"}")
 
 
+# What Flask's `jsonify` writes (its default provider: sorted keys, compact, ASCII, a final newline).
+# One encoder for all answers: `json.dumps` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), sort_keys=True)
+
+
 def _json(payload: dict[str, Any]) -> bytes:
-    # What Flask's `jsonify` writes (its default provider: sorted keys, compact, ASCII, a final newline).
-    return json.dumps(payload, separators=(",", ":"), sort_keys=True).encode() + b"\n"
+    return _ENCODER.encode(payload).encode() + b"\n"
 
 
+@functools.cache  # a handful of codes
 def _status_line(code: int) -> str:
     # Werkzeug's form, upper-case reason included ("202 ACCEPTED").
     return f"{code} {HTTP_STATUS_CODES.get(code, 'UNKNOWN').upper()}"

@@ -16,6 +16,7 @@ import requests
 from flask import Flask, request_started
 from werkzeug.test import EnvironBuilder
 
+from app.intake_writer import resp
 from app.webhooks import PATH, FastPath
 from core import keys
 from core.deliveries import unpack
@@ -205,3 +206,15 @@ def test_min_replicas_met_by_a_real_replica(tmp_path: Path) -> None:
     finally:
         replica.stop()
         primary.stop()
+
+
+@pytest.mark.parametrize("commands", [
+    [(b"LPUSH", b"rq:intake:default", b"push\ngh-1\n{}")],
+    [(b"LPUSH", b"k", b"")],  # an empty bulk string
+    [(b"LPUSH", b"k", b"a\r\nb" * 5000)],  # CRLF inside, past redis-py's 6000-byte chunking
+    [(b"LPUSH", b"k", bytes(range(256)) * 40), (b"WAIT", b"2", b"1000")],
+])
+def test_the_writer_packs_commands_as_redis_py_does(commands: list[tuple[bytes, ...]]) -> None:
+    make: Any = redis.Connection  # redis-py's connection is untyped; packing needs no server
+    connection = make()
+    assert resp(commands) == b"".join(connection.pack_commands(commands))
