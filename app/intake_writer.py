@@ -10,7 +10,8 @@ request; at the acknowledgement budget (design §7) that is a quarter of a deliv
 serving thread takes a connection from the app's pool once and keeps it: the writer holds the idle
 ones in a list (``append``/``pop`` are atomic, so no lock), as many as requests ran at once. The
 connection is redis-py's own, so its timeouts, its retry policy (`merge_hold.redis_conn`'s ``web``
-profile), its idle health check and Sentinel's primary lookup on reconnect all still apply.
+profile), its idle health check and Sentinel's primary lookup on reconnect all still apply; only the
+packing of the command is done here (`resp`), in one buffer.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The agent guard against its start-up budgets (design §7), as Claude Code runs it: a fresh process per
 tool call, the PreToolUse JSON on stdin.
 
-- a non-merge command: median <= 1.3 x ``python -I -c pass``; measured for a command the detection
+- a non-merge command: median <= 1.1 x ``python -I -c pass``; measured for a command the detection
   prefilter rejects, and for a look-alike it passes (detection then reads the command):
   ``git commit -m "gh pr merge 5 once CI is green"``, which is no merge in any directory;
 - a merge whose verdict comes from Redis (held, so the full path: detection, one Redis round trip, the
-  record appended, the message written): median <= 2.5 x;
+  record appended, the message written): median <= 2.0 x;
 - ``git push -u origin feature/login`` in a checkout of a managed repository, against the *merge*
-  budget (2.5 x), because it is a merge candidate that only the one read can settle: a PR's base can
+  budget (2.0 x), because it is a merge candidate that only the one read can settle: a PR's base can
   be any branch (a stacked PR's base is its parent's branch), and a push that writes a held PR's base
   with a commit containing its head lands it (design §6). No local fact rules that out without the held
   PRs' bases and heads: not the branch's name (``feature/*`` is a base as often as ``main``), not that
