@@ -266,7 +266,7 @@ def _ruleset_mode(emulator: GitHubEmulator, org: Org, workdir: Path) -> list[Row
         since = time.time()
         thawed, reply = _timed(org, ChatCommand("unhold", org.name), _all(emulator, org, False))
         thaw = Writes.read(emulator)
-        between = _between_rulesets(emulator, since)
+        between = emulator.statuses_between_ruleset_writes(FREEZE_CONTEXT, since)
         refused = emulator.refused_writes
     if f"rulesets disabled in {n} of {n} repos" not in reply.text:
         raise RuntimeError(f"unexpected thaw reply: {reply.text}")
@@ -285,16 +285,6 @@ def _ruleset_mode(emulator: GitHubEmulator, org: Org, workdir: Path) -> list[Row
         ("org freeze and thaw, ruleset mode: writes GitHub refused", float(refused), 0.0,
          f"GitHub's windows: {GITHUB_MINUTE}/min, {GITHUB_HOUR}/h"),
     ]
-
-
-def _between_rulesets(emulator: GitHubEmulator, since: float) -> int:
-    """`FREEZE_CONTEXT` statuses created between the first and the last ruleset write since ``since``."""
-    with emulator.lock:
-        written = [r["updated_at"] for r in emulator.rulesets.values() if r["updated_at"] >= since]
-        if not written:
-            return 0
-        return sum(1 for s in emulator.all_statuses if s.via_api and s.context == FREEZE_CONTEXT
-                   and min(written) <= s.created_at <= max(written))
 
 
 def _held(org: Org) -> int:

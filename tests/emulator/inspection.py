@@ -40,6 +40,18 @@ class Inspection(Store):
         with self.lock:
             return [s.as_dict() for s in self.all_statuses if s.via_api and context in (None, s.context)]
 
+    def statuses_between_ruleset_writes(self, context: str, since: float) -> int:
+        """API statuses of ``context`` created between the first and the last ruleset write (create or
+        update) at or after ``since`` (the emulator's clock): what a writer that gives way to the
+        rulesets must not post. 0 when no ruleset was written."""
+        with self.lock:
+            written = [r["updated_at"] for r in self.rulesets.values() if r["updated_at"] >= since]
+            if not written:
+                return 0
+            first, last = min(written), max(written)
+            return sum(1 for s in self.all_statuses
+                       if s.via_api and s.context == context and first <= s.created_at <= last)
+
     def merge_blockers(self, repo: str, number: int) -> list[str]:
         """Why GitHub would not merge this PR now (its required checks, by protection and active
         rulesets); empty when it is mergeable."""
