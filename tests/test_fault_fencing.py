@@ -190,3 +190,33 @@ def test_a_job_dequeued_by_a_worker_that_died_before_starting_it_is_put_back(red
     assert queue.get_job_ids() == [stuck.id, later.id]  # back at the front
     assert redis_client.lrange(queue.intermediate_queue_key, 0, -1) == []
     assert rescue_dequeued(queue, now=now + 2 * STUCK_SECONDS) == []  # once
+
+
+def test_a_job_whose_dead_worker_had_only_prepared_its_execution_is_put_back(redis_client: Redis) -> None:
+    """Found by the storm (one short storm in a fresh-clone run): rq 2+ adds a job's execution to the
+    started registry before the fork, the job still `queued` and naming no worker; a SIGKILL right
+    there hid a changes-requested review for the execution's whole TTL. The job is put back once its
+    worker is dead, not while it lives, and its stale registry entry goes with it."""
+    from rq import Queue
+    from rq.executions import Execution
+
+    from workers.ops.watchdog import STUCK_SECONDS, beat, rescue_dequeued, rescue_orphans
+
+    queue = Queue("fencing-prepared", connection=redis_client)
+    stuck = queue.enqueue("workers.events.dispatch.handle_delivery", "ping", "d-prepared", "{}")
+    job = Queue.dequeue_any([queue], timeout=None, connection=redis_client)
+    assert job is not None and job[0].id == stuck.id
+    with redis_client.pipeline() as pipe:  # what rq's `prepare_execution` does in the worker, before the fork
+        Execution.create(stuck, 60, pipe, worker_name="w9-preparing")
+        pipe.execute()
+    beat(redis_client, "w9-preparing")
+    now = time.time()
+    assert rescue_dequeued(queue, now=now) == []
+    assert rescue_dequeued(queue, now=now + STUCK_SECONDS + 1) == []  # its worker lives: it will start it
+    redis_client.delete(keys.worker_alive("w9-preparing"))
+    assert rescue_orphans(queue) == []  # `queued`, no worker named: not the orphan rescue's to take
+    assert rescue_dequeued(queue, now=now + STUCK_SECONDS + 2) == []  # first seen dead: wait as for any
+    assert rescue_dequeued(queue, now=now + 2 * STUCK_SECONDS + 3) == [stuck.id]
+    assert queue.get_job_ids() == [stuck.id]
+    assert queue.started_job_registry.get_job_and_execution_ids(cleanup=False) == []
+    assert redis_client.lrange(queue.intermediate_queue_key, 0, -1) == []

@@ -9,8 +9,9 @@ and the scheduled reconcile.
   queue in one transaction (at most `MAX_RESCUES` times: a job that kills its worker every time ends
   in the failed registry). A plain rq worker's jobs are left to rq's own abandoned-job handling. The
   PR locks a dead worker held are broken (`workers.publishing.locks`), so its rescued job runs at once.
-- **Dequeued, never started.** A job a worker took off the queue and died before starting is put back
-  after `STUCK_SECONDS` (rq's own clean-up would fail it ten to twenty minutes later).
+- **Dequeued, never started.** A job a worker took off the queue and died before starting (its
+  execution perhaps already in the started registry) is put back after `STUCK_SECONDS` (rq's own
+  clean-up would fail it minutes later).
 - **Outboxes.** Writes waiting with nobody draining them (the drain's worker died) get a drain job.
 - **Reconcile.** Every ``MERGE_HOLD_RECONCILE_SECONDS`` (0: off) one worker enqueues `reconcile_job`:
   the first to set the period's ``keys.reconcile_slot`` wins.
@@ -27,6 +28,7 @@ import time
 from redis import Redis, WatchError
 from redis.exceptions import RedisError
 from rq.exceptions import NoSuchJobError
+from rq.executions import Execution
 from rq.job import Job, JobStatus
 from rq.queue import Queue
 
@@ -104,19 +106,26 @@ def rescue_dequeued(queue: Queue, now: float | None = None) -> list[str]:
     """Put back jobs a worker took off the queue and died before starting. rq moves a job to its
     *intermediate* list when a worker dequeues it and off it once the job is started (in the work horse,
     after the fork): a SIGKILL in between leaves it in neither the queue nor the started registry, and
-    rq's own clean-up fails it only after two maintenance rounds (ten minutes apart). A job that has
-    sat there `STUCK_SECONDS` (a live worker takes milliseconds) is put back at the front; should its
-    worker be alive after all, the job runs twice, which every job here tolerates (deliveries are
-    idempotent, recomputes locked and fenced)."""
+    rq's own clean-up fails it only after two maintenance rounds (ten minutes apart). rq 2 and later
+    also add the job's *execution* to the started registry before the fork, with the job still
+    ``queued`` and naming no worker: `rescue_orphans` cannot tell whose it is, so a SIGKILL right
+    there stranded the job for the execution's whole TTL (the job's timeout and a minute; found by the
+    storm). Such a job counts as dequeued, not started, unless the execution's worker is alive.
+    A job that has sat there `STUCK_SECONDS` (a live worker takes milliseconds) is put back at the
+    front; should its worker be alive after all, the job runs twice, which every job here tolerates
+    (deliveries are idempotent, recomputes locked and fenced)."""
     redis = queue.connection
     clock = time.time() if now is None else now
     key = queue.intermediate_queue_key
-    started = {job_id for job_id, _ in queue.started_job_registry.get_job_and_execution_ids(cleanup=False)}
+    registry = queue.started_job_registry
+    executions: dict[str, list[str]] = {}
+    for job_id, execution_id in registry.get_job_and_execution_ids(cleanup=False):
+        executions.setdefault(job_id, []).append(execution_id)
     rescued: list[str] = []
     for raw in redis.lrange(key, 0, -1):
         job_id = raw.decode() if isinstance(raw, bytes) else str(raw)
         seen = keys.dequeued_seen(queue.name, job_id)
-        if job_id in started:
+        if any(_runner_alive(redis, job_id, e) for e in executions.get(job_id, ())):
             continue
         first = redis.set(seen, str(clock), nx=True, ex=3600)
         since = redis.get(seen)
@@ -138,6 +147,8 @@ def rescue_dequeued(queue: Queue, now: float | None = None) -> list[str]:
                 pipe.multi()
                 pipe.lrem(key, 1, job_id)
                 pipe.delete(seen)
+                for execution_id in executions.get(job_id, ()):  # its dead worker's, never started
+                    pipe.zrem(registry.key, f"{job_id}:{execution_id}")
                 queue.enqueue_job(job, pipeline=pipe, at_front=True)
                 pipe.execute()
                 rescued.append(job_id)
@@ -146,6 +157,18 @@ def rescue_dequeued(queue: Queue, now: float | None = None) -> list[str]:
     if rescued:
         log.warning("put back %d job(s) dequeued by dead workers: %s", len(rescued), ", ".join(rescued))
     return rescued
+
+
+def _runner_alive(redis: Redis, job_id: str, execution_id: str) -> bool:
+    """Whether the worker of this started-registry entry is alive, so may still start the job. A plain rq
+    worker never beats: a job of its stuck this way is put back too (running twice is harmless)."""
+    execution = Execution(execution_id, job_id, redis)
+    try:
+        execution.refresh()  # type: ignore[no-untyped-call]
+    except ValueError:
+        return False  # its hash expired or was never written: nobody runs it
+    name = execution.worker_name
+    return bool(name) and bool(redis.exists(keys.worker_alive(name)))
 
 
 def _requeue(queue: Queue, job: Job, entry: str) -> bool:
