@@ -116,16 +116,21 @@ def test_an_org_freeze_blocks_every_pr_at_once_and_the_thaw_frees_them(org: Serv
     assert unmergeable(github_emulator) == []
 
 
+THAW_REPOS = tuple(f"acme/thaw-{index}" for index in range(10))
+
+
 def test_a_thaw_does_not_wait_behind_the_descriptions(github_emulator: GitHubEmulator, redis_client: Redis,
                                                     redis_url: str) -> None:
     """At a binding pace the descriptions of the freeze (low priority) are still being written when the
-    thaw comes; its ruleset writes take every slot meanwhile, instead of every other one. A description
-    already on its way when the thaw begins may land before the first ruleset write, never between."""
-    # One slot every 100 ms: a description in flight lands well inside its slot, even on a loaded machine.
-    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600.0, write_burst=1,
+    thaw comes; its ruleset writes take every slot meanwhile, instead of every other one. Over ten repos
+    at one slot per 10 ms, a writer that did not give way posts descriptions during the thaw (with
+    `Pacer.yield_low_priority` made a no-op, one lands every run); one already on its way when the
+    thaw began may land by the second ruleset write, never later."""
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=6000.0, write_burst=1,
                            freeze_mode="ruleset", slack_teams=parse_binding("MERGE_HOLD_SLACK_TEAMS", "T1=acme"))
-    for repo in REPOS:
-        seed_repo(github_emulator, redis_client, repo, PRS)
+    prs = 3
+    for repo in THAW_REPOS:
+        seed_repo(github_emulator, redis_client, repo, prs)
         github_emulator.protect_branch(repo, "main", checks=[("merge-hold", APP_ID)])
     github_emulator.set_installation_permissions(1, ADMIN)
     request_fanout(svc.rt, ORG)
@@ -133,26 +138,25 @@ def test_a_thaw_does_not_wait_behind_the_descriptions(github_emulator: GitHubEmu
     execute(svc.rt, request(), ChatCommand("hold", ORG, reason="incident 4711"))
     svc.drain()
     # The descriptions to write again, by a writer of their own (another worker), as the thaw begins.
-    for repo in REPOS:
-        for number in range(1, PRS + 1):
+    for repo in THAW_REPOS:
+        for number in range(1, prs + 1):
             redis_client.delete(keys.posted_mark(repo, number))
             freeze_marks.note(svc.rt, "inst-1", repo, number, svc.verdict(repo, number))
     writer = runtime.build(svc.settings)
     marks = threading.Thread(target=freeze_marks.write_marks, args=(writer, "inst-1"), daemon=True)
     marks.start()
-    while len(github_emulator.status_posts(FREEZE_CONTEXT)) < len(REPOS) * PRS + 2:
-        time.sleep(0.01)
+    while len(github_emulator.status_posts(FREEZE_CONTEXT)) < len(THAW_REPOS) * prs + 2:
+        time.sleep(0.002)
     github_emulator.reset_log()
     thaw_began = github_emulator.clock()
     reply = execute(svc.rt, request(), ChatCommand("unhold", ORG))
-    between = github_emulator.statuses_between_ruleset_writes(FREEZE_CONTEXT, thaw_began)
+    between = github_emulator.statuses_between_ruleset_writes(FREEZE_CONTEXT, thaw_began, after=1)
     marks.join(10)
-    assert "rulesets disabled in 2 of 2 repos" in reply.text
-    assert unmergeable(github_emulator) == []
-    assert ruleset_writes(github_emulator) == len(REPOS)
-    assert between == 0  # not one description between the ruleset writes (the writer waits for them)
+    assert f"rulesets disabled in {len(THAW_REPOS)} of {len(THAW_REPOS)} repos" in reply.text
+    assert ruleset_writes(github_emulator) == len(THAW_REPOS)
+    assert between == 0  # not one description during the thaw's ruleset writes (the writer waits for them)
     svc.drain()
-    assert unmergeable(github_emulator) == []
+    assert all(github_emulator.mergeable(r, n) for r in THAW_REPOS for n in range(1, prs + 1))
 
 
 def test_a_pr_recorded_while_the_thaw_is_written_waits_for_its_ruleset(org: Service, redis_client: Redis,

@@ -40,15 +40,16 @@ class Inspection(Store):
         with self.lock:
             return [s.as_dict() for s in self.all_statuses if s.via_api and context in (None, s.context)]
 
-    def statuses_between_ruleset_writes(self, context: str, since: float) -> int:
+    def statuses_between_ruleset_writes(self, context: str, since: float, *, after: int = 0) -> int:
         """API statuses of ``context`` created between the first and the last ruleset write (create or
         update) at or after ``since`` (the emulator's clock): what a writer that gives way to the
-        rulesets must not post. 0 when no ruleset was written."""
+        rulesets must not post. ``after``: from the ruleset write after that many, so that a status
+        already on its way when the first was written does not count. 0 when none was written."""
         with self.lock:
-            written = [r["updated_at"] for r in self.rulesets.values() if r["updated_at"] >= since]
-            if not written:
+            written = sorted(r["updated_at"] for r in self.rulesets.values() if r["updated_at"] >= since)
+            if len(written) <= after:
                 return 0
-            first, last = min(written), max(written)
+            first, last = written[after], written[-1]
             return sum(1 for s in self.all_statuses
                        if s.via_api and s.context == context and first <= s.created_at <= last)
 
