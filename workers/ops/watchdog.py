@@ -107,11 +107,11 @@ def rescue_dequeued(queue: Queue, now: float | None = None) -> list[str]:
     *intermediate* list when a worker dequeues it and off it once the job is started (in the work horse,
     after the fork): a SIGKILL in between leaves it in neither the queue nor the started registry, and
     rq's own clean-up fails it only after two maintenance rounds (ten minutes apart). rq 2 and later
-    also add the job's *execution* to the started registry before the fork, with the job still
-    ``queued`` and naming no worker: `rescue_orphans` cannot tell whose it is, so a SIGKILL right
-    there stranded the job for the execution's whole TTL (the job's timeout and a minute; found by the
-    storm). Such a job counts as dequeued, not started, unless the execution's worker is alive.
-    A job that has sat there `STUCK_SECONDS` (a live worker takes milliseconds) is put back at the
+    also add the job's *execution* to the started registry before the horse (in our `SimpleWorker`, the
+    worker's own process) starts it, the job still ``queued`` and naming no worker: `rescue_orphans`
+    cannot tell whose it is, so a SIGKILL right there stranded the job for the execution's whole TTL
+    (the job's timeout and a minute; found by the storm). Such a job counts as dequeued, not started,
+    unless the execution's worker is alive. A job that has sat there `STUCK_SECONDS` (a live worker takes milliseconds) is put back at the
     front; should its worker be alive after all, the job runs twice, which every job here tolerates
     (deliveries are idempotent, recomputes locked and fenced)."""
     redis = queue.connection
