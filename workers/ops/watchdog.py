@@ -111,9 +111,9 @@ def rescue_dequeued(queue: Queue, now: float | None = None) -> list[str]:
     worker's own process) starts it, the job still ``queued`` and naming no worker: `rescue_orphans`
     cannot tell whose it is, so a SIGKILL right there stranded the job for the execution's whole TTL
     (the job's timeout and a minute; found by the storm). Such a job counts as dequeued, not started,
-    unless the execution's worker is alive. A job that has sat there `STUCK_SECONDS` (a live worker takes milliseconds) is put back at the
-    front; should its worker be alive after all, the job runs twice, which every job here tolerates
-    (deliveries are idempotent, recomputes locked and fenced)."""
+    unless the execution's worker is alive. A job that has sat there `STUCK_SECONDS` (a live worker
+    takes milliseconds) is put back at the front; should its worker be alive after all, the job runs
+    twice, which every job here tolerates (deliveries are idempotent, recomputes locked and fenced)."""
     redis = queue.connection
     clock = time.time() if now is None else now
     key = queue.intermediate_queue_key
