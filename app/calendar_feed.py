@@ -9,10 +9,12 @@ revoked like any other (`merge-hold token revoke NAME`), after which the URL ans
   the zone's ``VTIMEZONE`` built from the zone database, so every client puts it on the wall clock the
   window names, across daylight-saving changes. Identical windows of several repos of an org are one
   event naming the repos. The series starts this week (no made-up past freezes) and runs on.
-- Where the gate's DST rules (`core.freeze`: a time the clock skips starts when the clock jumps past it;
-  an end in the repeated hour ends at its second showing) place an occurrence other than RFC 5545 would,
-  that occurrence is overridden (``RECURRENCE-ID``, exact UTC times), and one the clock never shows is
-  excluded (``EXDATE``), for the next `OVERRIDE_DAYS`.
+- Where a client could place an occurrence other than the gate does (`core.freeze`: a time the clock
+  skips starts when the clock jumps past it, an end in the repeated hour ends at its second showing, and an
+  occurrence over a DST change is as long as its wall clock says, where RFC 5545 keeps a series' first
+  length), that occurrence is overridden (``RECURRENCE-ID``, exact UTC times), and one the clock never
+  shows is excluded (``EXDATE``), for the next `OVERRIDE_DAYS`. The series starts on an ordinary
+  occurrence; one earlier in the week is an event of its own.
 - A **timed freeze** (a room hold with an end on the repo, a branch glob or the org) is a single event
   from when it was placed to when it ends. An open-ended freeze has no end to show: the freeze API and
   the dashboard show it.
@@ -45,7 +47,7 @@ OVERRIDE_DAYS = 400
 ZONE_YEARS = 3
 """Years of each VTIMEZONE's transitions written out; clients carry the last rule on past them."""
 REFRESH = timedelta(hours=1)
-"""Asked of clients (``REFRESH-INTERVAL``, ``X-PUBLISHED-TTL``); most refresh subscriptions less often."""
+"""Asked of clients (``REFRESH-INTERVAL``, ``X-PUBLISHED-TTL``: one hour); most refresh less often."""
 ICAL_DAYS = {"mon": "MO", "tue": "TU", "wed": "WE", "thu": "TH", "fri": "FR", "sat": "SA", "sun": "SU"}
 
 
@@ -75,47 +77,68 @@ def _describe(window: FreezeWindow, repos: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _event(uid: str, summary: str, description: str, now: datetime) -> Event:
+    event = Event()
+    event.add("uid", uid)
+    event.add("dtstamp", now)
+    event.add("summary", summary)
+    event.add("description", description)
+    event.add("transp", "TRANSPARENT")
+    return event
+
+
+def _readings(window: FreezeWindow, day: date, zone: ZoneInfo, length: timedelta) -> set[tuple[datetime, datetime]]:
+    """How clients place the occurrence of ``day`` (UTC): on the wall clock (start and end each read in the
+    zone), or, as RFC 5545 says of a series with DTEND, lasting the first occurrence's exact ``length``."""
+    local_start, local_end = _local_span(window, day, zone)
+    start = local_start.astimezone(UTC)
+    return {(start, local_end.astimezone(UTC)), (start, start + length)}
+
+
 def _window_events(window: FreezeWindow, repos: list[str], target: str, now: datetime) -> list[Event]:
     zone = ZoneInfo(window.timezone)
     today = now.astimezone(zone).date()
     monday = today - timedelta(days=today.weekday())
-    days = [monday + timedelta(days=n) for n in range(OVERRIDE_DAYS)]
-    days = [d for d in days if DAYS[d.weekday()] in window.days]
-    if not days:
-        return []
+    days = [d for d in (monday + timedelta(days=n) for n in range(OVERRIDE_DAYS)) if DAYS[d.weekday()] in window.days]
     uid = _uid(target, window.name, *window.days, window.start, window.end, window.timezone, *window.branches)
-    summary = f"Merge freeze: {window.name}"
-    description = _describe(window, repos)
-    first_start, first_end = _local_span(window, days[0], zone)
-    series = Event()
-    series.add("uid", uid)
-    series.add("dtstamp", now)
-    series.add("summary", summary)
-    series.add("description", description)
+    summary, description = f"Merge freeze: {window.name}", _describe(window, repos)
+    moved_note = "\nThis occurrence is moved by a daylight-saving change."
+
+    def plain(day: date) -> bool:
+        local_start, local_end = _local_span(window, day, zone)
+        wall = local_end - local_start  # one tzinfo: Python subtracts the wall-clock readings
+        elapsed = local_end.astimezone(UTC) - local_start.astimezone(UTC)
+        return freeze.occurrence(window, day) == (local_start.astimezone(UTC), local_end.astimezone(UTC)) and \
+            wall == elapsed
+    # The series starts on an ordinary occurrence, so that its length is every ordinary occurrence's length.
+    anchor = next((d for d in days if plain(d)), None)
+    if anchor is None:
+        return []
+    first_start, first_end = _local_span(window, anchor, zone)
+    length = first_end - first_start
+    series = _event(uid, summary, description, now)
     series.add("dtstart", first_start)
     series.add("dtend", first_end)
     series.add("rrule", {"freq": "weekly", "byday": [ICAL_DAYS[d] for d in window.days], "wkst": "MO"})
-    series.add("transp", "TRANSPARENT")
     series.add("categories", ["merge-hold", "freeze"])
     events = [series]
     for day in days:
-        local_start, local_end = _local_span(window, day, zone)
         start, end = freeze.occurrence(window, day)
-        if start >= end:  # the clock never shows it (a window inside a skipped hour): the gate skips it too
+        local_start = _local_span(window, day, zone)[0]
+        if day < anchor:  # this week, before the series starts: on its own
+            if start < end:
+                alone = _event(_uid(uid, day.isoformat()), summary, description + moved_note, now)
+                alone.add("dtstart", start)
+                alone.add("dtend", end)
+                events.append(alone)
+        elif start >= end:  # the clock never shows it (a window inside a skipped hour): the gate skips it too
             series.add("exdate", local_start)
-            continue
-        if (start, end) == (local_start.astimezone(UTC), local_end.astimezone(UTC)):
-            continue
-        moved = Event()
-        moved.add("uid", uid)
-        moved.add("dtstamp", now)
-        moved.add("recurrence-id", local_start)
-        moved.add("summary", summary)
-        moved.add("description", description + "\nThis occurrence is moved by a daylight-saving change.")
-        moved.add("dtstart", start)
-        moved.add("dtend", end)
-        moved.add("transp", "TRANSPARENT")
-        events.append(moved)
+        elif _readings(window, day, zone, length) != {(start, end)}:
+            moved = _event(uid, summary, description + moved_note, now)
+            moved.add("recurrence-id", local_start)
+            moved.add("dtstart", start)
+            moved.add("dtend", end)
+            events.append(moved)
     return events
 
 
@@ -146,7 +169,7 @@ def build(target: str, repos: list[str], windows: dict[FreezeWindow, list[str]],
     cal.add("x-wr-calname", f"merge-hold freezes: {target}")
     cal.add("x-wr-caldesc", f"Freeze windows and timed freezes of {', '.join(repos) or target}, from merge-hold.")
     cal.add("refresh-interval", REFRESH, parameters={"VALUE": "DURATION"})
-    cal.add("x-published-ttl", REFRESH)
+    cal.add("x-published-ttl", "PT1H")
     for window, having in sorted(windows.items(), key=lambda item: (item[0].name, item[0].timezone)):
         for event in _window_events(window, having, target, now):
             cal.add_component(event)
