@@ -15,8 +15,9 @@ deployments).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from fnmatch import fnmatchcase
 
 from core.deployments import APPROVE, covering_holds, decide
 from core.freeze import next_transition
@@ -44,7 +45,8 @@ class Outlook:
 
 
 def _moments(config: RepoConfig, holds: list[Hold], now: datetime) -> Iterable[datetime]:
-    """Every later moment at which the rule's answer may change, in order, up to `LOOKAHEAD`."""
+    """Every later moment at which the rule's answer may change, in order, up to `LOOKAHEAD` (a superset
+    is harmless: the rule is asked at each)."""
     expiries = sorted({h.expires_at for h in holds if h.expires_at is not None and h.expires_at > now})
     moment, until = now, now + LOOKAHEAD
     for _step in range(MAX_STEPS):
@@ -63,7 +65,11 @@ def outlook(config: RepoConfig, repo: str, branch: str, scoped: Iterable[Hold], 
     frozen = bool(current)
     next_freeze = next_thaw = None
     state = frozen
-    for moment in _moments(config, holds, now):
+    # Only windows on this branch can change its answer: their edges are the moments worth asking at
+    # (the rule itself is always asked with the whole config).
+    mine = replace(config, freeze_windows=tuple(w for w in config.freeze_windows
+                                                if any(fnmatchcase(branch, glob) for glob in w.branches)))
+    for moment in _moments(mine, holds, now):
         covered = bool(covering_holds(config, repo, branch, holds, moment))
         if covered == state:
             continue

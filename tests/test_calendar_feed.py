@@ -196,3 +196,15 @@ def test_the_token_in_the_url(served: Any, tmp_path: Path) -> None:
     assert status(f"/calendar/acme/unknown.ics?token={reader}") == 404
     revoke(tokens, "cal")
     assert status(f"/calendar/acme.ics?token={reader}") == 401  # revoked: the URL stops working at once
+
+
+def test_the_access_log_leaves_the_token_out() -> None:
+    """The feed's URL carries a token: `merge-hold serve --access-log` logs paths without query strings."""
+    import argparse
+
+    from merge_hold.serve import gunicorn_options
+    from merge_hold.settings import Settings
+
+    args = argparse.Namespace(host="127.0.0.1", port=8000, workers=2, threads=1, timeout=30, access_log=True)
+    line = gunicorn_options(args, Settings())["access_log_format"]
+    assert "%(U)s" in line and "%(r)s" not in line and "%(q)s" not in line

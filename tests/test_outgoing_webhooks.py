@@ -320,6 +320,18 @@ def test_the_page_is_for_admins(served: Any, redis_client: Redis, tmp_path: Path
     refused = post_form(client, "/orgs/acme/webhooks", {"url": "https://192.168.0.7/", "events": "hold.placed"})
     assert refused.status_code == 302 and len(webhook_endpoints.endpoints(redis_client, "acme")) == 1
     assert client.get("/orgs/nobody/webhooks").status_code == 404
+    # The delivery log on the page, with its Redeliver button for a message that failed.
+    audit.record(redis_client, REPO, "room.held", scope=f"{REPO}#5", number=5, holder="dana", reason="x")
+    [record] = outgoing.deliveries(redis_client, endpoint)
+    outgoing.finish(redis_client, endpoint, record["id"], "failed", note="gave up")
+    page = client.get("/orgs/acme/webhooks").data.decode()
+    assert record["id"] in page and "Redeliver" in page and "hold.placed" in page
+    redelivered = post_form(client, f"/orgs/acme/webhooks/{endpoint.id}/deliveries/{record['id']}/redeliver", {})
+    assert redelivered.status_code == 302 and outgoing.deliveries(redis_client, endpoint)[0]["state"] == "pending"
+    assert post_form(client, f"/orgs/acme/webhooks/{endpoint.id}/disable", {}).status_code == 302
+    assert "paused by ada" in client.get("/orgs/acme/webhooks").data.decode()
+    assert post_form(client, f"/orgs/acme/webhooks/{endpoint.id}/remove", {}).status_code == 302
+    assert webhook_endpoints.endpoints(redis_client, "acme") == []
     reader = app_client_as(client, tokens)
     assert reader.get("/orgs/acme/webhooks").status_code == 403
 
