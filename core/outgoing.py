@@ -27,8 +27,8 @@ from core.scopes import scope_repo
 TYPES: dict[str, str] = {
     "hold.placed": "a pull request held: a `/hold` comment, a changes-requested review, a room hold on the PR "
                    "(chat, API, dashboard)",
-    "hold.lifted": "a pull request's hold lifted: `/unhold`, an approval after changes requested, a room hold "
-                   "on the PR lifted or run out",
+    "hold.lifted": "a pull request's hold lifted: `/unhold`, `/hold cancel`, a room hold on the PR lifted or "
+                   "run out",
     "freeze.started": "a repo, branch or org frozen: a room hold on it placed, a freeze window begun, the tree "
                       "closer closing a branch",
     "freeze.ended": "a freeze over: its room hold lifted or expired, its window ended, the tree open again",
