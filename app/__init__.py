@@ -30,17 +30,21 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         api,
         api_holds,
         auth,
+        calendar_feed,
         chat,
         chat_links,
         dashboard,
         dashboard_actions,
         demo_login,
         freeze_actions,
+        freeze_api,
         github_login,
         health,
         incidents,
         security,
         setup,
+        webhook_endpoints,
+        webhook_page,
         webhooks,
     )
     from app.intake_writer import IntakeWriter
@@ -89,6 +93,9 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     webhooks.install(app, webhooks.Receiver(settings, metrics, intake, headers, https=https))
     app.register_blueprint(api.bp)
     app.register_blueprint(api_holds.bp)
+    app.register_blueprint(freeze_api.bp)  # GET /api/v1/freeze/{owner}/{repo}: for deploy scripts
+    app.register_blueprint(calendar_feed.bp)  # GET /calendar/{org}.ics, /calendar/{owner}/{repo}.ics
+    app.register_blueprint(webhook_endpoints.bp)  # /api/v1/orgs/{org}/webhooks: outgoing webhooks, admins
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(github_login.bp)
@@ -100,6 +107,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(dashboard_actions.bp)
     app.register_blueprint(freeze_actions.bp)  # freeze and thaw on /rooms
     app.register_blueprint(chat_links.bp)  # /link/<code>: a chat user linked to a GitHub login
+    app.register_blueprint(webhook_page.bp)  # /orgs/{org}/webhooks: outgoing webhooks on the dashboard
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 

@@ -78,12 +78,18 @@ def listed(entries: tuple[str, ...], platform: str, team_id: str, user_id: str, 
     return any(entry.strip() in accepted for entry in entries)
 
 
+def unsafe_url_characters(url: str) -> bool:
+    """Whether a URL someone else gave us carries what no URL we POST to may: spaces, control characters,
+    backslashes (which parsers disagree about). Chat response URLs and outgoing webhook endpoints alike."""
+    return any(ord(c) < 0x21 or c in ("\\", "\x7f") for c in url)
+
+
 def reply_url_allowed(url: str, base: str | None) -> bool:
     """A Mattermost ``response_url`` must lie under MATTERMOST_URL (a prefix at a path boundary, so
     ``https://chat.example.evil`` does not pass for ``https://chat.example``): the worker POSTs to it."""
     if not url:
         return True  # nothing will be posted
-    if not base or any(ord(c) < 0x21 or c == "\\" for c in url):
+    if not base or unsafe_url_characters(url):
         return False
     return url.startswith(base.rstrip("/") + "/")
 

@@ -137,3 +137,10 @@ def next_transition(config: RepoConfig, now: datetime) -> datetime | None:
         if moment > now
     ]
     return min(moments, default=None)
+
+
+def occurrence(window: FreezeWindow, day: date) -> tuple[datetime, datetime]:
+    """The (start, end) in UTC the gate enforces for the window's occurrence that starts on ``day`` (a
+    local date of its zone), DST rules above applied; start >= end when the clock never showed it.
+    The calendar feed reads it to mark the occurrences a calendar client would place otherwise."""
+    return _occurrence(window, day, ZoneInfo(window.timezone))

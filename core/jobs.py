@@ -21,7 +21,8 @@ DAY = 24 * 3600
 WORK = "work"
 """Queue role: the queue named in the settings (``MERGE_HOLD_QUEUE``)."""
 SUBSCRIBER = "subscriber"
-"""Queue role: the queue a chat subscription recorded (the subscribing server's ``MERGE_HOLD_QUEUE``)."""
+"""Queue role: the queue a chat subscription or an outgoing webhook endpoint recorded (the subscribing or
+registering server's ``MERGE_HOLD_QUEUE``; `state.outgoing.delivery_queue` for the endpoints)."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +96,22 @@ REPUBLISH = Job("workers.chat.rooms.republish_job", failure_ttl=7 * DAY)
 DASHBOARD_COMMAND = Job("workers.chat.dashboard_holds.dashboard_command_job", failure_ttl=7 * DAY)
 """A hold or lift made on a PR's page, queued by the web tier (it never imports workers)."""
 
+WEBHOOK_DELIVERY = Job("workers.outgoing.deliver.deliver_job", queue=SUBSCRIBER, timeout=120, failure_ttl=7 * DAY,
+                       retry=(10, 60, 300))
+"""One org endpoint's outgoing webhooks, oldest first, one POST at a time (each at most
+`workers.outgoing.post.TIMEOUT`). Its own retry schedule is per endpoint, not rq's: a failed POST records
+the attempt and queues the job again after the next pause of `core.outgoing.RETRY_SCHEDULE` (the Standard
+Webhooks specification's, up to a day apart), so a dead endpoint is asked once per pause however many
+messages wait. rq's retries here only cover the job itself failing (Redis gone)."""
+
+FREEZE_CLOCK = Job("workers.outgoing.clock.clock_job", queue=SUBSCRIBER, timeout=120, retry=(10, 60, 300))
+"""An org's freeze windows and timed freezes looked at when one begins or ends (it schedules its own
+next run): records ``freeze.started``/``freeze.ended`` for outgoing webhooks. Only for orgs with an
+endpoint that wants them."""
+
 ALL: tuple[Job, ...] = (DELIVERY, RECOMPUTE, OUTBOX_DRAIN, FANOUT, FREEZE_MARKS, FREEZE_SYNC, RECHECK_DEPLOYS,
                         TAMPER_ANSWERS, RECONCILE, REDELIVERY_SWEEP, NOTIFY_DRAIN, CHAT_COMMAND, REPUBLISH,
-                        DASHBOARD_COMMAND)
+                        DASHBOARD_COMMAND, WEBHOOK_DELIVERY, FREEZE_CLOCK)
 """The closed set: every job any part of the product queues."""
 
 MOVED: dict[str, Job] = {

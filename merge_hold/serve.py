@@ -71,6 +71,9 @@ def gunicorn_options(args: argparse.Namespace, settings: Settings) -> dict[str, 
     }
     if args.access_log:
         options["accesslog"] = "-"
+        # gunicorn's default line shows the request line with its query string, and a calendar feed's URL
+        # carries its token (`/calendar/acme.ics?token=…`): log the path without the query.
+        options["access_log_format"] = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s"'
     return options
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.chat_request import Binding, parse_binding
+from core.outgoing_urls import networks
 from core.redis_url import RedisUrlError
 from core.redis_url import check as check_redis_url
 
@@ -82,6 +83,15 @@ def _binding(name: str, raw: str) -> Binding:
         raise SettingsError(str(exc)) from None
 
 
+def _networks(name: str, raw: str) -> tuple[str, ...]:
+    parts = _csv(name, raw)
+    try:
+        networks(parts)
+    except ValueError as exc:
+        raise SettingsError(f"{name}: {exc}") from None
+    return parts
+
+
 def _url(name: str, raw: str) -> str:
     if not raw.startswith(("http://", "https://")):
         raise SettingsError(f"{name}: expected an http(s) URL, got {raw!r}")
@@ -126,6 +136,7 @@ class Settings:
     min_replicas: int = 0
     metrics_token: str | None = field(default=None, repr=False)
     demo_signin: bool = False
+    webhook_allow_networks: tuple[str, ...] = ()
 
     @property
     def has_app_credentials(self) -> bool:
@@ -176,6 +187,8 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_RECONCILE_SECONDS": ("reconcile_seconds", _int, "scheduled reconcile period (0: off)"),
     "MERGE_HOLD_MIN_REPLICAS": ("min_replicas", _int, "acknowledge a delivery once N replicas have it (WAIT)"),
     "MERGE_HOLD_METRICS_TOKEN": ("metrics_token", _str, "bearer token that /metrics requires"),
+    "MERGE_HOLD_WEBHOOK_ALLOW_NETWORKS": ("webhook_allow_networks", _networks,
+                                          "CIDRs outgoing webhooks may reach though not public (default: none)"),
     "MERGE_HOLD_DEMO_SIGNIN": ("demo_signin", _bool,
                                "`merge-hold dev` sets it: the pretend-user sign-in of a dry run on loopback"),
 }

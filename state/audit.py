@@ -1,8 +1,9 @@
 """The audit log: every event merge-hold records, in one call — the repo's history (the dashboard's and
 the PR page's), the global log (the API's ``/api/v1/events``), the process log, and the chat lines the
 event makes for the channels subscribed to it (`state.subscriptions.note`, which never raises: a chat
-outage never fails the write that caused the event). Chat news is read off the audit log, not told
-separately, so nothing a subscriber hears is missing from the history.
+outage never fails the write that caused the event), and the org's outgoing webhooks
+(`state.outgoing.note`, the same way). Chat news and webhooks are read off the audit log, not told
+separately, so nothing a subscriber or an endpoint hears is missing from the history.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from redis import Redis
 
 from core import keys
-from state import subscriptions
+from state import outgoing, subscriptions
 
 log = logging.getLogger(__name__)
 
@@ -38,3 +39,4 @@ def record(redis: Redis, repo: str | None, event: str, **data: Any) -> None:
         pipe.xadd(keys.AUDIT, fields, maxlen=AUDIT_MAXLEN, approximate=True)
         pipe.execute()
     subscriptions.note(redis, event, {"repo": repo, **data})  # chat news: only appends to an outbox
+    outgoing.note(redis, event, {"repo": repo, **data})  # outgoing webhooks: the same, per org endpoint

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, ConfigError, RepoConfig, from_mapping
+
+if TYPE_CHECKING:
+    from state.store import RepoMeta
 
 MAX_BYTES = 64 * 1024
 """A config is a few hundred bytes; anything near this is a mistake or an attack on the worker."""
@@ -137,3 +140,14 @@ def parse_config(text: str | None) -> tuple[RepoConfig | None, str | None]:
         return load_config(text), None
     except ConfigError as exc:
         return None, str(exc)
+
+
+def repo_config(meta: RepoMeta | None) -> tuple[RepoConfig | None, str | None]:
+    """The config of a repo as its stored meta says (`state.store.load_repo`): None and why when the
+    repo's state is lost or its file not read yet — what the verdict, the deployment rule and the freeze
+    API all read, so none of them answers "free" on doubt."""
+    if meta is None:
+        return None, "repo state lost, rebuilding"
+    if not meta.config_loaded:
+        return None, "repo config not loaded yet"
+    return parse_config(meta.config_text)

@@ -6,7 +6,7 @@ layers in one direction only —
 Every import counts: module level, inside functions, under ``TYPE_CHECKING``, and a module's name
 spelled as a string (a lazy command table). `merge_hold` also holds the foundation every process shares
 (settings, the Redis connection, the argument parser, logging), which may import `core` only. Inside
-`workers/` the folders run one way (github ← runtime ← publishing ← events ← chat ← ops, intake ← ops),
+`workers/` the folders run one way (github ← runtime ← publishing ← events ← chat ← outgoing ← ops, intake ← ops),
 and inside `publishing/` the path does: outbox ← request ← write ← drain ← recompute.
 """
 
@@ -29,7 +29,7 @@ ALLOWED = {
     # The guard reads Redis with its own socket code; its tools share the argument parser only.
     "hook": {"core", "hook", "cliargs"},
 }
-WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "chat", "ops"]
+WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "chat", "outgoing", "ops"]
 """Each may import the ones before it (``intake`` stands beside them: state and runtime only)."""
 PUBLISHING = ["locks", "pacing", "outbox", "expedite", "request", "group_status", "write", "drain",
               "merge_groups", "freeze_rulesets", "freeze_marks", "sync", "recompute"]

@@ -31,9 +31,13 @@ FLAT_LAYOUT = {
 row dropped from `MOVED` fails this test."""
 
 
+BORN_IN_FOLDERS = {jobs.WEBHOOK_DELIVERY.address, jobs.FREEZE_CLOCK.address}
+"""Jobs made after the folder layout: no stored job can name them by an older address."""
+
+
 def test_every_old_address_is_kept() -> None:
     assert set(jobs.MOVED) == FLAT_LAYOUT
-    assert {row.address for row in jobs.MOVED.values()} == {row.address for row in jobs.ALL}
+    assert {row.address for row in jobs.MOVED.values()} == {row.address for row in jobs.ALL} - BORN_IN_FOLDERS
 
 
 @pytest.mark.parametrize("old", sorted(FLAT_LAYOUT))

@@ -72,7 +72,8 @@ def test_every_merge_hold_variable_is_known() -> None:
     for name in FIELDS:
         if name.startswith("MERGE_HOLD_"):
             numeric = any(w in name for w in ("RATE", "BURST", "BYTES", "SECONDS", "REPLICAS", "HOURLY"))
-            sample = {"MERGE_HOLD_FREEZE_MODE": "ruleset"}.get(name) or (
+            samples = {"MERGE_HOLD_FREEZE_MODE": "ruleset", "MERGE_HOLD_WEBHOOK_ALLOW_NETWORKS": "10.0.0.0/8"}
+            sample = samples.get(name) or (
                 "https://x" if name.endswith("_URL") else "1" if numeric else "true")
             from_env({name: sample})
 

@@ -28,7 +28,7 @@ from core.repo_config import RepoConfig
 from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record
 from state import audit, room_holds, store
-from state.config_file import parse_config
+from state.config_file import repo_config as repo_config  # re-exported: where the workers have read it
 from state.queueing import options
 from workers.publishing import expedite, freeze_marks, freeze_rulesets, merge_groups
 from workers.publishing.drain import drain
@@ -70,14 +70,6 @@ def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TI
         counts = drain(rt, bucket_of(rt.redis, repo))
         return f"{outcome}; drain {counts}"
     return outcome
-
-
-def repo_config(meta: store.RepoMeta | None) -> tuple[RepoConfig | None, str | None]:
-    if meta is None:
-        return None, "repo state lost, rebuilding"
-    if not meta.config_loaded:
-        return None, "repo config not loaded yet"
-    return parse_config(meta.config_text)
 
 
 def target_url(rt: Runtime, repo: str, number: int) -> str:
