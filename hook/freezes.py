@@ -134,13 +134,14 @@ def _as_hold(entry: dict[str, Any]) -> dict[str, Any]:
             "id": f"freeze:{entry.get('holder')}" if entry.get("source") == "freeze" else entry.get("scope")}
 
 
-def describe(entries: list[dict[str, Any]]) -> list[str]:
-    """Lines naming each freeze and how it is lifted."""
+def describe(entries: list[dict[str, Any]], *, branches: bool = False) -> list[str]:
+    """Lines naming each freeze (with the branches it covers, when ``branches``) and how it is lifted."""
     lines = []
     for entry in entries[:MAX_SHOWN]:
         hold = _as_hold(entry)
         until = f" (until {entry['to']})" if entry.get("to") and entry.get("source") != "freeze" else ""
-        lines.append(f"  - {hold_line(hold)}{until}")
+        which = f"`{entry.get('branches')}`: " if branches else ""
+        lines.append(f"  - {which}{hold_line(hold)}{until}")
         lines.append(f"    to lift: {how_to_lift(hold)}")
     if len(entries) > MAX_SHOWN:
         lines.append(f"  (+{len(entries) - MAX_SHOWN} more freezes)")

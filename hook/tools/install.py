@@ -1,12 +1,15 @@
 """`merge-hold hook install|uninstall --config SPEC [--agent NAME] [--scope user|project|local|managed]`.
 
-Merges the guard's hooks (`hook.tools.claude_settings` for Claude Code, `hook.agents` for the others;
-the writing per kind of file is `hook.tools.agent_files`) into the agent's settings file for the
-scope, idempotently: our previous entries are removed first (recognised by their command line, see
-`is_ours`), everything else — other hooks, other matcher groups, other keys — is kept as it was, and a
-file that would not change is not written. Writes are atomic (a temporary file in the same directory,
-then a rename), keep the file's mode, and refuse a file that is not a JSON object rather than overwrite
-it. Uninstall removes only our entries and the groups and events they leave empty.
+Merges the guard's hooks (`hook.tools.claude_settings` for Claude Code, `hook.agents` for the others; the
+writing per kind of file is `hook.tools.agent_files`) into the agent's settings file for the scope — with the
+SessionStart hook that tells the agent what is held and frozen, and Claude Code's ConfigChange hook that keeps
+these entries from being removed or weakened — idempotently: our previous entries are removed first
+(recognised by their command line, see `is_ours`), everything else — other hooks, other matcher groups, other
+keys — is kept as it was, and a file that would not change is not written. Writes are atomic (a temporary
+file in the same directory, then a rename), keep the file's mode, and refuse a file that is not a JSON object
+rather than overwrite it. Uninstall removes only our entries and the groups and events they leave empty. Each install is
+recorded in the install registry (`hook.tools.registry`): `merge-hold doctor` then reports an entry that
+disappeared or was edited.
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ def _target(args: Any, prog: str) -> tuple[Any, Path] | None:
 
 
 def main(argv: list[str]) -> int:
-    from hook.tools.agent_files import command_lines, install
+    from hook.tools.agent_files import command_lines, extra_lines, install
 
     prog = "merge-hold hook install"
     args = _parser(prog, True).parse_args(argv)
@@ -80,8 +83,9 @@ def main(argv: list[str]) -> int:
     if not Path(args.config).expanduser().is_file():
         print(f"merge-hold: warning: spec {args.config} does not exist yet; the guard fails open until it does")
     guard, fold = command_lines(args.agent, args.config, console_script=args.console_script)
+    session, config = extra_lines(args.agent, args.config, console_script=args.console_script)
     try:
-        changed = install(agent, path, guard, fold)
+        changed = install(agent, path, guard, fold, session=session, config=config, scope=args.scope)
     except (SettingsError, OSError) as exc:
         print(f"merge-hold: install failed: {exc}")
         return 1
