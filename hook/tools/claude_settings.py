@@ -138,7 +138,9 @@ def is_ours(hook_command: object) -> bool:
             or " hook-guard --agent " in hook_command
             or " hook session-start " in hook_command
             or " hook config-change --config" in hook_command
-            or " hook fold --config" in hook_command)
+            or " hook fold --config" in hook_command
+            # Auggie runs a script of ours, not a command line (`hook.agents.auggie`)
+            or hook_command.endswith("/hooks/merge-hold-guard.sh"))
 
 
 def block_for(spec_path: str, *, console_script: bool = False) -> dict[str, Any]:

@@ -44,9 +44,10 @@ def _parser(prog: str, with_console: bool) -> Any:
     parser = ArgumentParser(prog=prog)
     parser.add_argument("--config", required=with_console, metavar="SPEC", help="the guard's spec file")
     parser.add_argument("--agent", choices=NAMES, default=DEFAULT, help="the coding agent (default: claude)")
-    parser.add_argument("--scope", choices=("user", "project", "local", "managed"), default="user",
-                        help="user (default), project, local (Claude Code only) or managed (the agent's "
-                             "administrator-enforced file, where it has one); see docs/hook.md")
+    parser.add_argument("--scope", choices=("user", "project", "local", "managed", "plugin"), default="user",
+                        help="user (default), project, local (Claude Code, Auggie, Qoder), managed (the agent's "
+                             "administrator-enforced file, where it has one) or plugin (a plugin directory: "
+                             "copilot-app); see docs/hook.md")
     parser.add_argument("--project-dir", default=None, help="project root for project/local (default: cwd)")
     parser.add_argument("--path", default=None, metavar="FILE",
                         help="write this file instead of the scope's (another location, or a test)")
