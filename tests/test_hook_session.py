@@ -131,3 +131,30 @@ def test_the_http_source_is_one_request(redis_client: redis.Redis, tmp_path: Pat
         server.shutdown()
     assert "#5 (into main)" in text and "the whole repository: main and every open PR's base" in text
     assert "deploy 4711" in text
+
+
+@pytest.mark.parametrize(
+    ("agent", "read"),
+    [("codex", lambda out: json.loads(out)["hookSpecificOutput"]["additionalContext"]),
+     ("vscode", lambda out: json.loads(out)["hookSpecificOutput"]["additionalContext"]),
+     ("qoder", lambda out: json.loads(out)["hookSpecificOutput"]["additionalContext"]),
+     ("copilot", lambda out: json.loads(out)["additionalContext"]),
+     ("copilot-app", lambda out: json.loads(out)["additionalContext"]),
+     ("goose", lambda out: out)],
+)
+def test_each_agent_gets_the_context_in_its_own_form(redis_client: redis.Redis, redis_url: str, tmp_path: Path,
+                                                      checkout: Path, agent: str, read: Any) -> None:
+    store(redis_client, REPO, 5, record(REPO, 5, [hold("comment", "alice", "wait")]))
+    done = start(write_spec(tmp_path, redis_url), checkout, agent=agent,
+                 extra={"sessionId": "s", "working_dir": str(checkout)})
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert "#5 (into main)" in read(done.stdout)
+
+
+def test_every_agent_with_a_session_hook_registers_it() -> None:
+    from hook import agents
+    from hook.tools.agent_files import agent_hooks
+
+    registered = {n for n in agents.NAMES if hasattr(agents.load(n), "hooks")
+                  and any(e.lower() == "sessionstart" for e in agent_hooks(agents.load(n), "g", "f", "s", "c"))}
+    assert registered == {"claude", "codex", "vscode", "copilot", "copilot-app", "qoder", "goose"}
