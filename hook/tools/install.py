@@ -41,7 +41,12 @@ def _parser(prog: str, with_console: bool) -> Any:
     from hook.agents import DEFAULT, NAMES
     from merge_hold.cliargs import ArgumentParser
 
-    parser = ArgumentParser(prog=prog)
+    parser = ArgumentParser(prog=prog, description=(
+        "Register merge-hold's hooks with a coding agent: the PreToolUse guard, the SessionStart hook that tells "
+        "the agent which PRs are held and which branches frozen (where the agent has one), Claude Code's "
+        "ConfigChange hook that keeps these entries from being removed or weakened, and the SessionEnd fold. "
+        "Every install is recorded so that `merge-hold doctor` reports a hook that disappeared or was edited.")
+        if with_console else "Remove merge-hold's hooks from a coding agent's configuration (and its record).")
     parser.add_argument("--config", required=with_console, metavar="SPEC", help="the guard's spec file")
     parser.add_argument("--agent", choices=NAMES, default=DEFAULT, help="the coding agent (default: claude)")
     parser.add_argument("--scope", choices=("user", "project", "local", "managed", "plugin"), default="user",
