@@ -68,6 +68,8 @@ def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
 def config_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
     """ConfigChange (`hook.configguard`) on the sources a hook can block: ``user_settings``,
     ``project_settings``, ``local_settings`` (``policy_settings`` always applies)."""
-    from hook.tools.claude_settings import CONFIG_MATCHER
-
     return {"ConfigChange": [{"matcher": CONFIG_MATCHER, "hooks": [{"type": "command", "command": command}]}]}
+
+
+CONFIG_MATCHER = "user_settings|project_settings|local_settings"
+"""The ConfigChange sources Claude Code lets a hook block (``policy_settings`` always applies)."""

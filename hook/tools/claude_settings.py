@@ -40,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hook.agents import claude as claude_agent
 from hook.detect.mcp import claude_matcher
 
 SHELL_MATCHER = "Bash|PowerShell|Monitor"
@@ -124,7 +125,7 @@ def settings_block(spec_path: str, command: str, *, guard: str | None = None,
     }
 
 
-CONFIG_MATCHER = "user_settings|project_settings|local_settings"
+CONFIG_MATCHER = claude_agent.CONFIG_MATCHER
 """The ConfigChange sources Claude Code lets a hook block (``policy_settings`` cannot be blocked)."""
 
 
