@@ -148,14 +148,20 @@ def test_the_guards_own_trouble_never_blocks(project: Path, hook_registry: Path)
     ("agent", "scope", "relative"),
     [("codex", "project", ".codex/hooks.json"), ("cline", "project", ".clinerules/hooks/PreToolUse"),
      ("opencode", "project", ".opencode/plugin/merge-hold.js"), ("copilot", "project", ".github/hooks/merge-hold.json"),
-     ("gemini", "project", ".gemini/settings.json")],
+     ("gemini", "project", ".gemini/settings.json"), ("vscode", "project", ".github/hooks/merge-hold-vscode.json"),
+     ("copilot-app", "plugin", "merge-hold-copilot-plugin/hooks.json"),
+     ("qoder", "local", ".qoder/settings.local.json"),
+     ("goose", "project", ".agents/plugins/merge-hold/hooks/hooks.json"), ("kimi", "user", "~/.kimi-code/config.toml")],
 )
-def test_doctor_reports_a_disappeared_or_edited_hook_for_every_agent(tmp_path: Path, agent: str, scope: str,
-                                                                      relative: str) -> None:
-    work = tmp_path / "w"
+def test_doctor_reports_a_disappeared_or_edited_hook_for_every_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      agent: str, scope: str, relative: str) -> None:
+    work, home = tmp_path / "w", tmp_path / "home"
     work.mkdir()
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("KIMI_CODE_HOME", raising=False)
     install("--agent", agent, "--scope", scope, "--config", str(tmp_path / "spec.json"), cwd=work)
-    path = work / relative
+    path = home / relative[2:] if relative.startswith("~/") else work / relative
     [entry] = [i for i in load() if i["agent"] == agent]
     assert check(entry) == (OK, "as installed")
     path.write_text(path.read_text().replace("--config", "--config-ignored"))
@@ -164,3 +170,15 @@ def test_doctor_reports_a_disappeared_or_edited_hook_for_every_agent(tmp_path: P
     assert check(entry)[0] == DISAPPEARED
     [row] = [c for c in registered_checks() if c.name == f"{agent} hook ({scope})"]
     assert not row.ok and f"--agent {agent}" in row.fix
+
+
+@pytest.mark.parametrize(("agent", "says"), [("kimi", "Kimi Code CLI lets a tool call run when its hook times out"),
+                                             ("goose", "goose lets a tool call run when its hook fails or times out"),
+                                             ("claude", None)])
+def test_doctor_says_which_agents_fail_open_on_a_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str,
+                                                         says: str | None) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KIMI_CODE_HOME", raising=False)
+    install("--agent", agent, "--config", str(tmp_path / "spec.json"), cwd=tmp_path)
+    [row] = [c for c in registered_checks() if c.name == f"{agent} hook (user)"]
+    assert row.ok and ((says in row.detail) if says else "note:" not in row.detail), row
