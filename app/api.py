@@ -18,7 +18,7 @@ from app import reads
 from app.auth import current_identity, require_token
 from app.services import services
 from core import keys
-from state import subscriptions
+from state import branch_freezes, subscriptions
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -91,6 +91,23 @@ def held(owner: str, name: str) -> Reply:
     redis = services().redis
     return jsonify(managed=reads.is_managed(redis, repo), held=reads.held_numbers(redis, repo),
                    heads=reads.held_heads(redis, repo)), 200
+
+
+@bp.get("/repos/<owner>/<name>/guard")
+@require_token
+def guard(owner: str, name: str) -> Reply:
+    """What the agent guard reads about a repo in one request: ``held`` (as ``/held``), each held PR's
+    ``heads`` (base, head SHA, status description) and ``freezes``, the repo's branch freezes record
+    (`core.branch_freezes`; null when none is written): a push into a freeze, the SessionStart context."""
+    repo = _repo(owner, name)
+    if repo is None:
+        return _error("not a repository name", 400)
+    refused = outside_orgs(repo)
+    if refused is not None:
+        return refused
+    redis = services().redis
+    return jsonify(managed=reads.is_managed(redis, repo), held=reads.held_numbers(redis, repo),
+                   heads=reads.held_heads(redis, repo), freezes=branch_freezes.load(redis, repo)), 200
 
 
 def _repo_arg() -> tuple[str | None, Reply | None]:

@@ -18,7 +18,10 @@ tool call, the PreToolUse JSON on stdin.
   as for every look-alike the prefilter passes, plus the git readers' ≈ 0.1 x), and is kept for
   information.
 
-Both with the launcher `hook settings` emits (`hook.tools.claude_settings.fast_guard_command`). The console
+- the SessionStart hook (`hook.session`) in a checkout of a managed repository with a held PR and a frozen
+  branch (one read: held heads and the branch freezes record, the context written): median <= 1.5 x.
+
+All with the launcher `hook settings` emits (`hook.tools.claude_settings.fast_guard_command`). The console
 script ``merge-hold hook-guard`` is measured too, for information: it is the reason the settings use
 the fast launcher. Redis: ``REDIS_URL`` if set (keys of a throwaway repo are removed afterwards), else a
 throwaway redis-server. ``BENCH_RUNS`` overrides the number of alternating runs (default 60).
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tempfile
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -37,6 +41,7 @@ from bench.timing import Command, Row, alternating_medians, interpreter_floor
 REPO = "merge-hold-bench/widgets"
 NON_MERGE_BUDGET = 1.1
 MERGE_BUDGET = 2.0
+SESSION_BUDGET = 1.5
 
 
 def _redis_url(workdir: Path) -> AbstractContextManager[str]:
@@ -49,7 +54,18 @@ def run() -> list[Row]:
     import redis
 
     from core import keys
-    from tests.hook_support import git_checkout, guard_argv, hold, payload, record, store, write_spec
+    from hook.tools.claude_settings import fast_command
+    from tests.hook_support import (
+        freezes_record,
+        git_checkout,
+        guard_argv,
+        hold,
+        payload,
+        record,
+        store,
+        store_freezes,
+        write_spec,
+    )
 
     runs = int(os.environ.get("BENCH_RUNS", "60"))
     with tempfile.TemporaryDirectory() as tmp, _redis_url(Path(tmp)) as url:
@@ -57,6 +73,8 @@ def run() -> list[Row]:
         try:
             store(client, REPO, 5, record(REPO, 5, [hold("comment", "alice", "waiting for the migration",
                                                          repo=REPO)]))
+            store_freezes(client, REPO, freezes_record(REPO, [hold("room", "carol", "release week", repo=REPO,
+                                                                  scope=f"{REPO}@main")]))
             spec = write_spec(Path(tmp), url)
             cwd = str(Path(tmp))
             checkout = str(git_checkout(Path(tmp) / "checkout", f"https://github.com/{REPO}.git", "feature/login"))
@@ -69,6 +87,9 @@ def run() -> list[Row]:
             # `$` and a glob could spell a merge word, so the prefilter sends it to the full reader
             expansions = json.dumps(payload('for f in src/*.py; do wc -l "$f"; done', cwd=cwd)).encode()
             merge = json.dumps(payload(f"gh pr merge 5 --squash -R {REPO}", cwd=cwd)).encode()
+            session = json.dumps({"session_id": "s", "transcript_path": "/t.jsonl", "cwd": checkout,
+                                  "hook_event_name": "SessionStart", "source": "startup"}).encode()
+            session_argv = [*shlex.split(fast_command("hook.session")), "--config", str(spec)]
             medians = alternating_medians({
                 "floor": interpreter_floor(),
                 "non_merge": Command(guard_argv(spec), non_merge, 0),
@@ -77,11 +98,13 @@ def run() -> list[Row]:
                 "push_no_repo": Command(guard_argv(spec), push_no_repo, 0),
                 "expansions": Command(guard_argv(spec), expansions, 0),
                 "merge": Command(guard_argv(spec), merge, 2),
+                "session_start": Command(session_argv, session, 0),
                 "non_merge_console": Command(guard_argv(spec, console_script=True), non_merge, 0),
                 "merge_console": Command(guard_argv(spec, console_script=True), merge, 2),
             }, runs=runs)
         finally:
-            client.delete(keys.verdict(REPO, 5), keys.managed(REPO), keys.held_prs(REPO))
+            client.delete(keys.verdict(REPO, 5), keys.managed(REPO), keys.held_prs(REPO), keys.held_heads(REPO),
+                          keys.branch_freezes(REPO))
             client.close()
     floor = medians["floor"]
 
@@ -102,6 +125,8 @@ def run() -> list[Row]:
          f"{medians['expansions']:.1f} ms; a for loop over a glob with \"$f\": read in full; {note}"),
         ("guard, merge with a Redis verdict", ratio("merge"), MERGE_BUDGET,
          f"{medians['merge']:.1f} ms; held, exit 2, record written; {note}"),
+        ("SessionStart hook, held PR and frozen branch told", ratio("session_start"), SESSION_BUDGET,
+         f"{medians['session_start']:.1f} ms; one read, additionalContext written; {note}"),
         ("console script, non-merge (info)", ratio("non_merge_console"), float("inf"),
          f"{medians['non_merge_console']:.1f} ms; `merge-hold hook-guard`, not what settings emit"),
         ("console script, merge (info)", ratio("merge_console"), float("inf"),

@@ -93,6 +93,18 @@ def active_interval(window: FreezeWindow, now: datetime) -> tuple[datetime, date
     return None
 
 
+def occurrences(window: FreezeWindow, now: datetime, until: datetime) -> list[tuple[datetime, datetime]]:
+    """The window's occurrences (start, end in UTC) that overlap ``[now, until)``: what the per-repo freeze
+    record lists ahead (`core.branch_freezes`), so that its readers need no clock of the window's own.
+    ``until`` at most `HORIZON_DAYS` after ``now``."""
+    return [(start, end) for start, end in _intervals(window, now) if end > now and start < until]
+
+
+def window_reason(window: FreezeWindow, end: datetime) -> str:
+    """A freeze hold's reason: the window's name and its end on the window's own clock."""
+    return f"freeze {window.name} until {end.astimezone(ZoneInfo(window.timezone)):%a %H:%M %Z}"
+
+
 def freeze_holds(
     config: RepoConfig, repo: str, base: str, labels: tuple[str, ...], now: datetime
 ) -> list[Hold]:
@@ -112,13 +124,12 @@ def freeze_holds(
         if interval is None:
             continue
         start, end = interval
-        local_end = end.astimezone(ZoneInfo(window.timezone))
         holds[window.name] = Hold(
             id=f"freeze:{window.name}",
             source=Source.FREEZE,
             scope=f"{repo}@{glob}",
             holder=window.name,
-            reason=f"freeze {window.name} until {local_end:%a %H:%M %Z}",
+            reason=window_reason(window, end),
             created_at=start,
             expires_at=end,
             origin=f"schedule:{window.name}",

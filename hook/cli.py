@@ -10,11 +10,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "install": ("hook.tools.install", "register the guard with a coding agent (--agent NAME; idempotent)"),
     "uninstall": ("hook.tools.install", "remove the guard from a coding agent's configuration"),
     "fold": ("hook.tools.fold", "send this session's records to the server's audit log (SessionEnd)"),
+    "session-start": ("hook.session", "tell the agent which PRs are held and which branches frozen (SessionStart)"),
+    "config-change": ("hook.configguard",
+                      "block a settings change that removes or weakens the guard (Claude Code's ConfigChange)"),
     "acl": ("hook.tools.acl", "print or apply the Redis ACL user the guard reads verdicts with"),
 }
 
 USAGE = "usage: merge-hold hook SUBCOMMAND [ARGS...]\n\nsubcommands:\n" + "".join(
-    f"  {name:<10} {summary}\n" for name, (_, summary) in SUBCOMMANDS.items()
+    f"  {name:<14} {summary}\n" for name, (_, summary) in SUBCOMMANDS.items()
 )
 
 

@@ -10,8 +10,9 @@ Pure: facts in (the detected merge, what the verdict source answered, the spec, 
 - free: allow;
 - a managed repo's PR whose verdict is missing, stale (unknown ``schema``, ``error`` set, malformed) or
   unreachable: ``on_unknown``;
-- a ``git push``: blocked when it writes the base branch of a held PR with a commit that contains the
-  PR's head (`hook.pushes`);
+- a ``git push``: blocked when it writes new commits onto a frozen branch (`hook.freezes`), or writes the base
+  branch of a held PR with a commit that contains the PR's head (`hook.pushes`); a write onto a branch through
+  the API or an MCP tool: blocked when the branch is frozen;
 - a lift of a hold on a held PR (label removal, ``/unhold`` comment, review dismissal): ``on_lift``
   (`hook.lifts`);
 - an act that weakens the gate (forging ``merge-hold``, branch protection, rulesets, the App, the repo
@@ -24,6 +25,7 @@ Pure: facts in (the detected merge, what the verdict source answered, the spec, 
 
 from __future__ import annotations
 
+from hook.freezes import judge_freeze
 from hook.judgement import (
     MAX_HOLDS_SHOWN,
     Judgement,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hook.detect.model import Merge
+    from hook.freezes import Branches, Same
     from hook.pushes import Changes, Contains
 
 class Plan:
@@ -81,6 +84,8 @@ class Plan:
 
 
 def _lookup_kind(merge: Merge, spec: Spec) -> str:
+    if merge.writes is not None:
+        return "repo" if merge.repo is not None else "none"  # the repo's freezes
     if merge.tamper:
         return "repo" if spec.on_tamper == "block-if-any-held" and merge.repo is not None else "none"
     if merge.lift and spec.on_lift == "allow":
@@ -98,11 +103,17 @@ def _lookup_kind(merge: Merge, spec: Spec) -> str:
 
 def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAnswer]] | None,
               unreachable: str | None, now_iso: str, contains: Contains | None = None,
-              changes: Changes | None = None) -> list[Judgement]:
+              changes: Changes | None = None, same: Same | None = None,
+              branches: Branches | None = None) -> list[Judgement]:
     """``answers`` is None when no lookup was needed or it failed (``unreachable`` says why).
     ``contains`` answers the push rule's ancestry question and ``changes`` whether a push sends a change to
     the repo config (default for both: the local git, `hook.verdicts.ancestry`; a ``contains`` given alone
-    leaves the config question out)."""
+    leaves the config question out); ``same`` and ``branches`` the freeze rule's (is what a push sends already
+    the remote's branch; the local branches)."""
+    if same is None or branches is None:
+        from hook.verdicts.ancestry import already_there, local_branches
+
+        same, branches = same or already_there, branches or local_branches
     out = []
     for merge, (kind, index) in zip(plan.merges, plan.slots, strict=True):
         if kind != "none" and unreachable is not None:
@@ -110,6 +121,11 @@ def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAn
         elif kind == "pr" and answers is not None:
             judge = judge_lift if merge.lift else judge_pr
             out.append(judge(merge, answers[0][index], spec, now_iso))
+        elif kind == "repo" and answers is not None and merge.writes is not None:
+            free = Judgement(merge, "allow", "not-frozen", f"the branch it writes in {merge.repo} is not frozen")
+            out.append(judge_freeze(merge, answers[1][index], spec, now_iso, same, branches) or free)
+        elif merge.writes is not None:
+            out.append(judge_write_without_repo(merge, spec))
         elif merge.tamper:
             out.append(judge_tamper(merge, answers[1][index] if kind == "repo" and answers is not None else None,
                                     spec))
@@ -119,8 +135,10 @@ def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAn
                 from hook.verdicts.ancestry import contains as git_contains
 
                 contains, changes = git_contains, changes or git_changes
-            out.append(judge_push(merge, answers[1][index], spec, contains, changes,
-                                  _default_branch(merge) if changes is not None else None))
+            pushed = judge_push(merge, answers[1][index], spec, contains, changes,
+                                _default_branch(merge) if changes is not None else None)
+            frozen = None if pushed.blocks else judge_freeze(merge, answers[1][index], spec, now_iso, same, branches)
+            out.append(frozen if frozen is not None and frozen.blocks else pushed)
         elif kind == "repo" and answers is not None:
             judge_repo = judge_lift_undetermined if merge.lift else judge_undetermined
             out.append(judge_repo(merge, answers[1][index], spec))
@@ -136,6 +154,14 @@ def _default_branch(merge: Merge) -> str | None:
     from hook.detect.gitrepo import default_branch
 
     return default_branch(merge.gitdir)
+
+
+def judge_write_without_repo(merge: Merge, spec: Spec) -> Judgement:
+    """A write onto a branch of a repository the text does not name: its freezes cannot be read."""
+    what = f"writes onto a branch ({merge.detail or merge.via}) of a repository the guard cannot identify"
+    if spec.on_undetermined == "allow":
+        return Judgement(merge, "allow", "undetermined", f"{what}; on_undetermined is allow")
+    return unknown(merge, spec, f"it {what}, whose freezes cannot be read")
 
 
 def judge_without_lookup(merge: Merge, spec: Spec) -> Judgement:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 CONFIG_PATHS = (".github/merge-hold.yml", ".github/merge-hold.yaml")
 
 
-def _stem(pattern: str, branch: str) -> str | None:
+def stem(pattern: str, branch: str) -> str | None:
     """``release/*`` and ``release/1.2`` -> ``1.2``; None when the branch does not match."""
     prefix, _, suffix = pattern.partition("*")
     if len(branch) >= len(prefix) + len(suffix) and branch.startswith(prefix) and branch.endswith(suffix):
@@ -40,8 +40,8 @@ def written(merge: Merge, base: str) -> tuple[str, ...] | None:
         return merge.commits
     if "*" not in target:
         return merge.commits if target == base else None
-    stem = _stem(target, base)
-    return None if stem is None else tuple(c.replace("*", stem, 1) for c in merge.commits[:1])
+    part = stem(target, base)
+    return None if part is None else tuple(c.replace("*", part, 1) for c in merge.commits[:1])
 
 
 def judge_push(merge: Merge, repo: RepoAnswer, spec: Spec, contains: Contains, changes: Changes | None = None,

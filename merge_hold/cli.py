@@ -19,7 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook-guard": ("hook.guard", "the agent guard (--agent NAME): allow, or block in that agent's own form"),
     "setup": ("merge_hold.setup", "register the GitHub App through GitHub's manifest flow (/setup)"),
     "doctor": ("merge_hold.doctor", "check credentials, Redis, App settings and that each repo requires merge-hold"),
-    "hook": ("hook.cli", "agent hook tools: explain, settings, install, uninstall, fold, acl"),
+    "hook": ("hook.cli", "agent hook tools: explain, settings, install, uninstall, fold, acl, "
+                         "session-start (SessionStart), config-change (ConfigChange)"),
 }
 
 USAGE = "usage: merge-hold COMMAND [ARGS...]\n\ncommands:\n" + "".join(

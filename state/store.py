@@ -130,7 +130,7 @@ def drop_repo(redis: Redis, repo: str, installation_id: int | None) -> list[int]
             pipe.delete(keys.pr_state(repo, number), keys.verdict(repo, number), keys.posted(repo, number),
                         keys.verdict_version(repo, number), keys.legacy_state_version(repo, number))
         pipe.delete(keys.repo_meta(repo), keys.managed(repo), keys.open_prs(repo), keys.held_prs(repo),
-                    keys.held_heads(repo))
+                    keys.held_heads(repo), keys.branch_freezes(repo))
         pipe.srem(keys.MANAGED_REPOS, repo.lower())
         if installation_id is not None:
             pipe.srem(keys.installation_repos(installation_id), repo.lower())

@@ -105,16 +105,30 @@ def cursor_reads(code: int, out: str, err: str) -> Outcome:
 
 
 def copilot_reads(code: int, out: str, err: str) -> Outcome:
-    """Copilot: any non-zero exit denies; stdout holds at most one JSON object, whose
-    ``permissionDecision: "deny"`` denies with ``permissionDecisionReason`` (required)."""
+    """Copilot: stdout holds at most one JSON object, parsed on exit 0 only (the current reference: exit 2 is a
+    warning for ``preToolUse``), whose ``permissionDecision: "deny"`` denies with ``permissionDecisionReason``
+    (required); older releases also denied on any non-zero exit, so a non-zero exit here is never an allow."""
     data = json.loads(out) if out.strip() else {}  # json.loads refuses a second object
     assert isinstance(data, dict), out
+    assert code == 0 or data.get("permissionDecision") != "deny", "a deny on a non-zero exit is read as a warning"
     denied = code != 0 or data.get("permissionDecision") == "deny"
     if denied:
         reason = data.get("permissionDecisionReason")
         assert isinstance(reason, str) and reason.strip(), f"a deny without a reason: {out!r}"
         return Outcome(True, reason)
     return Outcome(False, err)
+
+
+def vscode_reads(code: int, out: str, err: str) -> Outcome:
+    """VS Code (and the Copilot CLI reading the same file): exit 0 and ``hookSpecificOutput.permissionDecision``
+    (the most restrictive wins); exit 2 blocks in VS Code only, so a deny must be the JSON form."""
+    assert code == 0, f"a non-zero exit is a warning in VS Code and a deny in older Copilot CLIs (exit {code})"
+    if not out.strip():
+        return Outcome(False, err)
+    specific = json.loads(out)["hookSpecificOutput"]
+    assert specific["hookEventName"] == "PreToolUse" and specific["permissionDecision"] == "deny", out
+    assert specific["permissionDecisionReason"].strip() and specific["additionalContext"].strip(), out
+    return Outcome(True, specific["additionalContext"])
 
 
 def cline_reads(code: int, out: str, err: str) -> Outcome:
@@ -230,6 +244,27 @@ def _opencode(command: str, cwd: str) -> dict[str, Any]:
             "args": {"command": command, "description": "run"}, "cwd": cwd}
 
 
+def _vscode(command: str, cwd: str, *, tool: str = "run_in_terminal") -> dict[str, Any]:
+    return {"timestamp": "2026-12-01T10:30:00.000Z", "cwd": cwd, "sessionId": SESSION, "hookEventName": "PreToolUse",
+            "transcript_path": None, "tool_name": tool,
+            "tool_input": {"command": command, "explanation": "run it", "isBackground": False}, "tool_use_id": CALL}
+
+
+def _auggie(command: str, cwd: str) -> dict[str, Any]:
+    return {"hook_event_name": "PreToolUse", "conversation_id": SESSION, "workspace_roots": [cwd],
+            "tool_name": "launch-process", "tool_input": {"command": command, "wait": True, "max_wait_seconds": 60}}
+
+
+def _kimi(command: str, cwd: str, *, tool: str = "Bash") -> dict[str, Any]:
+    return {"hook_event_name": "PreToolUse", "session_id": SESSION, "cwd": cwd, "tool_name": tool,
+            "tool_input": {"command": command}, "tool_call_id": CALL}
+
+
+def _goose(command: str, cwd: str) -> dict[str, Any]:
+    return {"event": "PreToolUse", "session_id": SESSION, "matcher_context": "developer__shell",
+            "tool_name": "developer__shell", "tool_input": {"command": command}, "working_dir": cwd}
+
+
 AGENTS = [
     Agent("claude", {"PreToolUse": lambda c, d: claude_payload(c, cwd=d, session_id=SESSION)},
           {"mcp__s__t": _claude_mcp},
@@ -272,5 +307,26 @@ AGENTS = [
     Agent("opencode", {"tool.execute.before": _opencode},
           {"server_tool": lambda s, t, a: {"tool": f"{s}_{t}", "sessionID": SESSION, "callID": CALL, "args": a}},
           plugin_reads),
+    Agent("vscode", {"run_in_terminal": _vscode,
+                     "Copilot CLI PascalCase": lambda c, d: {**_copilot_pascal(c, d), "tool_use_id": CALL}},
+          {"mcp_server_tool": lambda s, t, a: {**_vscode("", "/tmp"), "tool_name": f"mcp_{s}_{t}", "tool_input": a}},
+          vscode_reads),
+    Agent("copilot-app", {"toolArgs string": _copilot, "PascalCase": _copilot_pascal},
+          {"server-tool": lambda s, t, a: {"sessionId": SESSION, "cwd": "/tmp", "toolName": f"{s}-{t}",
+                                           "toolArgs": json.dumps(a)}},
+          copilot_reads),
+    Agent("auggie", {"launch-process": _auggie},
+          {"mcp:tool_server": lambda s, t, a: {"hook_event_name": "PreToolUse", "conversation_id": SESSION,
+                                               "tool_name": f"mcp:{t}_{s}", "tool_input": a}},
+          exit_2_stderr),
+    Agent("qoder", {"PreToolUse": lambda c, d: claude_payload(c, cwd=d, session_id=SESSION)},
+          {"mcp__s__t": _claude_mcp},
+          exit_2_stderr),
+    Agent("kimi", {"Bash": _kimi, "Shell (kimi-cli)": lambda c, d: _kimi(c, d, tool="Shell")},
+          {"mcp__s__t": lambda s, t, a: {**_kimi("", "/tmp"), "tool_name": f"mcp__{s}__{t}", "tool_input": a}},
+          exit_2_stderr),
+    Agent("goose", {"developer__shell": _goose},
+          {"extension__tool": lambda s, t, a: {**_goose("", "/tmp"), "tool_name": f"{s}__{t}", "tool_input": a}},
+          exit_2_stderr),
 ]
 BY_NAME = {agent.name: agent for agent in AGENTS}

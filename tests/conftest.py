@@ -45,3 +45,12 @@ def github_emulator() -> Iterator[GitHubEmulator]:
     """A fresh emulated GitHub per test (tests/emulator), stopped after; its `.url` is GITHUB_API_URL."""
     with GitHubEmulator() as emulator:
         yield emulator
+
+
+@pytest.fixture(autouse=True)
+def hook_registry(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test's installs are recorded in a registry of its own (`hook.tools.registry`), never the
+    developer's ``~/.config/merge-hold``; subprocesses inherit the variable."""
+    path = tmp_path_factory.mktemp("registry") / "installed-hooks.json"
+    monkeypatch.setenv("MERGE_HOLD_HOOK_REGISTRY", str(path))
+    return path

@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core import keys, records
+from core import branch_freezes, keys, records
 from core.holds import Hold, Source
+from core.repo_config import RepoConfig
 from core.verdict import Verdict, verdict_record
 from hook.tools.claude_settings import fast_guard_command
 
@@ -63,11 +64,30 @@ def record(repo: str, number: int, holds: list[Hold], *, base: str = "main", hea
                           status={"state": state, "description": "Held" if holds else "No holds"})
 
 
+def freezes_record(repo: str, holds: list[Hold] | tuple[Hold, ...] = (), *, config: RepoConfig | None = None,
+                   default_branch: str | None = "main", now: datetime | None = None) -> dict[str, Any]:
+    """A repo's branch freezes record as the workers build it (`core.branch_freezes`), from its room holds
+    (scoped to the repo, a branch glob or the org) and its config's windows."""
+    return branch_freezes.build(repo, config=config or RepoConfig(), config_error=None, scoped_holds=holds,
+                                default_branch=default_branch, now=now or NOW)
+
+
+def store_freezes(redis: Any, repo: str, record: dict[str, Any] | str | None) -> None:
+    """The repo's branch freezes record as the workers write it (None: none written)."""
+    if record is None:
+        redis.delete(keys.branch_freezes(repo))
+    else:
+        redis.set(keys.branch_freezes(repo), record if isinstance(record, str) else json.dumps(record))
+
+
 def store(redis: Any, repo: str, number: int, rec: dict[str, Any] | str | None, *, managed: bool = True,
           head: str | None = None) -> None:
-    """Write what the workers write for one PR: verdict record, managed flag, held set, head index."""
+    """Write what the workers write for one PR: verdict record, managed flag, held set, head index (and, for a
+    managed repo without one, a branch freezes record with nothing frozen)."""
     if managed:
         redis.set(keys.managed(repo), "1")
+        if not redis.exists(keys.branch_freezes(repo)):
+            store_freezes(redis, repo, freezes_record(repo))
     if rec is not None:
         redis.set(keys.verdict(repo, number), rec if isinstance(rec, str) else records.encode_verdict(rec))
         if isinstance(rec, dict) and rec.get("held"):

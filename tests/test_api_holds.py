@@ -34,6 +34,8 @@ def app_with_tokens(redis_client: redis.Redis, tmp_path: Path) -> tuple[Flask, d
 ROUTES: list[tuple[str, str, dict[str, Any] | None, set[str]]] = [
     ("GET", f"/api/v1/repos/{REPO}/held", None, {"admin", "reader", "hooker", "deploy", "deploy2", "acme-reader"}),
     ("GET", "/api/v1/repos/other/x/held", None, {"admin", "reader", "hooker", "deploy", "deploy2", "other-deploy"}),
+    ("GET", f"/api/v1/repos/{REPO}/guard", None, {"admin", "reader", "hooker", "deploy", "deploy2", "acme-reader"}),
+    ("GET", "/api/v1/repos/other/x/guard", None, {"admin", "reader", "hooker", "deploy", "deploy2", "other-deploy"}),
     ("GET", f"/api/v1/verdicts/{REPO}/1", None, {"admin", "reader", "hooker", "deploy", "deploy2", "acme-reader"}),
     ("GET", "/api/v1/events", None, {"admin", "reader", "hooker", "deploy", "deploy2"}),  # org-limited: ?repo=
     ("GET", f"/api/v1/events?repo={REPO}", None, {"admin", "reader", "hooker", "deploy", "deploy2", "acme-reader"}),

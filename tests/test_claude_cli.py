@@ -157,3 +157,19 @@ def test_the_cli_sends_the_hook_the_input_the_guard_reads(cli: str, tmp_path: Pa
     assert sent["tool_input"] == {"command": "echo recorded", "description": "Run the command"}
     assert sent["cwd"] == str(tmp_path / "work")
     assert all(isinstance(sent[k], str) and sent[k] for k in ("session_id", "transcript_path", "prompt_id"))
+
+
+def test_session_start_tells_the_model_what_is_held(cli: str, service: Service, redis_url: str,
+                                                    tmp_path: Path) -> None:
+    """The SessionStart hook `hook settings` registers (issue 26 item 8): in a checkout of acme/widgets, the
+    model's very first request already carries which PR is held, by whom and why."""
+    settings = hook_settings(write_spec(tmp_path, redis_url), tmp_path)
+    work = tmp_path / "work"
+    subprocess.run(["git", "init", "-q", str(work)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(work), "remote", "add", "origin", f"https://github.com/{REPO}.git"],
+                   check=True, timeout=60)
+    session = drive(cli, "echo hello", settings, tmp_path)
+    assert session.run.returncode == 0, session.run
+    first = json.dumps(session.stub.requests[0])
+    assert "these pull requests of acme/widgets are on hold" in first, first[:2000]
+    assert "#5 (into main)" in first and "waiting for the DB migration" in first and "#6" not in first

@@ -149,7 +149,8 @@ def test_the_hook_user_can_do_nothing_else(hook_user: tuple[redis.Redis, redis.R
 @pytest.mark.parametrize(
     ("key", "readable"),
     [(keys.verdict("Acme/Widgets", 12), True), (keys.managed("o/r"), True), (keys.head_index("o/r", "a/b"), True),
-     (keys.held_prs("o/r"), True), (keys.held_heads("o/r"), True), (keys.verdict_version("o/r", 1), False),
+     (keys.held_prs("o/r"), True), (keys.held_heads("o/r"), True), (keys.branch_freezes("o/r"), True),
+     (keys.room_holds("o/r"), False), (keys.verdict_version("o/r", 1), False),
      (keys.posted("o/r", 1), False),
      (keys.repo_meta("o/r"), False), (keys.permission_cache("o/r", "managed"), False),
      (keys.exemptions("o/r"), False), (keys.delivery_seen("g"), False), (keys.MANAGED_REPOS, False)],
@@ -163,8 +164,8 @@ def test_patterns_cover_what_core_keys_spells() -> None:
     import fnmatch
 
     produced = [keys.verdict("o/r", 1), keys.managed("o/r"), keys.head_index("o/r", "x"), keys.held_prs("o/r"),
-                keys.held_heads("o/r")]
-    assert [fnmatch.fnmatchcase(k, p) for k, p in zip(produced, READ_PATTERNS, strict=True)] == [True] * 5
+                keys.held_heads("o/r"), keys.branch_freezes("o/r")]
+    assert [fnmatch.fnmatchcase(k, p) for k, p in zip(produced, READ_PATTERNS, strict=True)] == [True] * 6
 
 
 def test_printed_form_hides_the_password(tmp_path: Path) -> None:

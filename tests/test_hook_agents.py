@@ -127,8 +127,8 @@ def _timeouts_ms(name: str) -> list[int]:
             found.append(handler["timeout_ms"])
         elif "timeoutSec" in handler:
             found.append(handler["timeoutSec"] * 1000)
-        elif "timeout" in handler:  # seconds, except Gemini's and Qwen's milliseconds
-            found.append(handler["timeout"] * (1 if name in ("gemini", "qwen") else 1000))
+        elif "timeout" in handler:  # seconds, except Gemini's, Qwen's and Auggie's milliseconds
+            found.append(handler["timeout"] * (1 if name in ("gemini", "qwen", "auggie") else 1000))
     return found
 
 
@@ -196,7 +196,8 @@ def test_an_unknown_agent_is_an_error_not_a_block(spec: Path) -> None:
 
 # -- start-up cost ---------------------------------------------------------------------------------------
 
-ALSO_LOADS = {"codex": {"claude"}, "copilot": {"claude"}, "qwen": {"gemini"}}
+ALSO_LOADS = {"codex": {"claude"}, "copilot": {"claude"}, "qwen": {"gemini"}, "vscode": {"claude"},
+              "copilot-app": {"copilot", "claude"}, "qoder": {"claude"}, "kimi": {"claude"}}
 """Agent modules that reuse another's reader."""
 
 
@@ -210,7 +211,8 @@ def test_the_guard_loads_only_the_named_agent(spec: Path, agent: Agent) -> None:
                            next(iter(agent.shell.values()))("ls -la && git status", "/tmp"))
     assert code == agents.load(agent.name).allow()[0]
     loaded = {n.rsplit(".", 1)[1] for n in names if n.startswith("hook.agents.")}
-    assert loaded == {"call", agent.name} | ALSO_LOADS.get(agent.name, set())
+    assert loaded == {"call", agent.name.replace("-", "_")} | {
+        n.replace("-", "_") for n in ALSO_LOADS.get(agent.name, set())}
     assert names & NOT_FOR_NON_MERGES == set()
 
 

@@ -46,6 +46,17 @@ DOCUMENTED = {
     ("qwen", "user"): "~/.qwen/settings.json", ("qwen", "project"): ".qwen/settings.json",
     ("opencode", "user"): "~/.config/opencode/plugin/merge-hold.js",
     ("opencode", "project"): ".opencode/plugin/merge-hold.js",
+    ("vscode", "user"): "~/.copilot/hooks/merge-hold-vscode.json",
+    ("vscode", "project"): ".github/hooks/merge-hold-vscode.json",
+    ("copilot-app", "project"): ".github/hooks/merge-hold.json",
+    ("copilot-app", "plugin"): "merge-hold-copilot-plugin/hooks.json",
+    ("auggie", "user"): "~/.augment/settings.json", ("auggie", "project"): ".augment/settings.json",
+    ("auggie", "local"): ".augment/settings.local.json", ("auggie", "managed"): "/etc/augment/settings.json",
+    ("qoder", "user"): "~/.qoder/settings.json", ("qoder", "project"): ".qoder/settings.json",
+    ("qoder", "local"): ".qoder/settings.local.json",
+    ("kimi", "user"): "~/.kimi-code/config.toml",
+    ("goose", "user"): "~/.agents/plugins/merge-hold/hooks/hooks.json",
+    ("goose", "project"): ".agents/plugins/merge-hold/hooks/hooks.json",
 }
 ROWS = sorted(DOCUMENTED)
 
@@ -87,6 +98,9 @@ def foreign(name: str, path: Path) -> str:
     if hasattr(module, "file_text"):
         return ""
     theirs = module.hooks("~/bin/audit-commands --strict", "~/bin/their-session-end", GUARD_MATCHERS)
+    if path.suffix == ".toml" and getattr(module, "TOML_STYLE", "") == "flat":  # Kimi's `[[hooks]]` tables
+        return ('default_model = "kimi-code/k3"\n\n[[hooks]]\nevent = "PreToolUse"\nmatcher = "Bash"\n'
+                'command = "~/bin/audit-commands"\ntimeout = 5\n')
     if path.suffix == ".toml":
         return ('allowed_sandbox_modes = ["read-only", "workspace-write"]\n\n[features]\nhooks = true\n\n'
                 '[[hooks.PreToolUse]]\nmatcher = "Bash"\n[[hooks.PreToolUse.hooks]]\ntype = "command"\n'
@@ -100,11 +114,15 @@ def our_commands(path: Path) -> list[str]:
     if FILE_MARK in text and path.suffix != ".json":
         return [text]
     data: Any = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    if isinstance(data["hooks"], list):  # Kimi's flat `[[hooks]]` tables
+        return [h["command"] for h in data["hooks"] if is_ours(h.get("command"))]
     found = []
     for entries in data["hooks"].values():
         for entry in entries:
             for handler in entry.get("hooks", [entry]):
                 command = handler.get("command", handler.get("bash"))
+                if is_ours(command) and command.endswith(".sh"):  # Auggie: a script of ours that execs the guard
+                    command = Path(command).read_text().rsplit("exec ", 1)[1].strip()
                 if is_ours(command):
                     found.append(command)
     return found
@@ -127,7 +145,8 @@ def test_install_is_idempotent_and_keeps_foreign_hooks(dirs: dict[str, Path], na
         assert path.stat().st_mode & 0o777 == 0o640
         if path.suffix == ".toml":
             assert toml_without_ours(path.read_text()) == original + "\n"
-            assert len(tomllib.loads(path.read_text())["hooks"]["PreToolUse"]) == 1 + len(GUARD_MATCHERS)
+            hooks = tomllib.loads(path.read_text())["hooks"]
+            assert len(hooks if isinstance(hooks, list) else hooks["PreToolUse"]) == 1 + len(GUARD_MATCHERS)
         else:
             before, after = json.loads(original), json.loads(path.read_text())
             assert after["theirKey"] == before["theirKey"]
@@ -219,9 +238,10 @@ def live_spec(redis_client: redis.Redis, redis_url: str, dirs: dict[str, Path]) 
 
 @pytest.mark.parametrize("name", [n for n in agents.NAMES if n != "opencode"])
 def test_the_installed_command_refuses_a_held_merge(live_spec: Path, dirs: dict[str, Path], name: str) -> None:
-    assert install_main(["--config", str(live_spec), "--agent", name, "--scope", "project",
+    scope = "project" if "project" in agents.load(name).SCOPES else "user"  # Kimi: a user file only
+    assert install_main(["--config", str(live_spec), "--agent", name, "--scope", scope,
                          "--project-dir", str(dirs["project"])]) == 0
-    path = target(agents.load(name), "project", str(dirs["project"]))
+    path = target(agents.load(name), scope, str(dirs["project"]))
     agent = BY_NAME[name]
     stdin = json.dumps(next(iter(agent.shell.values()))(HELD, str(dirs["project"]))).encode()
     if name == "cline":

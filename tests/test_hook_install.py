@@ -33,6 +33,17 @@ def test_settings_block_wire_shape() -> None:
                  "hooks": [{"type": "command", "timeout": 10,
                             "command": "/venv/bin/merge-hold hook-guard --config '/home/a b/it'\"'\"'s/spec.json'"}]},
             ],
+            "SessionStart": [
+                {"hooks": [{"type": "command", "timeout": 10,
+                            "command": "/venv/bin/merge-hold hook session-start --config "
+                                       "'/home/a b/it'\"'\"'s/spec.json'"}]},
+            ],
+            "ConfigChange": [
+                {"matcher": "user_settings|project_settings|local_settings",
+                 "hooks": [{"type": "command",
+                            "command": "/venv/bin/merge-hold hook config-change --config "
+                                       "'/home/a b/it'\"'\"'s/spec.json'"}]},
+            ],
             "SessionEnd": [
                 {"hooks": [{"type": "command",
                             "command": "/venv/bin/merge-hold hook fold --config '/home/a b/it'\"'\"'s/spec.json'"}]},
@@ -104,7 +115,8 @@ def test_a_new_spec_replaces_ours_and_keeps_a_shared_group() -> None:
     mixed["hooks"]["PreToolUse"][0]["hooks"].append(ours)  # someone put ours into their Bash group
     installed = with_block(mixed, settings_block("/new.json", "mh"))
     text = json.dumps(installed)
-    assert "/old.json" not in text and text.count("/new.json") == 3
+    # PreToolUse twice, SessionStart, ConfigChange, SessionEnd
+    assert "/old.json" not in text and text.count("/new.json") == 5
     assert installed["hooks"]["PreToolUse"][0] == OTHER["hooks"]["PreToolUse"][0]
 
 

@@ -21,7 +21,7 @@ from hook.spec import Spec, SpecError
 from hook.verdicts.redis_client import Connection, RedisError, ReplyError, connect, parse_redis_url
 from hook.verdicts.sources import HttpSource, PrQuery, RedisSource, Unreachable, open_source
 from merge_hold.redis_server import free_port
-from tests.hook_support import CountingRelay, hold, record, store
+from tests.hook_support import CountingRelay, freezes_record, hold, record, store, store_freezes
 
 REPO = "Acme/Widgets"
 
@@ -195,12 +195,17 @@ def test_held_heads_come_with_the_repo_answer_in_the_same_round_trip(
     redis_client.hset(keys.held_heads(REPO), "12", '[3, "c", "d"]')
     # An earlier release's entry, an object: still read.
     redis_client.hset(keys.held_heads(REPO), "13", '{"base": "main", "head_sha": "d", "description": "x"}')
+    frozen = freezes_record(REPO, [hold("room", "carol", "release week", scope=f"{REPO}@release/*")])
+    store_freezes(redis_client, REPO, frozen)
+    store_freezes(redis_client, "acme/broken", "{not json")
     source = RedisSource(relay.url(db=_db(redis_url)), timeout_s=2)
-    (answer,), (repo, other) = source.lookup([PrQuery(REPO, 5)], [REPO, "acme/none"])
+    (answer,), (repo, other, broken) = source.lookup([PrQuery(REPO, 5)], [REPO, "acme/none", "acme/broken"])
     source.close()
     assert relay.turns == 1 and answer.number == 5
     assert repo.heads == {5: ("main", "a" * 40, "Held"), 8: ("release/1", "b" * 40, "Held"), 13: ("main", "d", "x")}
-    assert (other.managed, other.held, other.heads) == (False, [], {})
+    assert repo.freezes == frozen and frozen["freezes"][0]["branches"] == "release/*"  # the branch freezes, same trip
+    assert (other.managed, other.held, other.heads, other.freezes) == (False, [], {}, None)
+    assert broken.freezes == b"{not json"  # passed on as is: `hook.freezes` refuses it (doubt)
 
 
 def test_refused_reads_and_closed_ports_are_unreachable(redis_client: redis.Redis, redis_url: str) -> None:
@@ -277,7 +282,8 @@ def test_http_source_paths_headers_and_answers(recorder: Recorder) -> None:
         ("GET", "/mh/api/v1/verdicts/acme/widgets/5"): (200, rec, 0.0),
         ("GET", "/mh/api/v1/verdicts/acme/widgets/branches/feature%2Flogin%20x"):
             (404, {"error": "no verdict", "managed": True}, 0.0),
-        ("GET", "/mh/api/v1/repos/acme/widgets/held"): (200, {"managed": True, "held": [7, 5]}, 0.0),
+        ("GET", "/mh/api/v1/repos/acme/widgets/guard"): (200, {"managed": True, "held": [7, 5],
+                                                               "freezes": {"f": 1, "freezes": []}}, 0.0),
         ("POST", "/mh/api/v1/hook-events"): (202, {"stored": 1}, 0.0),
     })
     source = HttpSource(recorder.base, "tok-123", timeout_s=2)
@@ -287,7 +293,7 @@ def test_http_source_paths_headers_and_answers(recorder: Recorder) -> None:
     source.close()
     assert (answers[0].managed, answers[0].number, answers[0].record) == (True, 5, rec)
     assert (answers[1].managed, answers[1].number, answers[1].record) == (True, None, None)
-    assert (repos[0].managed, repos[0].held) == (True, [5, 7])
+    assert (repos[0].managed, repos[0].held, repos[0].freezes) == (True, [5, 7], {"f": 1, "freezes": []})
     assert all(headers["Authorization"] == "Bearer tok-123" for _, _, headers, _ in recorder.seen)
     assert json.loads(recorder.seen[-1][3]) == {"events": [{"repo": "acme/widgets"}]}
 

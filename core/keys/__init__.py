@@ -2,8 +2,9 @@
 
 Every key of a repository shares the hash tag ``{owner/repo}`` so that the state could move to a
 Redis Cluster without a migration (multi-key transactions stay within one slot). Org-wide keys use
-``{owner}``. The agent hook reads only ``verdict``, ``managed``, ``head``, ``held`` and ``held-heads`` keys; its
-Redis ACL user is restricted to exactly those patterns (see ``hook/tools/acl.py``).
+``{owner}``. The agent hook reads only ``verdict``, ``managed``, ``head``, ``held``, ``held-heads`` and
+``branch-freezes`` keys; its Redis ACL user is restricted to exactly those patterns (see
+``hook/tools/acl.py``).
 
 The keys are grouped by who owns them, one module each; import them from here (``keys.verdict(...)``).
 """

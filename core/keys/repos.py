@@ -84,6 +84,14 @@ def head_index(repo: str, branch: str) -> str:
     return f"{repo_prefix(repo)}:head:{branch}"
 
 
+def branch_freezes(repo: str) -> str:
+    """JSON `core.branch_freezes` record: the repo's branch freezes (room holds on the repo, a branch glob or
+    its org; freeze windows' occurrences over the next days), with holder, reason, from and until. Rewritten
+    on every room hold, config and reconcile of the repo (`state.branch_freezes`); the hook reads it in its one
+    lookup to judge a push onto a frozen branch and to tell a session what is frozen."""
+    return f"{repo_prefix(repo)}:branch-freezes"
+
+
 def room_holds(repo: str) -> str:
     """Hash: hold id -> JSON of a room or freeze hold scoped to this repo, a branch glob or one PR."""
     return f"{repo_prefix(repo)}:rooms"
@@ -230,6 +238,6 @@ def config_lock(repo: str) -> str:
 
 
 HOOK_READ_PATTERNS = (f"{PREFIX}:{{*}}:pr:*:verdict", f"{PREFIX}:{{*}}:managed", f"{PREFIX}:{{*}}:head:*",
-                      f"{PREFIX}:{{*}}:held", f"{PREFIX}:{{*}}:held-heads")
+                      f"{PREFIX}:{{*}}:held", f"{PREFIX}:{{*}}:held-heads", f"{PREFIX}:{{*}}:branch-freezes")
 """The keys the agent hook reads, for any repo (`verdict`, `managed`, `head_index`, `held_prs`,
-`held_heads`): its Redis ACL user may read exactly these (`hook/tools/acl.py`)."""
+`held_heads`, `branch_freezes`): its Redis ACL user may read exactly these (`hook/tools/acl.py`)."""

@@ -12,7 +12,11 @@ where from; the table is in docs/hook.md):
   ``hooks(guard, fold, matchers)`` (event -> entries that `hook.tools.agent_files` merges into that
   file; ``matchers`` are Claude Code's, for agents that name tools as it does) or ``file_text(guard)``
   (a whole file that is ours: a script or a plugin) with ``FILE_MODE``; ``NEW_FILE`` (optional) is the
-  skeleton of a configuration file that does not exist yet.
+  skeleton of a configuration file that does not exist yet;
+- optionally: ``session_hooks(command)`` (the SessionStart hook, `hook.session`) and ``context(text)`` when the
+  agent takes its context in another form than Claude Code's ``additionalContext``; ``config_hooks(command)``
+  (Claude Code's ConfigChange); ``scripts(guard, session)`` for an agent that runs script files only;
+  ``companion_files(path)`` (a plugin's manifest); ``FAILS_OPEN`` (what `doctor` says on its row).
 
 Adding an agent is one module here, one name in `NAMES`, one row in tests/agent_shapes.py (its input
 shapes and how it reads answers) and its files in tests/test_hook_agents_install.py.
@@ -26,7 +30,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 NAMES = ("claude", "codex", "gemini", "cursor", "copilot", "windsurf", "cline", "factory", "kiro", "qwen",
-         "opencode")
+         "opencode", "vscode", "copilot-app", "auggie", "qoder", "kimi", "goose")
 DEFAULT = "claude"
 
 
@@ -40,6 +44,6 @@ def load(name: str) -> ModuleType:
         raise UnknownAgent(f"unknown agent {name!r} (known: {', '.join(NAMES)})")
     import sys
 
-    module_name = f"hook.agents.{name}"
+    module_name = f"hook.agents.{name.replace('-', '_')}"
     __import__(module_name)
     return sys.modules[module_name]

@@ -5,6 +5,10 @@ Stdin: ``session_id``, ``cwd``, ``tool_name`` (``Bash``, ``PowerShell``, ``Monit
 model receives as ``PreToolUse:Bash hook error: [<command>]: <reason>`` (asserted against the real CLI in
 tests/test_claude_cli.py). Exit 1 is a non-blocking error: the call proceeds. Timeout: ours is 10 s.
 Managed settings (``/etc/claude-code/managed-settings.json`` on Linux) cannot be overridden by users.
+SessionStart: ``source``, ``cwd``; ``{"hookSpecificOutput": {"hookEventName": "SessionStart",
+"additionalContext": T}}`` adds T to the context. ConfigChange: ``source``, ``file_path``; exit 2 keeps the
+change from taking effect (never for ``policy_settings``; the reason is only logged). Both from the hooks
+reference (code.claude.com/docs/en/hooks, read through ericbuess/claude-code-docs@ec68a5b docs/hooks.md).
 """
 
 from __future__ import annotations
@@ -53,3 +57,19 @@ def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[di
     handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
     return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers],
             "SessionEnd": [{"hooks": [{"type": "command", "command": fold}]}]}
+
+
+def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
+    """SessionStart (`hook.session`): its stdout's ``hookSpecificOutput.additionalContext`` is added to the
+    session's context (every source: startup, resume, clear, compact)."""
+    return {"SessionStart": [{"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_S}]}]}
+
+
+def config_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
+    """ConfigChange (`hook.configguard`) on the sources a hook can block: ``user_settings``,
+    ``project_settings``, ``local_settings`` (``policy_settings`` always applies)."""
+    return {"ConfigChange": [{"matcher": CONFIG_MATCHER, "hooks": [{"type": "command", "command": command}]}]}
+
+
+CONFIG_MATCHER = "user_settings|project_settings|local_settings"
+"""The ConfigChange sources Claude Code lets a hook block (``policy_settings`` always applies)."""

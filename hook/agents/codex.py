@@ -66,3 +66,9 @@ def trouble(notice: str) -> Answer:
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
     return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers]}
+
+
+def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
+    """SessionStart: ``hookSpecificOutput.additionalContext`` (codex-rs/hooks/schema/generated/
+    session-start.command.output.schema.json), as Claude Code's (`hook.session.claude_context`)."""
+    return {"SessionStart": [{"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_S}]}]}

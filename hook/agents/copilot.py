@@ -6,9 +6,12 @@ toolArgs}``, where ``toolName`` is ``bash``/``powershell`` or an MCP tool ``<ser
 ``.claude/settings.json``): ``{hook_event_name, session_id, cwd, tool_name: "Bash", tool_input}``.
 
 Deny: ``{"permissionDecision": "deny", "permissionDecisionReason": R}`` on stdout (one JSON object, nothing
-else); the reason is shown to the agent. We also exit 2, which denies by itself and merges the stdout
-JSON into the deny. *Any* non-zero exit denies, so the guard's own trouble exits 0 (allow) with a
-notice on stderr. A timeout (30 s default) fails open, policy hooks included.
+else) with exit 0; the reason is shown to the agent. (Earlier releases also denied on exit 2; the current
+hooks reference, github/docs content/copilot/reference/hooks-reference.md, treats exit 2 from
+``preToolUse`` as a warning and parses stdout only on exit 0, so exit 0 is the form that holds in both.)
+Older releases read *any* non-zero exit as a deny, so the guard's own trouble exits 0 (allow) with a notice
+on stderr. A timeout (30 s default) fails open, policy hooks included. ``sessionStart`` (same files) may
+return ``additionalContext``, injected into the session (`hook.session`).
 
 Files: ``.github/hooks/merge-hold.json`` (the coding agent reads only this one, from the default
 branch), ``~/.copilot/hooks/merge-hold.json``, and the CLI's policy directory
@@ -57,7 +60,7 @@ def allow() -> Answer:
 
 def deny(reason: str) -> Answer:
     answer = {"permissionDecision": "deny", "permissionDecisionReason": reason.strip() or "merge-hold: blocked"}
-    return (2, to_json(answer) + "\n", "")
+    return (0, to_json(answer) + "\n", "")
 
 
 def trouble(notice: str) -> Answer:
@@ -66,3 +69,12 @@ def trouble(notice: str) -> Answer:
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     return {"preToolUse": [{"type": "command", "bash": guard, "timeoutSec": TIMEOUT_S}]}
+
+
+def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
+    return {"sessionStart": [{"type": "command", "bash": command, "timeoutSec": TIMEOUT_S}]}
+
+
+def context(said: str) -> Answer:
+    """``sessionStart``'s output: ``additionalContext`` is injected into the session."""
+    return (0, to_json({"additionalContext": said}) + "\n", "")

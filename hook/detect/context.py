@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 
     Dispatch = Callable[["Ctx", list[Arg], Command, dict[str, str | None]], None]
 
+_KEEPS_REFS = frozenset({"cd", "pushd", "popd", "pwd", "echo", "printf", "true", "false", ":", "ls", "cat", "test",
+                         "[", "sleep", "export", "unset", "set", "git status", "git log", "git diff", "git show",
+                         "git fetch", "git push", "git rev-parse", "git ls-remote", "git describe"})
+"""Commands that move no branch of the local clone: after only these, what a ``git push`` sends is what the clone
+has now (the guard's "writes nothing new", `hook.freezes`). Anything else — ``git commit``, ``npm version``, a
+script — may have made the commit it pushes."""
+
 _CURRENT_BRANCH_COMMANDS = (
     ("git", "branch", "--show-current"),
     ("git", "rev-parse", "--abbrev-ref", "HEAD"),
@@ -42,6 +49,7 @@ class Ctx(Shell):
         self._expanding: set[str] = set()  # aliases being expanded (bash does not expand one in itself)
         self.push_config_changed = False  # a `git config` / `branch -u` / `push -u` ran: a bare push is unknown
         self.upstream_changed = False  # a branch was created here: its upstream is unknown
+        self.refs_may_move = False  # a command that may move a local branch ran: a push's commits are not known
         self.traps: list[str] = []  # `trap ACTION …` actions, read again when the command ends
         self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
         self.hinting = 0  # depth of hints read from what an opaque program is handed (opaque.py)
@@ -52,6 +60,8 @@ class Ctx(Shell):
 
     # --- the interpreter's hooks ---------------------------------------------------------------
     def simple_command(self, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
+        if not self.refs_may_move and not _keeps_refs(args):
+            self.refs_may_move = True
         name = cmd.words[0].raw if cmd.words and self.aliases else None
         if name is None or name not in self.aliases or name in self._expanding:
             self.dispatch(self, args, cmd, overlay)
@@ -161,6 +171,17 @@ class Ctx(Shell):
     def add(self, merge: Merge) -> None:
         if merge not in self.merges:
             self.merges.append(merge)
+
+
+def _keeps_refs(args: list[Arg]) -> bool:
+    """Whether a command is one of `_KEEPS_REFS` (git's global options skipped, so ``git -C d push`` is one)."""
+    words = [a[0] for a in args]
+    if words[:1] != ["git"]:
+        return bool(words) and words[0] in _KEEPS_REFS
+    at = 1
+    while at < len(words) and words[at].startswith("-"):
+        at += 2 if words[at] in ("-C", "-c") else 1
+    return at < len(words) and f"git {words[at]}" in _KEEPS_REFS
 
 
 def _is_current_branch(inner: list[Event]) -> bool:

@@ -125,7 +125,10 @@ def detect_mcp(tool_name: str, tool_input: Mapping[str, Any]) -> list[Merge]:
     repo, pr = _repo_and_number(tool_input)
     detail = tool_name.rsplit("__", 1)[-1]
     if _last(tool_name) in _TAMPERS:
-        return _tamper(_TAMPERS[_last(tool_name)], tool_input, repo, detail)
+        from hook.detect.branchwrite import mcp_write  # a commit onto a branch: checked against its freezes
+
+        return [*_tamper(_TAMPERS[_last(tool_name)], tool_input, repo, detail),
+                *mcp_write(_last(tool_name), tool_input, repo, detail)]
     kind = _LIFTS.get(_last(tool_name))
     if kind is None:
         return [Merge(via="mcp", repo=repo, pr=pr, undetermined=repo is None or pr is None, detail=detail)]

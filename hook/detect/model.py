@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _MERGE_FIELDS = ("via", "repo", "pr", "branch", "push_target", "undetermined", "detail", "host", "lift",
-                 "commits", "gitdir", "tamper")
+                 "commits", "gitdir", "tamper", "tracking", "writes")
 
 
 class Merge:
@@ -37,6 +37,15 @@ class Merge:
     A ``push_target`` ending in ``*`` is a pattern (``--all``, ``refs/heads/*:refs/heads/*``) whose
     commit is the ``commits[0]`` pattern with the same stem.
 
+    A push writes nothing new when each of its ``commits`` already is the remote's branch: ``tracking`` is the
+    remote-tracking prefix to compare with (``refs/remotes/origin/``), or None when that cannot be trusted (a
+    URL remote, or an earlier command of the same call may have moved a ref: ``git commit && git push``).
+
+    A tool call that writes new commits onto a branch other than by ``git push`` (the contents API, an MCP
+    file tool, a ref update, a merge through the API) carries ``writes``: that branch (``""``: the repository's
+    default branch). It is no merge by itself; the guard checks it against the repo's freezes (a push into a
+    freeze, design §6), and ``undetermined`` says the branch is not in the text.
+
     A tool call that would *weaken the gate* (design §6: a person's act) is judged like a merge too:
     ``tamper`` names the act (forging the ``merge-hold`` status, changing branch protection or a ruleset,
     suspending the App, writing ``.github/merge-hold.yml`` …), ``repo`` where it happens.
@@ -56,13 +65,16 @@ class Merge:
     commits: tuple[str, ...]
     gitdir: str | None
     tamper: str | None
+    tracking: str | None
+    writes: str | None
 
     def __init__(self, via: str, repo: str | None = None, pr: int | None = None, branch: str | None = None,
                  push_target: str | None = None, undetermined: bool = False, detail: str = "",
                  host: str | None = None, lift: str | None = None, commits: tuple[str, ...] = (),
-                 gitdir: str | None = None, tamper: str | None = None) -> None:
+                 gitdir: str | None = None, tamper: str | None = None, tracking: str | None = None,
+                 writes: str | None = None) -> None:
         values = (via, repo, pr, branch, push_target, undetermined, detail, host, lift, tuple(commits), gitdir,
-                  tamper)
+                  tamper, tracking, writes)
         for name, value in zip(_MERGE_FIELDS, values, strict=True):
             object.__setattr__(self, name, value)
 
@@ -103,9 +115,10 @@ approval (it lifts its author's changes-requested hold), a review dismissal."""
 
 
 def is_merge(merge: Merge) -> bool:
-    """A merge proper: not a lift, and not a ``git push`` of a branch to its own name with nothing merged
-    into it here (such a push is checked against the held heads, but the text shows no merge)."""
-    if merge.lift or merge.tamper:
+    """A merge proper: not a lift, a tamper or a write onto a branch (judged against the freezes only), and not
+    a ``git push`` of a branch to its own name with nothing merged into it here (such a push is checked
+    against the held heads and the freezes, but the text shows no merge)."""
+    if merge.lift or merge.tamper or merge.writes is not None:
         return False
     return merge.via != "git_push" or merge.undetermined or merge.branch is not None
 

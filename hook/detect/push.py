@@ -60,11 +60,15 @@ def push(ctx: Ctx, cwd: str | None, rest: list[str], settings: dict[str, str] | 
     host, repo = _remote_repo(config, remote)
     if repo is None and DYN not in remote and (cwd is not None or "://" in remote or remote.startswith("/")):
         return  # a remote that is no GitHub repository (a path, another host, a name git does not know)
+    # where the clone keeps what the remote's branches were: the push writes nothing new onto a branch when
+    # what it sends is that (a URL remote has no such refs; an earlier command may have made new commits)
+    named = DYN not in remote and not any(c in remote for c in ":/\\")
+    tracking = f"refs/remotes/{remote}/" if named and not ctx.refs_may_move else None
     for spec in refspecs:
         merge = _write(ctx, cwd, spec[1:] if spec.startswith("+") else spec, current)
         if merge is not None:
             unknown = merge.undetermined or repo is None or cwd is None
-            ctx.add(merge.replace(repo=repo, host=host, gitdir=cwd, undetermined=unknown,
+            ctx.add(merge.replace(repo=repo, host=host, gitdir=cwd, undetermined=unknown, tracking=tracking,
                                   detail=merge.detail or ("" if cwd else "the directory pushed from is unknown")))
 
 

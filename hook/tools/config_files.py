@@ -167,6 +167,27 @@ def toml_block(hooks: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def toml_flat_block(hooks: dict[str, list[dict[str, Any]]]) -> str:
+    """Each handler as one ``[[hooks]]`` table with ``event``, ``matcher``, ``command``, ``timeout`` (Kimi Code
+    CLI's shape: no other field is allowed there)."""
+    lines = [TOML_BEGIN]
+    for event, groups in hooks.items():
+        for group in groups:
+            for handler in group.get("hooks", []):
+                lines.append("[[hooks]]")
+                lines.append(f"event = {to_json(event)}")
+                if group.get("matcher"):
+                    lines.append(f"matcher = {to_json(group['matcher'])}")
+                lines.extend(f"{key} = {to_json(handler[key])}" for key in ("command", "timeout") if key in handler)
+    lines.append(TOML_END)
+    return "\n".join(lines) + "\n"
+
+
+def toml_text(hooks: dict[str, list[dict[str, Any]]], style: str = "codex") -> str:
+    """Our marked TOML block in the agent's style (``codex``: nested under ``[hooks]``; ``flat``: Kimi's)."""
+    return toml_flat_block(hooks) if style == "flat" else toml_block(hooks)
+
+
 def toml_without_ours(text: str) -> str:
     kept, inside = [], False
     for line in text.splitlines(keepends=True):
@@ -179,7 +200,7 @@ def toml_without_ours(text: str) -> str:
     return "".join(kept)
 
 
-def edit_toml(path: Path, hooks: dict[str, list[dict[str, Any]]] | None) -> bool:
+def edit_toml(path: Path, hooks: dict[str, list[dict[str, Any]]] | None, *, style: str = "codex") -> bool:
     import tomllib
 
     text = read_text(path)
@@ -190,7 +211,7 @@ def edit_toml(path: Path, hooks: dict[str, list[dict[str, Any]]] | None) -> bool
     rest = toml_without_ours(text).rstrip("\n")
     new = rest + "\n" if rest else ""
     if hooks:
-        new += ("\n" if rest else "") + toml_block(hooks)
+        new += ("\n" if rest else "") + toml_text(hooks, style)
     try:
         tomllib.loads(new)
     except tomllib.TOMLDecodeError as exc:  # e.g. an inline `hooks = {…}` table cannot take more entries

@@ -28,7 +28,8 @@ the acts that would weaken the gate, as the agent guard detects them, without re
 Input: the PreToolUse JSON (tool_name, tool_input, cwd, ...), or with --agent the named agent's
 hook input (codex, gemini, cursor, copilot, ...).
 
-  -v, --verbose  also print push_target, host, undetermined and detail per merge, and notes
+  -v, --verbose  also print push_target, host, undetermined and detail per merge, notes, and the branch
+                 writes (pushes, contents API, MCP file tools) the guard checks against freezes
   --agent NAME   read NAME's hook input, as `hook-guard --agent NAME` does
   -h, --help     show this help
 """
@@ -111,4 +112,8 @@ def render(detection: Detection, *, verbose: bool = False) -> dict[str, Any]:
             for m in detection.merges
         ]
         out["notes"] = list(detection.notes)
+        # what the guard also checks against the repo's freezes (a push into a freeze): pushes and other writes
+        out["writes"] = [{"via": m.via, "repo": m.repo, "branch": m.writes if m.writes is not None else m.push_target,
+                          "undetermined": m.undetermined}
+                         for m in detection.gated if m.writes is not None or m.via == "git_push"]
     return out

@@ -1,12 +1,15 @@
 """`merge-hold hook install|uninstall --config SPEC [--agent NAME] [--scope user|project|local|managed]`.
 
-Merges the guard's hooks (`hook.tools.claude_settings` for Claude Code, `hook.agents` for the others;
-the writing per kind of file is `hook.tools.agent_files`) into the agent's settings file for the
-scope, idempotently: our previous entries are removed first (recognised by their command line, see
-`is_ours`), everything else — other hooks, other matcher groups, other keys — is kept as it was, and a
-file that would not change is not written. Writes are atomic (a temporary file in the same directory,
-then a rename), keep the file's mode, and refuse a file that is not a JSON object rather than overwrite
-it. Uninstall removes only our entries and the groups and events they leave empty.
+Merges the guard's hooks (`hook.tools.claude_settings` for Claude Code, `hook.agents` for the others; the
+writing per kind of file is `hook.tools.agent_files`) into the agent's settings file for the scope — with the
+SessionStart hook that tells the agent what is held and frozen, and Claude Code's ConfigChange hook that keeps
+these entries from being removed or weakened — idempotently: our previous entries are removed first
+(recognised by their command line, see `is_ours`), everything else — other hooks, other matcher groups, other
+keys — is kept as it was, and a file that would not change is not written. Writes are atomic (a temporary
+file in the same directory, then a rename), keep the file's mode, and refuse a file that is not a JSON object
+rather than overwrite it. Uninstall removes only our entries and the groups and events they leave empty. Each install is
+recorded in the install registry (`hook.tools.registry`): `merge-hold doctor` then reports an entry that
+disappeared or was edited.
 """
 
 from __future__ import annotations
@@ -38,12 +41,18 @@ def _parser(prog: str, with_console: bool) -> Any:
     from hook.agents import DEFAULT, NAMES
     from merge_hold.cliargs import ArgumentParser
 
-    parser = ArgumentParser(prog=prog)
+    parser = ArgumentParser(prog=prog, description=(
+        "Register merge-hold's hooks with a coding agent: the PreToolUse guard, the SessionStart hook that tells "
+        "the agent which PRs are held and which branches frozen (where the agent has one), Claude Code's "
+        "ConfigChange hook that keeps these entries from being removed or weakened, and the SessionEnd fold. "
+        "Every install is recorded so that `merge-hold doctor` reports a hook that disappeared or was edited.")
+        if with_console else "Remove merge-hold's hooks from a coding agent's configuration (and its record).")
     parser.add_argument("--config", required=with_console, metavar="SPEC", help="the guard's spec file")
     parser.add_argument("--agent", choices=NAMES, default=DEFAULT, help="the coding agent (default: claude)")
-    parser.add_argument("--scope", choices=("user", "project", "local", "managed"), default="user",
-                        help="user (default), project, local (Claude Code only) or managed (the agent's "
-                             "administrator-enforced file, where it has one); see docs/hook.md")
+    parser.add_argument("--scope", choices=("user", "project", "local", "managed", "plugin"), default="user",
+                        help="user (default), project, local (Claude Code, Auggie, Qoder), managed (the agent's "
+                             "administrator-enforced file, where it has one) or plugin (a plugin directory: "
+                             "copilot-app); see docs/hook.md")
     parser.add_argument("--project-dir", default=None, help="project root for project/local (default: cwd)")
     parser.add_argument("--path", default=None, metavar="FILE",
                         help="write this file instead of the scope's (another location, or a test)")
@@ -69,7 +78,7 @@ def _target(args: Any, prog: str) -> tuple[Any, Path] | None:
 
 
 def main(argv: list[str]) -> int:
-    from hook.tools.agent_files import command_lines, install
+    from hook.tools.agent_files import command_lines, extra_lines, install
 
     prog = "merge-hold hook install"
     args = _parser(prog, True).parse_args(argv)
@@ -80,8 +89,9 @@ def main(argv: list[str]) -> int:
     if not Path(args.config).expanduser().is_file():
         print(f"merge-hold: warning: spec {args.config} does not exist yet; the guard fails open until it does")
     guard, fold = command_lines(args.agent, args.config, console_script=args.console_script)
+    session, config = extra_lines(args.agent, args.config, console_script=args.console_script)
     try:
-        changed = install(agent, path, guard, fold)
+        changed = install(agent, path, guard, fold, session=session, config=config, scope=args.scope)
     except (SettingsError, OSError) as exc:
         print(f"merge-hold: install failed: {exc}")
         return 1

@@ -143,3 +143,25 @@ def contains(gitdir: str, head_sha: str, commits: Sequence[str]) -> bool | None:
             continue
         return None
     return False
+
+
+def already_there(gitdir: str, commits: Sequence[str], ref: str) -> bool | None:
+    """True when every one of ``commits`` is the commit ``ref`` names (a remote-tracking ref: the push writes
+    nothing new there); False when one is not, or ``ref`` names nothing; None when git cannot tell."""
+    if not commits or any(c.startswith("-") for c in (*commits, ref)):
+        return None
+    lines = _git_lines(gitdir, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if lines is None:
+        return False if _git(gitdir, "rev-parse", "--git-dir") == 0 else None  # no such ref: all of it is new
+    there = lines[0].strip() if lines else ""
+    for commit in commits:
+        found = _git_lines(gitdir, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
+        if found is None or not found or found[0].strip() != there:
+            return False
+    return True
+
+
+def local_branches(gitdir: str) -> list[str] | None:
+    """The clone's local branches (what ``git push --all`` sends); None when git cannot tell."""
+    lines = _git_lines(gitdir, "for-each-ref", "--format=%(refname)", "refs/heads/")
+    return None if lines is None else [line.strip()[len("refs/heads/") :] for line in lines if line.strip()]

@@ -5,12 +5,14 @@ Both answer the same two questions in one batch, so the guard makes one lookup p
 - for a PR (by number, or by head branch through the server's head index): is the repo managed, which
   PR is it, and its verdict record (`core.verdict.verdict_record`; stored compact, `core.records`) if
   there is one;
-- for a repo: is it managed, which of its PRs are held (``block-if-any-held``), and each held PR's
-  base and head SHA (a ``git push`` onto a base branch).
+- for a repo: is it managed, which of its PRs are held (``block-if-any-held``), each held PR's base, head
+  SHA and status description (a ``git push`` onto a base branch; the SessionStart context), and the repo's
+  branch freezes (`core.branch_freezes`: a push into a freeze).
 
 Redis: the first round trip carries ``AUTH``/``SELECT`` and an ``MGET verdict managed`` per PR (plus
-``GET managed``/``SMEMBERS held``/``HGETALL held-heads`` per repo); PRs named by branch need a second
-round trip, after their ``head`` index entries. HTTP: one ``GET`` per question over one kept-alive connection.
+``GET managed``/``SMEMBERS held``/``HGETALL held-heads``/``GET branch-freezes`` per repo); PRs named by
+branch need a second round trip, after their ``head`` index entries. HTTP: one ``GET`` per question over one
+kept-alive connection (a repo's is ``/api/v1/repos/{owner}/{repo}/guard``).
 
 Any failure to get an answer (refused, timed out, an error reply, an HTTP error status) raises
 `Unreachable`; the decision then applies ``on_unknown``. Records are returned as decoded, unvalidated:
@@ -71,15 +73,28 @@ class PrAnswer:
 
 class RepoAnswer:
     """``heads``: held PR number -> (base branch, head SHA, status description), for the ``git push`` rule
-    (`core.keys.held_heads`)."""
+    (`core.keys.held_heads`). ``freezes``: the repo's branch freezes record as decoded, unvalidated (None when
+    there is none; `hook.freezes` judges it)."""
 
-    __slots__ = ("heads", "held", "managed")
+    __slots__ = ("freezes", "heads", "held", "managed")
 
     def __init__(self, *, managed: bool, held: list[int],
-                 heads: dict[int, tuple[str, str, str]] | None = None) -> None:
+                 heads: dict[int, tuple[str, str, str]] | None = None, freezes: object = None) -> None:
         self.managed = managed
         self.held = held
         self.heads = heads or {}
+        self.freezes = freezes
+
+
+def _freezes(raw: object) -> object:
+    """The branch freezes record from ``GET`` (JSON text) or the API (an object); undecodable text is
+    passed on as text, for `hook.freezes` to refuse (doubt, never "nothing frozen")."""
+    if isinstance(raw, (bytes, str)):
+        try:
+            return loads(raw)
+        except JSONError:
+            return raw
+    return raw
 
 
 def _heads(raw: object) -> dict[int, tuple[str, str, str]]:
@@ -191,7 +206,7 @@ class RedisSource(VerdictSource):
                 first.append(["MGET", keys.head_index(query.repo, query.branch or ""), keys.managed(query.repo)])
         for repo in repos:
             first += [["GET", keys.managed(repo)], ["SMEMBERS", keys.held_prs(repo)],
-                      ["HGETALL", keys.held_heads(repo)]]
+                      ["HGETALL", keys.held_heads(repo)], ["GET", keys.branch_freezes(repo)]]
         replies = self._run(first)
         answers: list[PrAnswer] = []
         second: list[list[str | bytes | int]] = []
@@ -212,8 +227,8 @@ class RedisSource(VerdictSource):
             answers.append(answer)
         rest = replies[len(prs):]
         repo_answers = [
-            RepoAnswer(managed=_is_managed(rest[3 * i]), held=_held_numbers(rest[3 * i + 1]),
-                       heads=_heads(rest[3 * i + 2]))
+            RepoAnswer(managed=_is_managed(rest[4 * i]), held=_held_numbers(rest[4 * i + 1]),
+                       heads=_heads(rest[4 * i + 2]), freezes=_freezes(rest[4 * i + 3]))
             for i in range(len(repos))
         ]
         if second:
@@ -333,12 +348,13 @@ class HttpSource(VerdictSource):
             answers.append(PrAnswer(managed=managed, number=number, record=body if found else None))
         repo_answers = []
         for repo in repos:
-            body = self._get(f"/api/v1/repos/{self._repo_path(repo)}/held")
+            body = self._get(f"/api/v1/repos/{self._repo_path(repo)}/guard")
             held = body.get("held")
             repo_answers.append(RepoAnswer(
                 managed=bool(body.get("managed")),
                 held=_held_numbers([str(n) for n in held] if isinstance(held, list) else None),
                 heads=_heads(body.get("heads")),
+                freezes=_freezes(body.get("freezes")),
             ))
         return answers, repo_answers
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from core import keys
 from core.repo_config import CONFIG_PATH
-from state import audit, store
+from state import audit, branch_freezes, store
 from workers.github.pulls import facts_from_pull
 from workers.publishing.request import RecomputeRequest, request_recompute
 from workers.runtime import Runtime
@@ -34,6 +36,7 @@ def load_repo_config(
     meta = store.RepoMeta(installation_id=inst, default_branch=branch, config_text=text, config_loaded=True,
                           private=private or (previous.private if previous else False))
     store.save_repo(rt.redis, repo, meta)
+    branch_freezes.publish(rt.redis, repo, datetime.now(UTC))  # its windows, for the hook (design §6)
     return meta
 
 

@@ -25,7 +25,7 @@ from core import jobs, keys
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
-from state import audit, room_holds, store
+from state import audit, branch_freezes, room_holds, store
 from state.queueing import options
 from workers.events import deployments, tamper
 from workers.events.repos import load_repo_config
@@ -79,6 +79,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
         except Exception:
             log.exception("gate check of %s failed; the next reconcile reads it again", repo)
     counts["expired"] = room_holds.prune_expired(rt.redis, repo, datetime.now(UTC))
+    branch_freezes.publish(rt.redis, repo, datetime.now(UTC))  # the hook's freeze record, and its `until` ahead
     counts["pending"] = record_all(rt, repo, step=step)
     deployments.recheck(rt, repo, datetime.now(UTC))  # a deployment left waiting past its thaw goes on
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
@@ -114,6 +115,7 @@ def reconcile_job() -> str:
     pending = 0
     repos = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
     buckets = set()
+    branch_freezes.publish_all(rt.redis, repos, datetime.now(UTC))  # kept ahead of its `until` (design §6)
     for repo in repos:
         pending += record_all(rt, repo)
         buckets.add(bucket_of(rt.redis, repo))
