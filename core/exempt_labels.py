@@ -70,7 +70,8 @@ def exempting_labels(config: RepoConfig) -> frozenset[str]:
     return frozenset(config.exempt_labels).union(*(w.exempt_labels for w in config.freeze_windows))
 
 
-def granted_labels(grants: Mapping[str, LabelGrant], sure_labels: Iterable[str], head_sha: str | None) -> tuple[str, ...]:
+def granted_labels(grants: Mapping[str, LabelGrant], sure_labels: Iterable[str],
+                   head_sha: str | None) -> tuple[str, ...]:
     """The labels that exempt the PR now: surely on it (not contested), last added by someone trusted,
     on the head it has now."""
     if head_sha is None:
@@ -80,7 +81,8 @@ def granted_labels(grants: Mapping[str, LabelGrant], sure_labels: Iterable[str],
                  and grant.head_sha == head_sha)
 
 
-def ended_by_push(grants: Mapping[str, LabelGrant], sure_labels: Iterable[str], head_sha: str | None) -> tuple[str, ...]:
+def ended_by_push(grants: Mapping[str, LabelGrant], sure_labels: Iterable[str],
+                  head_sha: str | None) -> tuple[str, ...]:
     """Labels still on the PR that a trusted sender added for an earlier head: a push ended them."""
     if head_sha is None:
         return ()

@@ -65,3 +65,16 @@ def ended_by_push(pr: str, by: str, granted_head: str | None, head_sha: str | No
     return (f"The exemption of {pr} that @{by} granted ({reason}) covered {(granted_head or '?')[:7]}; "
             f"a push moved the PR to {(head_sha or '?')[:7]}, so room and freeze holds hold it again. "
             "Exempt it again to let the new head through.")
+
+
+def label_ended_by_push(label: str, by: str, granted_head: str | None, head_sha: str | None) -> str:
+    """The reply on the PR when a push ends what an exempt label let through."""
+    return (f"The exempt label `{label}` that @{by} added covered {(granted_head or '?')[:7]}; a push moved this "
+            f"PR to {(head_sha or '?')[:7]}, so room and freeze holds hold it again. Someone with maintain or "
+            "admin access can remove the label and add it again to let the new head through.")
+
+
+def label_refused(label: str, sender: str) -> str:
+    """The reply on the PR when someone without maintain or admin access adds an exempt label."""
+    return (f"@{sender}: the label `{label}` does not let this PR through room and freeze holds — "
+            f"{_NEEDS[Door.LABEL][0]}. The label stays; it exempts nothing.")

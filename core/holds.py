@@ -77,7 +77,7 @@ class Hold:
         return active_until(self.expires_at, now)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "id": self.id,
             "source": self.source.value,
             "scope": self.scope,

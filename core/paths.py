@@ -26,7 +26,7 @@ directory. What GitHub cannot list (more than `GITHUB_FILE_LIMIT` files) or what
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -76,7 +76,7 @@ NOT_READ = ChangedFiles.unknown("its changed files were not read")
 def _bracket(text: str, start: int) -> tuple[str, int] | None:
     """The regex of the bracket expression opening at ``text[start]`` and the index after it; None when
     it is not closed (then ``[`` is a plain character, as git reads it)."""
-    i, out = start + 1, []
+    i, out = start + 1, list[str]()
     negate = i < len(text) and text[i] in "!^"
     if negate:
         i += 1
@@ -148,9 +148,7 @@ def _strip_trailing_spaces(text: str) -> str:
 def _rule(pattern: str) -> _Rule | None:
     body = _strip_trailing_spaces(pattern)
     negated = body.startswith("!")
-    if negated:
-        body = body[1:]
-    elif body.startswith(("\\!", "\\#")):
+    if negated or body.startswith(("\\!", "\\#")):
         body = body[1:]
     dir_only = body.endswith("/") and not body.endswith("\\/")
     body = body.rstrip("/") if dir_only else body
@@ -216,7 +214,7 @@ def touches(patterns: Sequence[str], files: ChangedFiles) -> bool:
     return files.paths is None or any(matches(patterns, path) for path in files.paths)
 
 
-def from_listing(entries: Iterable[dict[str, object]]) -> tuple[str, ...]:
+def from_listing(entries: Iterable[Mapping[str, object]]) -> tuple[str, ...]:
     """The paths of GitHub's ``GET /pulls/{n}/files`` entries (``filename``, and ``previous_filename``
     for a rename), in order, each once."""
     found: dict[str, None] = {}

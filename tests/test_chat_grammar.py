@@ -100,7 +100,8 @@ OK: list[tuple[str, str, ChatCommand]] = [
     ("/unhold", "link", ChatCommand("unhold", "link")),  # only /hold has the keyword: this lifts org `link`
     ("/holds", "link", ChatCommand("list", "link")),
     # An exemption covers the PR's current head; --sticky (before or right after the target) every new one.
-    ("/hold", "exempt --sticky acme/widgets#12 hotfix", ChatCommand("exempt", "acme/widgets#12", "hotfix", sticky=True)),
+    ("/hold", "exempt --sticky acme/widgets#12 hotfix",
+     ChatCommand("exempt", "acme/widgets#12", "hotfix", sticky=True)),
     ("/hold", "exempt acme/widgets#12 --STICKY for 2h hotfix",
      ChatCommand("exempt", "acme/widgets#12", "hotfix", H2, sticky=True)),
     ("/hold", "exempt acme/widgets#12 hotfix --sticky", ChatCommand("exempt", "acme/widgets#12", "hotfix --sticky")),
