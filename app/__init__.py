@@ -28,6 +28,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     for ``REDIS_URL`` (required unless given)."""
     from app import (
         api,
+        api_exemptions,
         api_holds,
         auth,
         chat,
@@ -35,6 +36,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         dashboard,
         dashboard_actions,
         demo_login,
+        exemption_actions,
         freeze_actions,
         github_login,
         health,
@@ -89,6 +91,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     webhooks.install(app, webhooks.Receiver(settings, metrics, intake, headers, https=https))
     app.register_blueprint(api.bp)
     app.register_blueprint(api_holds.bp)
+    app.register_blueprint(api_exemptions.bp)  # exemptions bound to a head, or sticky (admin tokens)
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(github_login.bp)
@@ -99,6 +102,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(dashboard_actions.bp)
     app.register_blueprint(freeze_actions.bp)  # freeze and thaw on /rooms
+    app.register_blueprint(exemption_actions.bp)  # exempt a PR's head from its page
     app.register_blueprint(chat_links.bp)  # /link/<code>: a chat user linked to a GitHub login
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))

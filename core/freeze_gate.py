@@ -33,6 +33,9 @@ from core.status import cut, hold_phrase
 from core.verdict import Verdict
 
 RULESET_NAME = "merge-hold freeze"
+PATHS_NOTE = ("a freeze scoped by paths goes through each PR's merge-hold status: a ruleset cannot require "
+              "a status of the PRs that change some files")
+"""Said wherever ruleset mode is reported (`merge-hold doctor`, the chat reply to a path-scoped hold)."""
 FREEZE_CONTEXT = "merge-hold/freeze"
 ALL = "~ALL"
 """GitHub's pattern for every branch."""

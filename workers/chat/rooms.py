@@ -27,6 +27,7 @@ from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, holder_workspace, reply_url_allowed, within
 from core.durations import format_duration
 from core.exemptions import coverage
+from core.freeze_gate import PATHS_NOTE
 from core.holds import Hold
 from core.paths import describe as describe_paths
 from core.scopes import scope_applies
@@ -262,8 +263,7 @@ def _path_gate(rt: Runtime, scope: str) -> str:
              if mode_of(repo_config(store.load_repo(rt.redis, repo))[0], rt.settings.freeze_mode) == "ruleset"]
     if not ruled:
         return ""
-    return (f" · freeze_mode: ruleset in {len(ruled)} repo{'s' if len(ruled) > 1 else ''}, but a path freeze goes "
-            "through each PR's merge-hold status (a ruleset cannot require a status by the files a PR changes)")
+    return f" · freeze_mode: ruleset in {len(ruled)} repo{'s' if len(ruled) > 1 else ''}, but {PATHS_NOTE}"
 
 
 def respond(url: str, reply: Reply, *, only_under: str | None = None) -> bool:
