@@ -17,7 +17,7 @@ from core.prstate import Facts, PullState, record_facts, record_label
 from core.repo_config import RepoConfig
 from state import audit
 from workers.events import holdfor
-from workers.events.changes import apply_change, first_time, permission_of, pr_meta
+from workers.events.changes import apply_change, first_time, looked_up_permission, pr_meta
 from workers.events.incidents import on_closed as judge_merge
 from workers.events.pr_replies import post_once
 from workers.github.pulls import facts_from_pull, repo_name
@@ -68,7 +68,7 @@ def _exempt_label(rt: Runtime, repo: str, number: int, payload: dict[str, Any], 
     sender = str((payload.get("sender") or {}).get("login") or "")
     if payload.get("action") != "labeled":
         return LabelGrant(facts.at, False, by=sender)
-    permission = permission_of(rt, repo, sender, None) if sender else Permission.NONE
+    permission = looked_up_permission(rt, repo, sender) if sender else Permission.NONE
     refused = refusal(Door.LABEL, permission)
     if refused is not None and first_time(rt, repo, f"label-refused:{number}:{label}:{to_iso(facts.at)}:{sender}"):
         audit.record(rt.redis, repo, "exemption.refused", number=number, label=label, sender=sender,
