@@ -46,9 +46,9 @@ class LabelGrant:
         return (self.at, not self.added, not self.trusted, self.by, self.head_sha)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"at": to_iso(self.at), "added": self.added}
+        data: dict[str, Any] = {"at": to_iso(self.at), "added": self.added, "by": self.by}
         if self.added:
-            data.update(by=self.by, trusted=self.trusted, sha=self.head_sha)
+            data.update(trusted=self.trusted, sha=self.head_sha)
         return data
 
     @classmethod

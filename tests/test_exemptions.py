@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis import Redis
@@ -27,9 +28,9 @@ from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.emulator.state import RequestRecord
-from tests.test_github_login import PUBLIC, sign_in
 from tests.semantics_support import REPO, chat, pull_event, serve, status
 from tests.slack_standin import SlackStandIn, slack_standin
+from tests.test_github_login import PUBLIC, sign_in
 from tests.webapp_support import post_form
 from workers.chat.rooms import execute
 
@@ -70,8 +71,8 @@ def push(svc: Service, emulator: GitHubEmulator, sha: str, number: int = 1) -> N
     svc.drain()
 
 
-def events(svc: Service, name: str) -> list[dict[str, object]]:
-    entries = svc.redis.xrange(keys.history(REPO))
+def events(svc: Service, name: str) -> list[dict[str, Any]]:
+    entries: list[tuple[bytes, dict[bytes, bytes]]] = svc.redis.xrange(keys.history(REPO))  # type: ignore[assignment]
     return [json.loads(fields[b"data"]) for _, fields in entries if fields[b"event"].decode() == name]
 
 
