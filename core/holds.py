@@ -137,7 +137,8 @@ class Exemption:
 
     def ended_by_push(self, head_sha: str | None, now: datetime) -> bool:
         """Active, bound to a head, and the PR has moved on to another one."""
-        return self.active(now) and not self.sticky and head_sha is not None and head_sha != self.head_sha
+        return (self.active(now) and not self.sticky and self.head_sha is not None and head_sha is not None
+                and head_sha != self.head_sha)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
