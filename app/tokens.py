@@ -100,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
         if action == "create":
             cmd.add_argument("--scope", choices=list(SCOPES), default="read",
                              help="read (default): verdicts, holds, events; hook-events: also the hook's "
-                                  "records; hold: also place and lift its own room holds; admin: everything")
+                                  "records; hold: also place and lift its own room holds and grant head-bound "
+                                  "exemptions; admin: everything, sticky exemptions too")
             cmd.add_argument("--org", action="append", default=[], metavar="ORG",
                              help="limit the token to this org (repeat for more; default: every org)")
     cmd = sub.add_parser("list", help="list tokens: name, scope, orgs")

@@ -60,12 +60,16 @@ def frozen(github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str)
         # exempt labels added by a maintainer on this head (`core.exempt_labels`).
         grants = {label: LabelGrant(facts.at, True, by="maya", trusted=True, head_sha=facts.head_sha)
                   for label in labels if label != "do-not-merge/hold"}
-        store.update_pull(redis_client, REPO, number, partial(known, facts, grants))
+        store.update_pull(redis_client, REPO, number, partial(known_granted, facts, grants))
     return svc
 
 
-def known(facts: Facts, grants: dict[str, LabelGrant], state: PullState) -> PullState:
-    return replace(record_facts(state, facts), synced=True, grants=grants)
+def known(facts: Facts, state: PullState) -> PullState:
+    return replace(record_facts(state, facts), synced=True)
+
+
+def known_granted(facts: Facts, grants: dict[str, LabelGrant], state: PullState) -> PullState:
+    return replace(known(facts, state), grants=grants)
 
 
 def states_at(svc: Service, emulator: GitHubEmulator, moment: datetime) -> dict[int, str]:

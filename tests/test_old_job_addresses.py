@@ -33,7 +33,9 @@ row dropped from `MOVED` fails this test."""
 
 def test_every_old_address_is_kept() -> None:
     assert set(jobs.MOVED) == FLAT_LAYOUT
-    assert {row.address for row in jobs.MOVED.values()} == {row.address for row in jobs.ALL}
+    # Every old address names a row of today's table; jobs added since the regrouping never had one.
+    assert {row.address for row in jobs.MOVED.values()} <= {row.address for row in jobs.ALL}
+    assert jobs.EXEMPTION_NEWS not in jobs.MOVED.values()
 
 
 @pytest.mark.parametrize("old", sorted(FLAT_LAYOUT))
