@@ -21,6 +21,7 @@ from core import keys
 from core.chat_grammar import ChatCommand
 from core.freeze_gate import FREEZE_CONTEXT
 from state import store
+from tests.chat_support import drain as run_jobs
 from tests.chat_support import head_sha
 from tests.e2e_support import Service
 from tests.emulator import APP_ID, GitHubEmulator
@@ -29,6 +30,8 @@ from tests.semantics_support import REPO, chat, pull_event, serve, status
 from tests.slack_standin import SlackStandIn, slack_standin
 from workers.chat.rooms import execute
 from workers.events.repos import load_repo_config
+from workers.publishing.outbox import bucket_of
+from workers.publishing.pacing import Pacer
 
 MIGRATIONS = ("db/migrations/**", "!db/migrations/README.md")
 REASON = "schema change in flight"
@@ -208,3 +211,18 @@ def test_the_files_are_read_only_when_a_path_scoped_hold_reaches_the_pr(
     svc.drain()
     assert github_emulator.count("GET", FILE_READS) == 0  # every PR is into main: the path hold reaches none
     assert {s for s, _ in states(github_emulator).values()} == {"failure"}
+
+
+def test_no_file_list_is_read_while_github_has_the_installation_wait(
+        svc: Service, github_emulator: GitHubEmulator) -> None:
+    """Reads keep to GitHub's limits like the writes: while the installation's pacer is paused (a rate-limit
+    answer), no list is read; the PRs in scope are held meanwhile and read when the pause ends."""
+    pacer = Pacer.of(svc.redis, svc.settings, bucket_of(svc.redis, REPO))
+    pacer.pause(300)
+    execute(svc.rt, chat(), ChatCommand("hold", REPO, reason=REASON, paths=MIGRATIONS))
+    run_jobs(svc.rt)  # the statuses wait with the writes; the verdict records are written at once
+    assert github_emulator.count("GET", FILE_READS) == 0
+    record = store.load_verdict(svc.redis, REPO, 3) or {}
+    assert record["held"] and record["holds"][0]["reason"] == f"{REASON}; its changed files could not be read"
+    wakes = svc.rt.queue.scheduled_job_registry.get_job_ids()
+    assert len([j for j in wakes if j.startswith("wake-acme_widgets-3-")]) == 1

@@ -1,7 +1,8 @@
 """The files a PR's head changes, for path-scoped holds: read once per head, kept by head SHA.
 
 Read only when a hold or freeze window that reaches the PR carries ``paths`` (`core.verdict.wants_files`),
-through the gateway like every read of the recompute (PyGithub's retries, `retry-after` honoured):
+through the gateway like every read of the recompute (PyGithub's retries, `retry-after` honoured), and
+never while GitHub has told the installation to stop (its pacer is paused; a rate-limit answer pauses it):
 ``GET /repos/{o}/{r}/pulls/{n}/files``, 100 a page. What it gives the verdict (`core.paths.ChangedFiles`):
 
 - the paths, a rename under both names — kept until the head moves (a push re-reads);
@@ -27,6 +28,8 @@ from rq.timeouts import BaseTimeoutException
 from core import keys
 from core.holds import from_iso, to_iso
 from core.paths import GITHUB_FILE_LIMIT, ChangedFiles, from_listing
+from workers.publishing.outbox import bucket_of
+from workers.publishing.pacing import Pacer, rate_limit_wait
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -67,12 +70,19 @@ def read(rt: Runtime, repo: str, number: int, head_sha: str, now: datetime) -> t
         if retry is not None and retry > now:
             return ChangedFiles.unknown(UNREADABLE), retry
         tries = int(cached.get("tries") or 0)
+    pacer = Pacer.of(rt.redis, rt.settings, bucket_of(rt.redis, repo))
+    paused = pacer.paused_for()
+    if paused > 0:  # GitHub told this installation to stop: no read now, one when the pause ends
+        return ChangedFiles.unknown(UNREADABLE), now + timedelta(seconds=paused)
     try:
         entries = rt.github.pull_files(repo, number, GITHUB_FILE_LIMIT)
     except BaseTimeoutException:
         raise  # the job's own timeout: rq handles it
     except Exception as exc:  # whatever the reason, the answer is "unknown", and unknown holds
         retry = now + timedelta(seconds=RETRY_SECONDS[min(tries, len(RETRY_SECONDS) - 1)])
+        limited = rate_limit_wait(exc)
+        if limited is not None:  # a rate limit: the whole installation waits, as its writers do
+            retry = max(retry, now + timedelta(seconds=pacer.pause(limited)))
         log.warning("could not list the files of %s#%s at %s (%s): its path-scoped holds hold it; next try at %s",
                     repo, number, head_sha[:7], type(exc).__name__, to_iso(retry))
         _save(rt, repo, number, {"sha": head_sha, "files": None, "why": UNREADABLE, "tries": tries + 1,
