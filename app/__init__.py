@@ -28,6 +28,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     for ``REDIS_URL`` (required unless given)."""
     from app import (
         api,
+        api_exemptions,
         api_holds,
         auth,
         calendar_feed,
@@ -36,6 +37,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         dashboard,
         dashboard_actions,
         demo_login,
+        exemption_actions,
         freeze_actions,
         freeze_api,
         github_login,
@@ -96,6 +98,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(freeze_api.bp)  # GET /api/v1/freeze/{owner}/{repo}: for deploy scripts
     app.register_blueprint(calendar_feed.bp)  # GET /calendar/{org}.ics, /calendar/{owner}/{repo}.ics
     app.register_blueprint(webhook_endpoints.bp)  # /api/v1/orgs/{org}/webhooks: outgoing webhooks, admins
+    app.register_blueprint(api_exemptions.bp)  # exemptions bound to a head, or sticky (admin tokens)
     app.register_blueprint(health.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(github_login.bp)
@@ -106,6 +109,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(dashboard.bp)
     app.register_blueprint(dashboard_actions.bp)
     app.register_blueprint(freeze_actions.bp)  # freeze and thaw on /rooms
+    app.register_blueprint(exemption_actions.bp)  # exempt a PR's head from its page
     app.register_blueprint(chat_links.bp)  # /link/<code>: a chat user linked to a GitHub login
     app.register_blueprint(webhook_page.bp)  # /orgs/{org}/webhooks: outgoing webhooks on the dashboard
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics

@@ -1,7 +1,8 @@
 """Room holds over the API, for machines: ``POST /api/v1/holds`` and ``DELETE /api/v1/holds/{id}``.
 
 A deploy pipeline freezes merges while it runs: a ``hold``-scoped token places a room hold on a PR,
-branch, repo or org within its orgs, and lifts it after. The hold is recorded the way a chat hold is
+branch, repo or org within its orgs, and lifts it after. ``paths`` (gitignore-style globs) scopes the hold
+to the PRs that change a matching file. The hold is recorded the way a chat hold is
 (`state.room_holds`, audited under the token's name, origin ``api:NAME``) and the same republish
 job then publishes the statuses. A ``hold`` token lifts the holds it placed; an ``admin`` token any
 room hold within its orgs.
@@ -22,6 +23,7 @@ from core import jobs
 from core.chat_request import REPUBLISH_JOB
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
+from core.paths import PathsError, check
 from core.scopes import scope_repo
 from core.targets import TargetError, parse_target
 from state import room_holds
@@ -84,15 +86,32 @@ def place() -> Reply:
         duration = parse_duration(span) if isinstance(span, str) else None
         if duration is None:
             return _error('for must be a duration such as "30m", "2h" or "1d12h" (at most 90d)', 400)
+    paths, bad_paths = _paths(body.get("paths"))
+    if bad_paths is not None:
+        return bad_paths
     if not identity.covers(scope):
         return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}", 403)
     if not managed(scope):
         return _error(f"merge-hold does not manage {scope}: is the GitHub App installed there?", 404)
     hold = room_holds.place_hold(services().redis, scope, holder=identity.name, holder_id=_holder(identity),
-                                 reason=reason, origin=_holder(identity), now=datetime.now(UTC), duration=duration)
+                                 reason=reason, origin=_holder(identity), now=datetime.now(UTC), duration=duration,
+                                 paths=paths)
     republish(scope)
     answer = {"hold": hold.to_dict(), "for": format_duration(duration) if duration else None}
     return jsonify(answer), 201
+
+
+def _paths(value: Any) -> tuple[tuple[str, ...], Reply | None]:
+    """The body's optional ``paths``: gitignore-style globs (`core.paths`), or the 400 saying why not."""
+    if value is None:
+        return (), None
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        return (), _error('paths must be a list of gitignore-style globs, e.g. ["db/migrations/**", '
+                          '"!db/migrations/README.md"]', 400)
+    try:
+        return check(value), None
+    except PathsError as exc:
+        return (), _error(f"paths: {exc}", 400)
 
 
 @bp.delete("/holds/<path:hold_id>")

@@ -28,7 +28,10 @@ from app.webhooks import read_capped
 from core import jobs
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, Binding, ChatRequest, bound_orgs, listed, reply_url_allowed, within
+from core.exemptions import Door
+from core.exemptions import refusal as exemption_refusal
 from core.holds import to_iso
+from core.permissions import Permission
 from core.targets import is_pr_scope
 from merge_hold.settings import Settings
 from state.queueing import options
@@ -98,7 +101,10 @@ def refusal(settings: Settings, req: ChatRequest, command: ChatCommand) -> str |
         allowed = admin or may_change_holds(settings.chat_allowed_users, req.platform, req.team_id,
                                             req.user_id, req.channel_id)
         return None if allowed else NOT_ALLOWED
-    # Wider holds and exemptions override what maintainers configured: chat admins only.
+    if command.action in ("exempt", "unexempt"):  # who may exempt is decided in one place, for every door
+        role = Permission.ADMIN if admin else Permission.NONE
+        return None if exemption_refusal(Door.CHAT, role, sticky=command.sticky) is None else NOT_ADMIN
+    # Wider holds override what maintainers configured: chat admins only.
     return None if admin else NOT_ADMIN
 
 

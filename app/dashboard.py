@@ -15,6 +15,7 @@ from flask import Blueprint, abort, render_template, url_for
 from app import reads
 from app.auth import login_required, may_see
 from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment
+from app.exemption_actions import page_exemption
 from app.services import services
 from core.holds import from_iso
 from state import room_holds
@@ -62,6 +63,10 @@ SENTENCES = {
     "room.lifted": "@{actor} lifted the hold on {scope} ({origin})",
     "room.exempted": "@{by} exempted this PR from room and freeze holds ({origin}): {reason}",
     "room.unexempted": "@{actor} ended the exemption ({origin})",
+    "exemption.ended": "A push moved this PR to {head_sha:.7}: the exemption @{by} granted ({reason}) covered "
+                       "{granted_head:.7} only, so room and freeze holds hold it again",
+    "exemption.refused": "@{sender} added the exempt label {label}, which counts only from maintain or admin "
+                         "access ({permission}): ignored",
     "status.posted": "merge-hold posted {state}: {description}",
     "status.forged": "A merge-hold status not posted by the App was overwritten",
     "verdict.held": "The verdict became held",
@@ -149,6 +154,7 @@ def pull(owner: str, name: str, number: int) -> str:
     # A comment's or a dashboard's hold (one per-holder register): lifted like an `/unhold` comment.
     liftable |= {str(h.get("id")) for h in holds if str(h.get("id", "")).startswith("comment:")
                  and may_lift_comment(repo, number, str(h.get("holder") or ""))}
+    history = reads.pr_history(redis, repo, number)
     return render_template(
         "pull.html",
         repo=repo,
@@ -158,7 +164,8 @@ def pull(owner: str, name: str, number: int) -> str:
         expired=[h for h in holds if not reads.hold_active(h, now)],
         managed=reads.is_managed(redis, repo),
         posted=reads.last_posted(redis, repo, number),
-        history=reads.pr_history(redis, repo, number),
+        history=history,
+        exemption=page_exemption(repo, number, history),
         liftable=liftable,
         may_hold=reads.is_managed(redis, repo) and github_login() is not None and may_hold(repo, number),
         token_login=github_login() is None,

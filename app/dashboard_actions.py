@@ -32,6 +32,7 @@ from core.chat_request import REPUBLISH_JOB
 from core.comment_rules import DASHBOARD_JOB
 from core.comments import clean_reason
 from core.durations import parse_duration
+from core.exemptions import coverage
 from core.holds import Exemption, Hold, to_iso
 from core.permissions import Permission
 from core.prstate import DASHBOARD_REF
@@ -252,7 +253,8 @@ def rooms() -> str:
     frozen = [{"scope": s, "may_thaw": may_freeze(s), "holds": [
         {"hold": h.to_dict(), "progress": progress[h.id]} for h in holds if h.scope == s and h.id in progress]}
         for s in scopes]
-    return render_template("rooms.html", rows=rows, exemptions=[e.to_dict() for e in exemptions],
+    return render_template("rooms.html", rows=rows,
+                           exemptions=[{**e.to_dict(), "covers": coverage(e.head_sha, e.sticky)} for e in exemptions],
                            freezes=freezes, days=DAYS, frozen=frozen, may_freeze_any=_may_freeze_any(visible),
                            link_note=link_note(github_login()))
 

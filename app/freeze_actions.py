@@ -1,6 +1,7 @@
 """Freeze and thaw from `/rooms` (issue 14 item 5): an org, a repo or a branch glob, by an admin.
 
-A freeze is a room hold recorded exactly as chat's ``/hold TARGET`` records it (`state.room_holds`),
+A freeze is a room hold recorded exactly as chat's ``/hold TARGET`` records it (`state.room_holds`), with
+the form's optional ``paths`` (gitignore-style globs, comma-separated) scoping it to PRs changing those files,
 with origin ``dashboard`` and the signed-in GitHub user as holder (id ``dashboard:LOGIN``, so the
 Lift button and a later freeze of theirs renew the same hold). A thaw lifts every room hold on exactly
 that scope, as chat's ``/unhold TARGET`` does; holds on narrower or wider scopes stay. Both then queue
@@ -33,6 +34,7 @@ from app.dashboard_actions import (
 from app.services import services
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
+from core.paths import PathsError, check, describe, split_list
 from core.scopes import scope_repo
 from core.targets import TargetError, is_pr_scope, parse_target
 from state import room_holds
@@ -88,11 +90,19 @@ def freeze() -> Response:
     if not reason or (span and duration is None):
         flash("A freeze needs a reason; the time, if given, reads like 30m, 2h or 1d (at most 90d).", "error")
         return back
+    listed = split_list(request.form.get("paths", ""))
+    try:
+        paths = check(listed) if listed else ()
+    except PathsError as exc:
+        flash(f"Not frozen: {exc} (gitignore-style globs, comma-separated: db/migrations/**, !db/README.md).",
+              "error")
+        return back
     room_holds.place_hold(services().redis, scope, holder=login, holder_id=dashboard_holder_id(login), reason=reason,
-                          origin="dashboard", now=datetime.now(UTC), duration=duration)
+                          origin="dashboard", now=datetime.now(UTC), duration=duration, paths=paths)
     republish_scope(scope)
     span_text = f" for {format_duration(duration)}" if duration else ""
-    flash(f"Froze {scope}{span_text}: {reason}. Its progress shows below as the rulesets and statuses follow.",
+    where = f" where a PR changes {describe(paths)}" if paths else ""
+    flash(f"Froze {scope}{where}{span_text}: {reason}. Its progress shows below as the rulesets and statuses follow.",
           "ok")
     return back
 

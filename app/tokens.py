@@ -101,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
             cmd.add_argument("--scope", choices=list(SCOPES), default="read",
                              help="read (default): verdicts, holds, events, the freeze API and the calendar "
                                   "feed; hook-events: also the hook's records; hold: also place and lift its own "
-                                  "room holds; admin: everything, the org's outgoing webhooks included")
+                                  "room holds and grant head-bound exemptions; admin: everything, sticky "
+                                  "exemptions and the org's outgoing webhooks included")
             cmd.add_argument("--org", action="append", default=[], metavar="ORG",
                              help="limit the token to this org (repeat for more; default: every org)")
     cmd = sub.add_parser("list", help="list tokens: name, scope, orgs")

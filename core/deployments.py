@@ -4,8 +4,9 @@ GitHub asks the App about a deployment to an environment the App's rule is enabl
 (`deployment_protection_rule`, action `requested`) and waits for an answer on the run's callback. A
 freeze covers the deployment when an active freeze window of the repo config freezes the deployed
 branch, or an active room hold on the repo, a branch glob of it, or its org applies to that branch. A
-PR-scoped hold never covers a deploy (a deploy is not a PR), and exemptions do not apply: they let one PR
-through, not whatever is deployed from its base.
+PR-scoped hold never covers a deploy (a deploy is not a PR), nor does one scoped by ``paths`` (it stops
+merges that change those files; what is deployed has been merged), and exemptions do not apply: they let
+one PR through, not whatever is deployed from its base.
 
 The answer is one of: approve at once; wait (GitHub shows a status report on the run, and merge-hold
 approves when the freeze lifts); reject at once (`deployments_on_freeze: reject`). An environment not in
@@ -65,7 +66,8 @@ def covering_holds(config: RepoConfig, repo: str, branch: str | None, scoped: It
     room = [h for h in scoped if h.active(now) and "#" not in h.scope
             and (branch is None or scope_applies(h.scope, repo, 0, branch))]
     found += sorted(room, key=lambda h: (h.created_at, h.id))
-    return found
+    # A freeze scoped by path stops the merges that change those files; a deploy changes no files.
+    return [h for h in found if not h.paths]
 
 
 def phrase(hold: Hold) -> str:

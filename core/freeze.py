@@ -133,6 +133,7 @@ def freeze_holds(
             created_at=start,
             expires_at=end,
             origin=f"schedule:{window.name}",
+            paths=window.paths,
         )
     return list(holds.values())
 

@@ -9,7 +9,8 @@ at once because it carries no `FREEZE_CONTEXT` status. What this module decides:
 
 - the ruleset a repo needs (`wanted_include`, `ruleset_body`): the include list of ``refs/heads/…``
   patterns, from the same holds and windows the verdict reads, ignoring labels and exemptions (those
-  are per PR, and reach GitHub as a `FREEZE_CONTEXT` success on the PR's head);
+  are per PR, and reach GitHub as a `FREEZE_CONTEXT` success on the PR's head) and holds scoped by
+  ``paths`` (a ruleset cannot tell which PRs change which files: those stay on the per-PR status);
 - whether a recorded ruleset binds a PR's base (`binds`); only then does the PR's ``merge-hold`` status
   leave the freeze holds out (`per_pr_verdict`) — never before the ruleset is known to be active, so a
   ruleset write that failed or has not happened yet leaves the freeze on the statuses;
@@ -32,6 +33,9 @@ from core.status import cut, hold_phrase
 from core.verdict import Verdict
 
 RULESET_NAME = "merge-hold freeze"
+PATHS_NOTE = ("a freeze scoped by paths goes through each PR's merge-hold status: a ruleset cannot require "
+              "a status of the PRs that change some files")
+"""Said wherever ruleset mode is reported (`merge-hold doctor`, the chat reply to a path-scoped hold)."""
 FREEZE_CONTEXT = "merge-hold/freeze"
 ALL = "~ALL"
 """GitHub's pattern for every branch."""
@@ -39,13 +43,19 @@ ALL = "~ALL"
 
 def is_freeze_hold(hold: Hold) -> bool:
     """A hold the ruleset can carry: a freeze window, or a room hold on a repo, a branch glob or an org
-    (the tree closer's holds are branch room holds too). A PR-scoped room hold stays on the PR."""
+    (the tree closer's holds are branch room holds too). A PR-scoped room hold stays on the PR, and so
+    does a hold scoped by path: a ruleset cannot require a status of the PRs that change some files, so
+    such a freeze is carried by each PR's ``merge-hold`` status in every mode."""
+    if hold.paths:
+        return False
     return hold.source == Source.FREEZE or (hold.source == Source.ROOM and "#" not in hold.scope)
 
 
 def is_freeze_record_hold(hold: dict[str, Any]) -> bool:
     """`is_freeze_hold` for a hold as a verdict record stores it."""
     scope = str(hold.get("scope") or "")
+    if hold.get("paths"):
+        return False
     return hold.get("source") == Source.FREEZE.value or (hold.get("source") == Source.ROOM.value and "#" not in scope)
 
 
@@ -80,7 +90,7 @@ def wanted_include(repo: str, config: RepoConfig | None, scoped_holds: Iterable[
         elif "@" in hold.scope and scope.partition("@")[0] == repo.lower():
             patterns.append(branch_pattern(hold.scope.partition("@")[2]))
     for window in config.freeze_windows if config is not None else ():
-        if active_interval(window, now) is not None:
+        if not window.paths and active_interval(window, now) is not None:
             patterns += [branch_pattern(g) for g in window.branches]
     if ALL in patterns:
         return (ALL,)

@@ -59,6 +59,8 @@ class Hold:
 
     ``scope`` is ``owner/repo#12``, ``owner/repo``, ``owner/repo@branch-glob`` or ``owner``.
     ``origin`` says where it came from: a comment URL, a review id, the label, a chat room, a schedule.
+    ``paths`` (room and freeze holds): gitignore-style globs; the hold then holds only a PR that changes
+    a matching file (`core.paths`). Empty: every PR in scope.
     """
 
     id: str
@@ -69,12 +71,13 @@ class Hold:
     created_at: datetime
     expires_at: datetime | None = None
     origin: str = ""
+    paths: tuple[str, ...] = ()
 
     def active(self, now: datetime) -> bool:
         return active_until(self.expires_at, now)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "source": self.source.value,
             "scope": self.scope,
@@ -84,6 +87,9 @@ class Hold:
             "expires_at": to_iso(self.expires_at),
             "origin": self.origin,
         }
+        if self.paths:
+            data["paths"] = list(self.paths)  # absent when empty: records of holds without paths stay as they were
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Hold:
@@ -97,12 +103,20 @@ class Hold:
             created_at=created or datetime.fromtimestamp(0, UTC),
             expires_at=from_iso(data.get("expires_at")),
             origin=str(data.get("origin", "")),
+            paths=tuple(str(p) for p in data.get("paths") or ()),
         )
 
 
 @dataclass(frozen=True)
 class Exemption:
-    """Lets one PR through room and freeze holds; recorded with who and why; may expire."""
+    """Lets one PR through room and freeze holds; recorded with who and why; may expire.
+
+    It covers the head commit it was granted on (``head_sha``): a push ends it, a base move does not
+    (Prow's ``/override`` against ``/override-sticky``). A ``sticky`` one follows every new head. An
+    exemption stored before heads were recorded (no ``sticky`` field) was granted as following every
+    head, and keeps doing so. ``channel`` (``slack:T123:C456``) is the chat room it was granted from,
+    told when a push ends it.
+    """
 
     pr_scope: str
     by: str
@@ -110,19 +124,36 @@ class Exemption:
     created_at: datetime
     expires_at: datetime | None = None
     origin: str = ""
+    head_sha: str | None = None
+    sticky: bool = False
+    channel: str = ""
 
     def active(self, now: datetime) -> bool:
         return active_until(self.expires_at, now)
 
+    def covers(self, head_sha: str | None, now: datetime) -> bool:
+        """Whether it lets the PR's head ``head_sha`` through at ``now``."""
+        return self.active(now) and (self.sticky or (head_sha is not None and head_sha == self.head_sha))
+
+    def ended_by_push(self, head_sha: str | None, now: datetime) -> bool:
+        """Active, bound to a head, and the PR has moved on to another one."""
+        return (self.active(now) and not self.sticky and self.head_sha is not None and head_sha is not None
+                and head_sha != self.head_sha)
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "pr_scope": self.pr_scope,
             "by": self.by,
             "reason": self.reason,
             "created_at": to_iso(self.created_at),
             "expires_at": to_iso(self.expires_at),
             "origin": self.origin,
+            "head_sha": self.head_sha,
+            "sticky": self.sticky,
         }
+        if self.channel:
+            data["channel"] = self.channel
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Exemption:
@@ -133,4 +164,8 @@ class Exemption:
             created_at=from_iso(data.get("created_at")) or datetime.fromtimestamp(0, UTC),
             expires_at=from_iso(data.get("expires_at")),
             origin=str(data.get("origin", "")),
+            head_sha=str(data["head_sha"]) if data.get("head_sha") else None,
+            # The old form (no field) followed every new head: it keeps doing so across the upgrade.
+            sticky=bool(data.get("sticky", True)),
+            channel=str(data.get("channel", "")),
         )

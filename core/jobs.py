@@ -109,9 +109,14 @@ FREEZE_CLOCK = Job("workers.outgoing.clock.clock_job", queue=SUBSCRIBER, timeout
 next run): records ``freeze.started``/``freeze.ended`` for outgoing webhooks. Only for orgs with an
 endpoint that wants them."""
 
+EXEMPTION_NEWS = Job("workers.chat.exemption_news.exemption_news_job", failure_ttl=7 * DAY, retry=(10, 60, 300))
+"""Tell the grantor that a push ended an exemption: the chat room it was granted from, or, for an exempt
+label, the PR. Queued by the recompute that found it ended (never posted from the verdict path); a chat
+or GitHub outage is retried a few times, then kept as failed (the audit log and the PR page have it)."""
+
 ALL: tuple[Job, ...] = (DELIVERY, RECOMPUTE, OUTBOX_DRAIN, FANOUT, FREEZE_MARKS, FREEZE_SYNC, RECHECK_DEPLOYS,
                         TAMPER_ANSWERS, RECONCILE, REDELIVERY_SWEEP, NOTIFY_DRAIN, CHAT_COMMAND, REPUBLISH,
-                        DASHBOARD_COMMAND, WEBHOOK_DELIVERY, FREEZE_CLOCK)
+                        DASHBOARD_COMMAND, WEBHOOK_DELIVERY, FREEZE_CLOCK, EXEMPTION_NEWS)
 """The closed set: every job any part of the product queues."""
 
 MOVED: dict[str, Job] = {

@@ -86,13 +86,18 @@ def _text(event: str, repo: str | None, data: dict[str, Any]) -> str | None:
     if event == "hold.lifted_all":
         return f":white_check_mark: {data.get('actor')} lifted every hold on {pr}{_reason(data)}"
     if event == "room.held":
-        return f":no_entry: {data.get('holder')} held {scope}{_until(data)}{_reason(data)}"
+        paths = data.get("paths")
+        where = f" where a PR changes {', '.join(map(str, paths))}" if isinstance(paths, list) and paths else ""
+        return f":no_entry: {data.get('holder')} held {scope}{where}{_until(data)}{_reason(data)}"
     if event == "room.lifted":
         return f":white_check_mark: {data.get('actor')} lifted the hold on {scope}"
     if event == "room.exempted":
         return f":unlock: {data.get('by')} exempted {pr} from room and freeze holds{_until(data)}{_reason(data)}"
     if event == "room.unexempted":
         return f":lock: {data.get('actor')} ended the exemption of {pr}"
+    if event == "exemption.ended":
+        return (f":lock: a push moved {pr} to {str(data.get('head_sha') or '?')[:7]}: the exemption @{data.get('by')} "
+                f"granted covered {str(data.get('granted_head') or '?')[:7]} only; room and freeze holds hold it again")
     if event == "tree.closed":
         return f":red_circle: {scope} is closed{_reason(data)}"
     if event == "tree.opened":

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
+from core.exempt_labels import LabelGrant, record_grant
 from core.holds import active_until, from_iso, to_iso
 
 EPOCH = datetime.fromtimestamp(0, UTC)
@@ -175,6 +176,8 @@ class PullState:
     labels: dict[str, Register] = field(default_factory=dict)
     """The hold label's last `labeled`/`unlabeled` event (held = added): when it was placed. The facts
     say whether it is there; a snapshot's `updated_at` moves with every later event, so it cannot."""
+    grants: dict[str, LabelGrant] = field(default_factory=dict)
+    """Each exempt label's last `labeled`/`unlabeled` event: who, trusted or not, on which head."""
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -228,6 +231,7 @@ class PullState:
             "push_edges": [list(e) if e.at else [e.before, e.after] for e in self.push_edges],
             "synced": self.synced,
             "labels": {k: r.to_dict() for k, r in sorted(self.labels.items())},
+            "grants": {k: g.to_dict() for k, g in sorted(self.grants.items())},
         }
 
     @classmethod
@@ -245,6 +249,7 @@ class PullState:
                              for e in data.get("push_edges", ())),
             synced=bool(data.get("synced", False)),
             labels={k: Register.from_dict(v) for k, v in data.get("labels", {}).items()},
+            grants={k: LabelGrant.from_dict(v) for k, v in (data.get("grants") or {}).items()},
         )
 
 
@@ -340,6 +345,8 @@ def merge_states(mine: PullState, other: PullState) -> PullState:
         state = record_push(state, *edge)
     for name, register in sorted(other.labels.items()):
         state = record_label(state, name, register.at, register.held)
+    for name, grant in sorted(other.grants.items()):
+        state = replace(state, grants=record_grant(state.grants, name, grant))
     if other.synced and not state.synced:
         state = replace(state, synced=True)
     return state
@@ -369,9 +376,9 @@ def dashboard_time(state: PullState, now: datetime, *, lift: bool) -> datetime:
 
 
 def keep_dashboard(rebuilt: PullState, live: PullState) -> PullState:
-    """``rebuilt`` (read from GitHub's history) with the live state's dashboard commands joined in: the
-    newest command of each holder still wins, whichever side it comes from. Pure and idempotent."""
-    state = rebuilt
+    """``rebuilt`` (read from GitHub's history) with the live state's dashboard commands and exempt-label
+    grants joined in (GitHub's history has neither): the newest of each still wins. Pure, idempotent."""
+    state = replace(rebuilt, grants={**live.grants, **rebuilt.grants}) if live.grants else rebuilt
     for holder, register in sorted(live.comments.items()):
         if from_dashboard(register.ref):
             state = record_comment(state, holder, register)

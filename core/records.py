@@ -166,6 +166,8 @@ def _pack_hold(hold: dict[str, Any], scope: str, prefix: str) -> dict[str, Any]:
         if hold.get(name):
             out[short] = pack_time(hold[name]) if short in "tx" else hold[name]
     put_origin(out, hold.get("origin"), prefix)
+    if hold.get("paths"):
+        out["pt"] = list(hold["paths"])  # a path-scoped hold's globs (absent for every other hold)
     return out
 
 
@@ -221,6 +223,7 @@ def _expand_hold(hold: dict[str, Any], scope: str, prefix: str) -> dict[str, Any
         "created_at": unpack_time(hold.get("t")),
         "expires_at": unpack_time(hold.get("x")),
         "origin": get_origin(hold, prefix),
+        **({"paths": list(hold["pt"])} if isinstance(hold.get("pt"), list) else {}),
     }
 
 

@@ -4,7 +4,8 @@ YAML is parsed at the edge (``state/config_file.py``); this module sees plain ma
 be spelled with hyphens or underscores (``hold-label`` or ``hold_label``); unknown keys are errors, so
 a typo never silently leaves a default in place. The published JSON Schema, ``merge-hold.schema.json``
 beside this file, accepts exactly what `from_mapping` accepts, except that only `from_mapping` can tell
-a well-formed but unknown time zone (the schema cannot consult the zone database).
+a well-formed but unknown time zone (the schema cannot consult the zone database) and a path glob whose
+range runs backwards (``[z-a]``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from core.paths import PathsError, check
 from core.treecloser import TreeRule
 
 CONFIG_PATH = ".github/merge-hold.yml"
@@ -83,6 +85,9 @@ class FreezeWindow:
     timezone: str = "UTC"
     branches: tuple[str, ...] = ("*",)
     exempt_labels: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    """Gitignore-style globs (`core.paths`): the window holds only PRs that change a matching file.
+    Empty: every PR on its branches."""
 
 
 @dataclass(frozen=True)
@@ -230,7 +235,16 @@ def _glob(value: Any, path: Path) -> str:
     return _text(value, path, limit=255)
 
 
-_WINDOW_KEYS = ("name", "days", "from", "to", "timezone", "branches", "exempt_labels")
+def _paths(value: Any, path: Path) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise _Invalid(path, f"{where(path)} must be a list of gitignore-style patterns")
+    try:
+        return check(value)
+    except PathsError as exc:
+        raise _Invalid(path, f"{where(path)}: {exc}") from None
+
+
+_WINDOW_KEYS = ("name", "days", "from", "to", "timezone", "branches", "exempt_labels", "paths")
 
 
 def _window(value: Any, path: Path) -> FreezeWindow:
@@ -253,6 +267,7 @@ def _window(value: Any, path: Path) -> FreezeWindow:
         timezone=get("timezone", _zone, "UTC"),
         branches=get("branches", lambda v, p: _list(v, p, _glob, empty=False), ("*",)),
         exempt_labels=get("exempt_labels", _labels, ()),
+        paths=get("paths", _paths, ()),
     )
 
 
@@ -339,6 +354,7 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
                 "timezone": w.timezone,
                 "branches": list(w.branches),
                 "exempt_labels": list(w.exempt_labels),
+                **({"paths": list(w.paths)} if w.paths else {}),
             }
             for w in config.freeze_windows
         ],

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 _STATE = (("repo", "r"), ("number", "n"), ("facts", "fa"), ("comments", "c"), ("lifted_all_at", "la"),
-          ("reviews", "rv"), ("dismissed", "dm"), ("push_edges", "pe"), ("synced", "sy"), ("labels", "lb"))
+          ("reviews", "rv"), ("dismissed", "dm"), ("push_edges", "pe"), ("synced", "sy"), ("labels", "lb"),
+          ("grants", "gr"))
 _FACTS: tuple[tuple[str, Any], ...] = (("open", True), ("draft", False), ("labels", []))
 """Facts fields left out when they hold these values (`core.prstate.Facts.from_dict`'s defaults)."""
 _STATE_EMPTY: tuple[Any, ...] = (None, {}, [], False)

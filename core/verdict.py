@@ -6,12 +6,14 @@ One function decides, for the workers, the API and the reference model of the te
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from core import freeze
+from core.exempt_labels import granted_labels
 from core.holds import EXEMPTIBLE, Exemption, Hold, Source, to_iso
+from core.paths import NOT_READ, ChangedFiles, matches
 from core.prstate import PullState, comment_hold_active
 from core.repo_config import RepoConfig
 from core.scopes import pr_scope, scope_applies
@@ -84,6 +86,38 @@ def pr_holds(state: PullState, config: RepoConfig, now: datetime) -> list[Hold]:
     return holds
 
 
+def wide_holds(state: PullState, config: RepoConfig, scoped_holds: Iterable[Hold], now: datetime) -> list[Hold]:
+    """The room and freeze holds that reach the PR by scope (its repo, branch, org, or the PR itself),
+    before its exemptions and its changed files are asked."""
+    facts = state.facts
+    if facts is None:
+        return []
+    holds = [h for h in scoped_holds if h.active(now) and scope_applies(h.scope, state.repo, state.number, facts.base)]
+    # A window's own exempt labels pass it; only labels that surely exempt count (`core.exempt_labels`).
+    labels = granted_labels(state.grants, facts.sure_labels, state.head_sha)
+    return holds + freeze.freeze_holds(config, state.repo, facts.base, labels, now)
+
+
+def wants_files(state: PullState, config: RepoConfig | None, scoped_holds: Iterable[Hold], now: datetime) -> bool:
+    """Whether a hold that reaches the PR is scoped by path: only then are its changed files read."""
+    return config is not None and any(h.paths for h in wide_holds(state, config, scoped_holds, now))
+
+
+def in_paths(holds: Iterable[Hold], files: ChangedFiles) -> list[Hold]:
+    """The holds that hold a PR with these changed files: those without ``paths``, those a changed file
+    matches (named in the reason), and every path-scoped one when the files are unknown (never success
+    on doubt; the reason says why)."""
+    kept = []
+    for hold in holds:
+        if not hold.paths:
+            kept.append(hold)
+        elif files.paths is None:
+            kept.append(replace(hold, reason=f"{hold.reason}; {files.why}"))
+        elif (touched := next((p for p in files.paths if matches(hold.paths, p)), None)) is not None:
+            kept.append(replace(hold, reason=f"{hold.reason} ({touched})"))
+    return kept
+
+
 def compute_verdict(
     state: PullState,
     *,
@@ -92,8 +126,10 @@ def compute_verdict(
     config_error: str | None = None,
     scoped_holds: Iterable[Hold] = (),
     exemption: Exemption | None = None,
+    changed_files: ChangedFiles = NOT_READ,
 ) -> Verdict:
-    """The verdict of one PR from its state, its repo's config and the room holds of its repo/org."""
+    """The verdict of one PR from its state, its repo's config, the room holds of its repo/org, its
+    exemption and the files its head changes (unknown unless read: then path-scoped holds hold)."""
     facts = state.facts
     base = facts.base if facts else None
     head_ref = facts.head_ref if facts else None
@@ -102,14 +138,11 @@ def compute_verdict(
                        error=config_error or "repo config not loaded")
     holds = pr_holds(state, config, now)
     if facts is not None:
-        holds += [
-            h for h in scoped_holds
-            if h.active(now) and scope_applies(h.scope, state.repo, state.number, facts.base)
-        ]
-        # Only labels surely on the PR exempt: one contested in a same-second flip does not (ties fail closed).
-        holds += freeze.freeze_holds(config, state.repo, facts.base, facts.sure_labels, now)
-        exempt_by_label = any(label in config.exempt_labels for label in facts.sure_labels)
-        if exempt_by_label or (exemption is not None and exemption.active(now)):
+        holds += in_paths(wide_holds(state, config, scoped_holds, now), changed_files)
+        # Exempt labels and exemptions count for the head they were granted on (sticky ones for any).
+        labels = granted_labels(state.grants, facts.sure_labels, state.head_sha)
+        exempt_by_label = any(label in config.exempt_labels for label in labels)
+        if exempt_by_label or (exemption is not None and exemption.covers(state.head_sha, now)):
             holds = [h for h in holds if h.source not in EXEMPTIBLE]
     holds.sort(key=lambda h: (h.created_at, h.id))
     return Verdict(state.repo, state.number, tuple(holds), state.head_sha, base, head_ref)

@@ -21,7 +21,7 @@ from urllib.parse import quote
 import jwt
 
 from core import readiness
-from core.freeze_gate import RULESET_NAME
+from core.freeze_gate import PATHS_NOTE, RULESET_NAME
 from core.gate import read_gate
 from merge_hold.doctor_deploys import deploy_checks
 from merge_hold.settings import Settings
@@ -257,6 +257,6 @@ def freeze_ruleset_checks(api: Api, access: str, name: str, freeze_mode: str) ->
     ours = [r for r in answer.body if r.get("name") == RULESET_NAME]
     if not ours:
         return [Check(f"{name}: freeze ruleset", True, f"'{RULESET_NAME}' not created yet: the first freeze "
-                      "creates it")]
+                      f"creates it; {PATHS_NOTE}")]
     return [Check(f"{name}: freeze ruleset", True, f"'{RULESET_NAME}' {ours[0].get('enforcement')} "
-                  f"(id {ours[0].get('id')})")]
+                  f"(id {ours[0].get('id')}); {PATHS_NOTE}")]

@@ -10,8 +10,10 @@ A freeze is a room hold on a repo, a branch glob or an org. What binds it, per r
 - **statuses** elsewhere: a PR is frozen for GitHub once its verdict record names the hold and the
   `merge-hold` status posted on its head (`core.keys.posted`) is the one the record asks for.
 
-An exempt PR passes the freeze, so it is counted among the exemptions and not among the statuses to
-write; under a ruleset its mark (the exemption's ``success``) still counts, since it is what lets it
+A freeze scoped by ``paths`` is carried by statuses in every mode, and reaches only the PRs whose
+verdict record names it (those whose changed files it holds). An exempt PR (its exemption covering the
+head its record was made for) passes the freeze, so it is counted among the exemptions and not among the
+statuses to write; under a ruleset its mark (the exemption's ``success``) still counts, since it is what lets it
 through. Two pipelined round trips whatever the number of repos and PRs: per repo a few GETs, then one
 MGET per repo and key kind (a repo's keys share one hash tag, so each MGET stays on one slot).
 """
@@ -59,7 +61,7 @@ class _Repo:
     ruleset: dict[str, Any] | None = None
     fallback: str | None = None
     numbers: list[int] = field(default_factory=list)
-    exempt: set[int] = field(default_factory=set)
+    exempt: dict[int, Exemption] = field(default_factory=dict)
     records: dict[int, dict[str, Any] | None] = field(default_factory=dict)
     posted: dict[int, Any] = field(default_factory=dict)
     marks: dict[int, Any] = field(default_factory=dict)
@@ -130,7 +132,7 @@ def _load(redis: Redis, repos: list[str], now: datetime) -> dict[str, _Repo]:
         for number, raw in exemptions.items():
             data = _json(raw)
             if _text(number).isdigit() and isinstance(data, dict) and Exemption.from_dict(data).active(now):
-                entry.exempt.add(int(_text(number)))
+                entry.exempt[int(_text(number))] = Exemption.from_dict(data)
     with redis.pipeline(transaction=False) as pipe:
         asked = [r for r in repos if found[r].numbers]
         for repo in asked:
@@ -147,7 +149,8 @@ def _load(redis: Redis, repos: list[str], now: datetime) -> dict[str, _Repo]:
     return found
 
 
-def _one(hold: Hold, reached: list[str], state: dict[str, _Repo], ruleset_repos: set[str]) -> Progress:
+def _one(hold: Hold, reached: list[str], state: dict[str, _Repo], ruleset_repos: set[str],
+         now: datetime) -> Progress:
     rulesets = [r for r in reached if r in ruleset_repos]
     statuses, descriptions, exempt = Count(), Count(), 0
     for repo in reached:
@@ -159,16 +162,19 @@ def _one(hold: Hold, reached: list[str], state: dict[str, _Repo], ruleset_repos:
                 continue  # a branch freeze reaches the PR only if its base is known to match
             if not scope_applies(hold.scope, repo, number, str(base or "")):
                 continue
-            is_exempt = number in entry.exempt
+            named = record is not None and any(h.get("id") == hold.id for h in record.get("holds") or ())
+            if hold.paths and not named:
+                continue  # a path-scoped hold reaches only the PRs whose changed files it holds
+            found = entry.exempt.get(number)
+            is_exempt = found is not None and found.covers(record.get("head_sha") if record else None, now)
             exempt += int(is_exempt)
-            if binds(entry.ruleset, base if isinstance(base, str) else None):
+            if not hold.paths and binds(entry.ruleset, base if isinstance(base, str) else None):
                 descriptions = Count(descriptions.done + int(_mark_shown(record, entry.marks.get(number))),
                                      descriptions.total + 1)
             elif not is_exempt:
                 # A record made while the ruleset bound it has its status without the freeze.
-                named = record is not None and not record.get("freeze_mark") and \
-                    any(h.get("id") == hold.id for h in record.get("holds") or ())
-                written = named and entry.posted.get(number) == wanted_posted(record)
+                written = named and record is not None and (hold.paths or not record.get("freeze_mark")) \
+                    and entry.posted.get(number) == wanted_posted(record)
                 statuses = Count(statuses.done + int(written), statuses.total + 1)
     return Progress(
         hold_id=hold.id, scope=hold.scope, repos=len(reached),
@@ -186,4 +192,4 @@ def progress(redis: Redis, holds: Iterable[Hold], repos: Iterable[str], now: dat
     reach = {h.id: reached_repos(h.scope, candidates) for h in freezes}
     state = _load(redis, sorted({r for rs in reach.values() for r in rs}), now)
     modes = {r.lower() for r in ruleset_repos}
-    return {h.id: _one(h, reach[h.id], state, modes) for h in freezes}
+    return {h.id: _one(h, reach[h.id], state, modes, now) for h in freezes}

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from redis import Redis
 from redis.client import Pipeline
+from redis.exceptions import WatchError
 
 from core import keys
 from core.holds import Exemption, Hold, Source
@@ -34,14 +35,16 @@ def scope_key(scope: str) -> str:
 
 
 def place_hold(redis: Redis, scope: str, *, holder: str, holder_id: str, reason: str, origin: str,
-               now: datetime, duration: timedelta | None = None) -> Hold:
+               now: datetime, duration: timedelta | None = None, paths: tuple[str, ...] = ()) -> Hold:
     """Record (or renew) ``holder``'s room hold on ``scope``. ``holder_id`` is the stable chat identity
-    (``slack:T123:U456``): one hold per holder and scope."""
+    (``slack:T123:U456``): one hold per holder and scope (a new one replaces it, ``paths`` included).
+    ``paths`` (checked by the caller, `core.paths.check`) scopes it to PRs changing matching files."""
     hold = Hold(id=f"room:{holder_id}:{scope}", source=Source.ROOM, scope=scope, holder=holder, reason=reason,
-                created_at=now, expires_at=now + duration if duration else None, origin=origin)
+                created_at=now, expires_at=now + duration if duration else None, origin=origin, paths=paths)
     redis.hset(scope_key(scope), hold.id, json.dumps(hold.to_dict()))
     audit.record(redis, scope_repo(scope), "room.held", scope=scope, holder=holder, holder_id=holder_id,
-                reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"], **_pr(scope))
+                reason=reason, origin=origin, expires_at=hold.to_dict()["expires_at"], **_pr(scope),
+                **({"paths": list(paths)} if paths else {}))
     return hold
 
 
@@ -58,13 +61,18 @@ def lift_holds(redis: Redis, scope: str, *, actor: str, origin: str,
 
 
 def place_exemption(redis: Redis, pr_scope: str, *, by: str, reason: str, origin: str, now: datetime,
-                    duration: timedelta | None = None) -> Exemption:
+                    head_sha: str | None, duration: timedelta | None = None, sticky: bool = False,
+                    channel: str = "") -> Exemption:
+    """Record (or replace) the PR's exemption. It covers ``head_sha`` (the head the granter saw) unless
+    ``sticky``; ``channel`` (``slack:T123:C456``) is the chat room told when a push ends it. Who may
+    grant it the caller checked (`core.exemptions.refusal`)."""
     repo, _, number = pr_scope.partition("#")
     exemption = Exemption(pr_scope=pr_scope, by=by, reason=reason, created_at=now,
-                          expires_at=now + duration if duration else None, origin=origin)
+                          expires_at=now + duration if duration else None, origin=origin, head_sha=head_sha,
+                          sticky=sticky, channel=channel)
     redis.hset(keys.exemptions(repo), number, json.dumps(exemption.to_dict()))
     audit.record(redis, repo, "room.exempted", number=int(number), by=by, reason=reason, origin=origin,
-                expires_at=exemption.to_dict()["expires_at"])
+                expires_at=exemption.to_dict()["expires_at"], head_sha=head_sha, sticky=sticky)
     return exemption
 
 
@@ -76,6 +84,27 @@ def lift_exemption(redis: Redis, pr_scope: str, *, actor: str, origin: str) -> E
         audit.record(redis, repo, "room.unexempted", number=int(number), actor=actor, origin=origin,
                     by=found.by, reason=found.reason)
     return found
+
+
+def end_exemption(redis: Redis, repo: str, number: int, ended: Exemption, **why: object) -> bool:
+    """Remove the PR's exemption if it is still ``ended`` (not replaced meanwhile by a new grant), and
+    audit ``exemption.ended`` with ``why``; False when another worker or a new grant got there first."""
+    field = str(number)
+    with redis.pipeline() as pipe:
+        pipe.watch(keys.exemptions(repo))  # type: ignore[no-untyped-call]
+        raw = pipe.hget(keys.exemptions(repo), field)
+        if raw is None or Exemption.from_dict(json.loads(raw)) != ended:
+            pipe.unwatch()
+            return False
+        pipe.multi()
+        pipe.hdel(keys.exemptions(repo), field)
+        try:
+            pipe.execute()
+        except WatchError:
+            return False
+    audit.record(redis, repo, "exemption.ended", number=number, by=ended.by, reason=ended.reason,
+                origin=ended.origin, granted_head=ended.head_sha, **why)
+    return True
 
 
 def holds_in(redis: Redis, key: str) -> list[Hold]:

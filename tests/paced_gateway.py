@@ -84,6 +84,9 @@ class PacedGateway:
     def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
         return self.inner.list_reviews(repo, number)
 
+    def pull_files(self, repo: str, number: int, limit: int) -> list[dict[str, Any]]:
+        return self.inner.pull_files(repo, number, limit)
+
     def app_slug(self) -> str | None:
         return self.inner.app_slug()
 

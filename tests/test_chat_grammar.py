@@ -99,6 +99,20 @@ OK: list[tuple[str, str, ChatCommand]] = [
     ("/hold", "https://github.com/link release week", ChatCommand("hold", "link", "release week")),
     ("/unhold", "link", ChatCommand("unhold", "link")),  # only /hold has the keyword: this lifts org `link`
     ("/holds", "link", ChatCommand("list", "link")),
+    # An exemption covers the PR's current head; --sticky (before or right after the target) every new one.
+    ("/hold", "exempt --sticky acme/widgets#12 hotfix",
+     ChatCommand("exempt", "acme/widgets#12", "hotfix", sticky=True)),
+    ("/hold", "exempt acme/widgets#12 --STICKY for 2h hotfix",
+     ChatCommand("exempt", "acme/widgets#12", "hotfix", H2, sticky=True)),
+    ("/hold", "exempt acme/widgets#12 hotfix --sticky", ChatCommand("exempt", "acme/widgets#12", "hotfix --sticky")),
+    # paths: scopes a hold to the PRs changing matching files, before or after the duration.
+    ("/hold", "acme/widgets paths:db/migrations/** schema change in flight",
+     ChatCommand("hold", "acme/widgets", "schema change in flight", paths=("db/migrations/**",))),
+    ("/hold", "acme/widgets for 2h paths:db/**,!db/README.md release",
+     ChatCommand("hold", "acme/widgets", "release", H2, paths=("db/**", "!db/README.md"))),
+    ("/hold", "acme paths:db/** PATHS:*.sql for 2h x", ChatCommand("hold", "acme", "x", H2, paths=("db/**", "*.sql"))),
+    ("/hold", "acme/widgets a note about paths:db/** in the reason",
+     ChatCommand("hold", "acme/widgets", "a note about paths:db/** in the reason")),
 ]
 
 
@@ -110,7 +124,7 @@ def test_commands(command: str, text: str, expected: ChatCommand) -> None:
 ERRORS: list[tuple[str, str, str, str]] = [
     # (command, text, in the message, in the usage)
     ("/hold", "", "", "/hold TARGET [for DURATION] REASON"),
-    ("/hold", "help", "", "/hold exempt owner/repo#12"),
+    ("/hold", "help", "", "/hold exempt [--sticky] owner/repo#12"),
     ("/hold", "acme/widgets", "needs a reason", "a reason is required"),
     ("/hold", "acme/widgets for 2h", "needs a reason", "/hold TARGET"),
     ("/hold", "acme/widgets   ", "needs a reason", "/hold TARGET"),
@@ -123,6 +137,15 @@ ERRORS: list[tuple[str, str, str, str]] = [
     ("/hold", "exempt acme/widgets hotfix", "exempt takes one PR", "/hold exempt"),
     ("/hold", "exempt acme/widgets#12", "an exemption needs a reason", "/hold exempt"),
     ("/hold", "exempt acme/widgets#12 for 2h", "an exemption needs a reason", "/hold exempt"),
+    ("/hold", "exempt --sticky", "which PR", "/hold exempt [--sticky]"),
+    ("/hold", "exempt --sticky acme/widgets hotfix", "exempt takes one PR", "/hold exempt"),
+    ("/hold", "acme/widgets --sticky hotfix", "--sticky is for exemptions", "/hold exempt [--sticky]"),
+    ("/unhold", "exempt --sticky acme/widgets#12", "unexpected '--sticky'", "/unhold exempt"),
+    ("/hold", "exempt acme/widgets#12 paths:db/** x", "not an exemption", "paths:"),
+    ("/hold", "acme/widgets paths:!docs/** x", "only `!` excludes match nothing", "paths:"),
+    ("/hold", "acme/widgets paths:,, x", "at least one pattern", "paths:"),
+    ("/hold", "acme/widgets paths:#x y", "would be a comment", "paths:"),
+    ("/hold", "acme/widgets paths:db/**", "a hold needs a reason", "paths:"),
     ("/unhold", "", "", "/unhold TARGET"),
     ("/unhold", "exempt acme", "exempt takes one PR", "/unhold exempt"),
     ("/unhold", "acme widgets", "takes one target", "/unhold TARGET"),

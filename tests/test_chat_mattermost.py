@@ -143,7 +143,8 @@ def test_branch_hold_and_exemption_from_mattermost(redis_client: Redis, redis_ur
     assert said[0]["response_type"] == "in_channel"
     assert said[0]["text"].startswith("@somename held acme/widgets@release/* (2 open PRs) for 1d until ")
     assert said[1] == {"response_type": "in_channel",
-                       "text": "@somename exempted acme/widgets#3 from room and freeze holds: security fix"}
+                       "text": "@somename exempted acme/widgets#3 from room and freeze holds on its head 0000000 "
+                               "(a new push ends it): security fix"}
     assert said[2]["response_type"] == "ephemeral"
     listing = said[2]["text"].splitlines()
     assert listing[0] == "Room holds on acme/widgets@release/* (1):"

@@ -117,7 +117,7 @@ def test_a_page_hold_is_the_users_comment_hold_no_exemption_frees_it_their_unhol
     room_holds.place_hold(svc.redis, f"{REPO}#1", holder="dana", holder_id="slack:U1", reason="freeze",
                           origin="slack", now=placed(hold))
     room_holds.place_exemption(svc.redis, f"{REPO}#1", by="carol", reason="hotfix", origin="slack",
-                               now=placed(hold))
+                               now=placed(hold), head_sha=head_sha(REPO, 1))
     svc.rt.queue.enqueue("workers.chat.rooms.republish_job", f"{REPO}#1")
     svc.drain()
     assert state(emu) == "failure"

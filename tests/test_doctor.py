@@ -315,4 +315,7 @@ def test_ruleset_freeze_mode_needs_administration_write_and_shows_the_ruleset(
     checks = doctor.run(ruled)
     assert problems(checks) == [], doctor.render(checks)
     assert "'merge-hold freeze' disabled" in by_name(checks)[f"{REPO}: freeze ruleset"].detail
+    # A freeze scoped by paths is not the ruleset's: doctor says where it goes.
+    ruleset_line = by_name(checks)[f"{REPO}: freeze ruleset"].detail
+    assert "scoped by paths goes through each PR's merge-hold status" in ruleset_line
     assert f"{REPO}: freeze ruleset" not in by_name(doctor.run(settings))  # statuses mode: no such line

@@ -223,7 +223,8 @@ def test_moved_repo_keeps_its_holds(svc: Service, github_emulator: GitHubEmulato
     now = datetime.now(UTC)
     rooms.place_hold(svc.redis, f"{REPO}@master", holder="ops", holder_id="slack:T1:U1", reason="release",
                      origin="#ops", now=now)
-    rooms.place_exemption(svc.redis, f"{REPO}#3", by="ops", reason="hotfix", origin="#ops", now=now)
+    rooms.place_exemption(svc.redis, f"{REPO}#3", by="ops", reason="hotfix", origin="#ops", now=now,
+                          head_sha="3" * 40)
     svc.drain()
 
     github_emulator.rename_repo(REPO, new)

@@ -198,6 +198,30 @@ def test_250_open_pulls_take_three_list_calls_at_100_per_page(emu: GitHubEmulato
     assert emu.token_mints(1) == 1
 
 
+def test_pull_files_come_in_githubs_shape_paged_and_capped_at_3000(emu: GitHubEmulator) -> None:
+    emu.set_pull_files(REPO, 7, [{"filename": "db/new name.sql", "previous_filename": "db/old.sql"},
+                                 {"filename": "README.md", "status": "added", "additions": 3}])
+    files = list(client(emu).get_repo(REPO).get_pull(7).get_files())  # PyGithub reads GitHub's "Diff Entry"
+    assert [(f.filename, f.status, f.previous_filename) for f in files] == [
+        ("db/new name.sql", "renamed", "db/old.sql"), ("README.md", "added", None)]
+    entry = get(emu, f"/repos/{REPO}/pulls/7/files", token_for(emu, 1)).json()[0]
+    assert set(entry) == {"sha", "filename", "status", "additions", "deletions", "changes", "blob_url", "raw_url",
+                          "contents_url", "patch", "previous_filename"}
+    assert entry["blob_url"] == f"https://github.com/{REPO}/blob/{SHA}/db/new%20name.sql"
+    assert entry["contents_url"].endswith(f"/repos/{REPO}/contents/db/new%20name.sql?ref={SHA}")
+    assert get(emu, f"/repos/{REPO}/pulls/8/files", token_for(emu, 1)).status_code == 404
+
+    emu.set_pull_files(REPO, 7, [f"src/f{i}.py" for i in range(3005)])
+    token = token_for(emu, 1)
+    first = get(emu, f"/repos/{REPO}/pulls/7/files", token, params={"per_page": 100})
+    assert len(first.json()) == 100 and 'page=30>; rel="last"' in first.headers["link"]
+    last = get(emu, f"/repos/{REPO}/pulls/7/files", token, params={"per_page": 100, "page": 30}).json()
+    assert last[-1]["filename"] == "src/f2999.py"  # GitHub lists 3,000 files at most
+    assert get(emu, f"/repos/{REPO}/pulls/7/files", token, params={"per_page": 100, "page": 31}).json() == []
+    assert len(get(emu, f"/repos/{REPO}/pulls/7/files", token).json()) == 30  # 30 a page by default
+    assert client(emu).get_repo(REPO).get_pull(7).changed_files == 3005
+
+
 def test_link_headers_point_at_the_host_and_port_the_client_used(emu: GitHubEmulator) -> None:
     for n in range(100, 104):
         emu.add_pull(REPO, n, head_sha=f"{n:040x}", head_ref=f"b{n}")

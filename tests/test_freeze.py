@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.exempt_labels import LabelGrant
 from core.freeze import freeze_holds, next_transition
 from core.holds import Hold, Source
 from core.prstate import Facts, PullState
@@ -123,8 +124,11 @@ def test_verdict_applies_freezes_and_config_exempt_labels() -> None:
     state = PullState("acme/widgets", 1, facts=facts)
     cfg = config(FRIDAY, exempt_labels=("hotfix",))
     assert [h.id for h in compute_verdict(state, config=cfg, now=now).holds] == ["freeze:friday"]
-    exempted = replace(state, facts=replace(facts, labels=("hotfix",)))
-    assert compute_verdict(exempted, config=cfg, now=now).holds == ()
+    labelled = replace(state, facts=replace(facts, labels=("hotfix",)))
+    # Seen on the PR without a maintainer's `labeled` event for this head, the label exempts nothing.
+    assert [h.id for h in compute_verdict(labelled, config=cfg, now=now).holds] == ["freeze:friday"]
+    granted = replace(labelled, grants={"hotfix": LabelGrant(now, True, by="mia", trusted=True, head_sha="abc")})
+    assert compute_verdict(granted, config=cfg, now=now).holds == ()
 
 
 TRANSITIONS: list[tuple[tuple[FreezeWindow, ...], str, str | None]] = [

@@ -10,6 +10,7 @@ from functools import partial
 import pytest
 from redis import Redis
 
+from core.exempt_labels import LabelGrant
 from core.prstate import Facts, PullState, record_facts
 from state import store
 from tests.chat_support import emulated_service, head_sha, latest
@@ -55,13 +56,20 @@ def frozen(github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str)
                                  labels=labels)
         facts = Facts(at=utc("2026-01-01T00:00:00"), head_sha=head_sha(REPO, number), head_ref=f"t{number}",
                       head_repo=REPO, base=base, author="octocat", labels=tuple(labels))
-        # Known to merge-hold since before the window, history read (`synced`), as after a bootstrap.
-        store.update_pull(redis_client, REPO, number, partial(known, facts))
+        # Known to merge-hold since before the window, history read (`synced`), as after a bootstrap; the
+        # exempt labels added by a maintainer on this head (`core.exempt_labels`).
+        grants = {label: LabelGrant(facts.at, True, by="maya", trusted=True, head_sha=facts.head_sha)
+                  for label in labels if label != "do-not-merge/hold"}
+        store.update_pull(redis_client, REPO, number, partial(known_granted, facts, grants))
     return svc
 
 
 def known(facts: Facts, state: PullState) -> PullState:
     return replace(record_facts(state, facts), synced=True)
+
+
+def known_granted(facts: Facts, grants: dict[str, LabelGrant], state: PullState) -> PullState:
+    return replace(known(facts, state), grants=grants)
 
 
 def states_at(svc: Service, emulator: GitHubEmulator, moment: datetime) -> dict[int, str]:
@@ -116,9 +124,9 @@ def test_an_exemption_lets_one_pr_through_the_freeze_until_it_ends(frozen: Servi
                                                                    redis_client: Redis) -> None:
     during = utc("2026-03-22T01:00:00")
     place_exemption(redis_client, f"{REPO}#1", by="dana", reason="security fix", origin="slack:acme/#ops",
-                    now=during, duration=timedelta(minutes=30))
+                    now=during, duration=timedelta(minutes=30), head_sha=head_sha(REPO, 1))
     place_exemption(redis_client, f"{REPO}#6", by="dana", reason="security fix", origin="slack:acme/#ops",
-                    now=during)
+                    now=during, head_sha=head_sha(REPO, 6))
     seen = states_at(frozen, github_emulator, during)
     assert seen[1] == "No holds"
     assert seen[5] == CET  # exemptions are per PR
@@ -126,7 +134,8 @@ def test_an_exemption_lets_one_pr_through_the_freeze_until_it_ends(frozen: Servi
     wake = f"wake-acme_widgets-1-{int((during + timedelta(minutes=30)).timestamp())}"
     assert wake in frozen.rt.queue.scheduled_job_registry.get_job_ids()
     assert states_at(frozen, github_emulator, during + timedelta(minutes=30))[1] == CET  # expired
-    place_exemption(redis_client, f"{REPO}#1", by="dana", reason="again", origin="slack:acme/#ops", now=during)
+    place_exemption(redis_client, f"{REPO}#1", by="dana", reason="again", origin="slack:acme/#ops", now=during,
+                    head_sha=head_sha(REPO, 1))
     assert states_at(frozen, github_emulator, during)[1] == "No holds"
     lift_exemption(redis_client, f"{REPO}#1", actor="erin", origin="slack:acme/#ops")
     assert states_at(frozen, github_emulator, during)[1] == CET

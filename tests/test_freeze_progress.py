@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -53,9 +54,10 @@ def seed_pr(r: redis.Redis, repo: str, number: int, holds: tuple[Hold, ...], *, 
     return record
 
 
-def exempt(r: redis.Redis, repo: str, number: int) -> None:
+def exempt(r: redis.Redis, repo: str, number: int, head_sha: str | None = None) -> None:
+    """An exemption of the PR's head as `seed_pr` records it (or of ``head_sha``)."""
     found = Exemption(pr_scope=f"{repo}#{number}", by="carol", reason="hotfix", created_at=NOW, expires_at=None,
-                      origin="dashboard")
+                      origin="dashboard", head_sha=head_sha or f"{number:040x}")
     r.hset(keys.exemptions(repo), str(number), json.dumps(found.to_dict()))
 
 
@@ -113,6 +115,22 @@ def test_progress_in_both_modes(redis_client: redis.Redis) -> None:
     assert (widgets.statuses, widgets.descriptions, widgets.exemptions) == (Count(2, 4), Count(0, 0), 1)
     release = found[branch.id]
     assert (release.statuses, release.exemptions) == (Count(1, 1), 0)  # only the release/2.0 PR
+
+
+def test_a_path_freeze_counts_the_prs_it_holds_through_statuses_and_exemptions_of_their_head(
+        redis_client: redis.Redis) -> None:
+    r = redis_client
+    migrations = replace(freeze("acme/gadgets"), paths=("db/migrations/**",))
+    ruleset(r, "acme/gadgets", "active", [ALL])  # a ruleset freeze elsewhere does not carry a path freeze
+    seed_pr(r, "acme/gadgets", 1, (migrations,), posted=True)  # changes a migration: held, written
+    seed_pr(r, "acme/gadgets", 2, (migrations,))  # held, not written yet
+    seed_pr(r, "acme/gadgets", 3, (), posted=True)  # changes no migration: not reached
+    seed_pr(r, "acme/gadgets", 4, ())
+    exempt(r, "acme/gadgets", 4)  # its head exempted
+    seed_pr(r, "acme/gadgets", 5, (migrations,))
+    exempt(r, "acme/gadgets", 5, head_sha="e" * 40)  # an exemption of an earlier head: not in force
+    found = progress(r, [migrations], ["acme/gadgets"], NOW, ["acme/gadgets"])[migrations.id]
+    assert (found.statuses, found.descriptions, found.exemptions) == (Count(1, 3), Count(0, 0), 0)
 
 
 def test_a_branch_ruleset_counts_only_when_it_covers_the_branch(redis_client: redis.Redis) -> None:

@@ -208,8 +208,8 @@ def test_two_syncs_of_one_repo_at_once_write_its_ruleset_once(org: Service, redi
     assert not github_emulator.mergeable(repo, 1)
 
 
-def test_an_exempt_pr_merges_and_keeps_its_exemption_on_a_new_head(org: Service, redis_client: Redis,
-                                                                    github_emulator: GitHubEmulator) -> None:
+def test_an_exempt_pr_merges_and_a_push_ends_its_exemption(org: Service, redis_client: Redis,
+                                                            github_emulator: GitHubEmulator) -> None:
     repo = REPOS[0]
     execute(org.rt, request(), ChatCommand("hold", repo, reason="incident 4711"))
     execute(org.rt, request(), ChatCommand("exempt", f"{repo}#2", reason="the fix"))
@@ -218,6 +218,23 @@ def test_an_exempt_pr_merges_and_keeps_its_exemption_on_a_new_head(org: Service,
     assert not github_emulator.mergeable(repo, 1)
     mark = github_emulator.latest_status(repo, head_sha(repo, 2), FREEZE_CONTEXT) or {}
     assert (mark.get("state"), mark.get("description")) == ("success", "Exempt from the freeze: the fix (@dana)")
+
+    new_head = "f" * 40
+    github_emulator.update_pull(repo, 2, head_sha=new_head)
+    assert org.deliver("pull_request", pull_event(repo, 2, new_head)).status_code == 202
+    org.drain()
+    assert not github_emulator.mergeable(repo, 2)  # the exemption covered the reviewed head only
+    assert (github_emulator.latest_status(repo, new_head, FREEZE_CONTEXT) or {}).get("state") == "failure"
+    assert store.exemption(redis_client, repo, 2) is None
+
+
+def test_a_sticky_exempt_pr_keeps_its_exemption_on_a_new_head(org: Service, redis_client: Redis,
+                                                              github_emulator: GitHubEmulator) -> None:
+    repo = REPOS[0]
+    execute(org.rt, request(), ChatCommand("hold", repo, reason="incident 4711"))
+    execute(org.rt, request(), ChatCommand("exempt", f"{repo}#2", reason="the fix", sticky=True))
+    org.drain()
+    assert github_emulator.mergeable(repo, 2)
 
     new_head = "f" * 40
     github_emulator.update_pull(repo, 2, head_sha=new_head)

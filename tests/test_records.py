@@ -17,6 +17,7 @@ import pytest
 from redis import Redis
 
 from core import keys, records, state_record
+from core.exempt_labels import LabelGrant
 from core.holds import Hold, Source
 from core.prstate import Facts, PullState, PushEdge, Register
 from core.repo_config import RepoConfig
@@ -54,6 +55,9 @@ HOLD_ROWS: dict[str, Hold] = {
     "other PR's page": _hold("comment", "hal", origin="https://github.com/Acme/Widgets/pull/70#issuecomment-3"),
     "bare PR URL": _hold("comment", "ivy", origin=URL),
     "empty reason": _hold("comment", "jo", reason="", origin=f"{URL}#issuecomment-2"),
+    "room hold scoped by paths": replace(_hold("room", "kim", ident="room:slack:T1:U9:acme", scope="acme",
+                                              origin="slack:#ops", reason="schema (db/migrations/1.sql)"),
+                                         paths=("db/migrations/**", "!db/migrations/README.md")),
 }
 
 
@@ -160,6 +164,11 @@ STATE_ROWS: dict[str, PullState] = {
         reviews={"rita": _register(ref="5", origin=f"{URL}#pullrequestreview-5", name="rita", reason="")},
         dismissed=frozenset({"5"}), push_edges=(PushEdge("a" * 40, "b" * 40), PushEdge("b" * 40, "c" * 40, 1767225600)),
         labels={"do-not-merge/hold": Register(at=NOW, held=True, ref="1")}),
+    "exempt labels granted, refused, removed": PullState(
+        repo=REPO, number=7, facts=replace(FACTS, labels=("hotfix", "urgent")),
+        grants={"hotfix": LabelGrant(NOW, True, by="mia", trusted=True, head_sha="a" * 40),
+                "urgent": LabelGrant(NOW, True, by="tom", trusted=False, head_sha="a" * 40),
+                "emergency": LabelGrant(NOW, False, by="mia")}),
 }
 
 

@@ -25,7 +25,7 @@ _TYPES = {
     "null": lambda v: v is None,
 }
 _KNOWN = {"$schema", "title", "description", "type", "additionalProperties", "properties", "allOf",
-          "$defs", "enum", "minLength", "maxLength", "pattern", "items", "minItems", "anyOf", "not",
+          "$defs", "enum", "minLength", "maxLength", "pattern", "items", "minItems", "maxItems", "anyOf", "not",
           "required", "$ref"}
 
 
@@ -50,7 +50,7 @@ def schema_valid(value: Any, schema: dict[str, Any] | None = None) -> bool:
         if "pattern" in schema and not re.search(schema["pattern"].replace("$", r"\Z"), value):
             return False
     if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
+        if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", 10**9):
             return False
         if "items" in schema and not all(schema_valid(v, schema["items"]) for v in value):
             return False
@@ -155,6 +155,21 @@ AGREEMENT: list[tuple[str, Any, bool]] = [
     ("empty branches", win(branches=[]), False),
     ("branch empty string", win(branches=[""]), False),
     ("branches as string", win(branches="main"), False),
+    ("paths", win(paths=["db/migrations/**", "!db/migrations/README.md"]), True),
+    ("paths any depth, directory, quoted", win(paths=["*.sql", "vendor/", "\\#notes", "/docs/**"]), True),
+    ("paths empty", win(paths=[]), False),
+    ("paths only excludes", win(paths=["!docs/**", "!*.md"]), False),
+    ("paths as string", win(paths="db/**"), False),
+    ("path empty string", win(paths=[""]), False),
+    ("path blank", win(paths=["   "]), False),
+    ("path a comment", win(paths=["#db"]), False),
+    ("path a lone bang", win(paths=["db/**", "!"]), False),
+    ("path a lone slash", win(paths=["/"]), False),
+    ("path with a newline", win(paths=["db/\n**"]), False),
+    ("path not a string", win(paths=[3]), False),
+    ("path 256 chars", win(paths=["x" * 256]), False),
+    ("51 paths", win(paths=[f"d{i}/" for i in range(51)]), False),
+    ("50 paths", win(paths=[f"d{i}/" for i in range(50)]), True),
     ("deploy freeze", {"freeze_deployments": ["production", "staging"], "deployments_on_freeze": "reject"}, True),
     ("deploy freeze hyphen keys", {"freeze-deployments": ["production"], "deployments-on-freeze": "wait"}, True),
     ("deploy freeze none", {"freeze_deployments": []}, True),
@@ -177,13 +192,17 @@ def test_schema_and_from_mapping_agree(document: Any, valid: bool) -> None:
     assert config_valid(document) is valid
 
 
-def test_unknown_zone_is_the_one_thing_only_from_mapping_knows() -> None:
+def test_unknown_zones_and_backward_ranges_are_what_only_from_mapping_knows() -> None:
     document = win(timezone="Mars/Olympus_Mons")
     assert schema_valid(document)
     with pytest.raises(ConfigError, match="unknown time zone 'Mars/Olympus_Mons'"):
         from_mapping(document)
     with pytest.raises(ConfigError, match="unknown time zone"):
         from_mapping(win(timezone="America"))  # a directory of the zone database
+    reversed_range = win(paths=["[z-a].sql"])  # nor can it tell a glob whose range runs backwards
+    assert schema_valid(reversed_range)
+    with pytest.raises(ConfigError, match=r"freeze_windows\[0\]\.paths: path pattern '\[z-a\]\.sql' matches nothing"):
+        from_mapping(reversed_range)
 
 
 def test_the_checker_can_say_no() -> None:
@@ -200,7 +219,7 @@ def test_values_are_normalised() -> None:
 
 
 def test_to_mapping_round_trips() -> None:
-    config = from_mapping({"held_state": "pending", **win(timezone="Asia/Tokyo"),
+    config = from_mapping({"held_state": "pending", **win(timezone="Asia/Tokyo", paths=["db/**", "!db/seeds/"]),
                            "freeze_deployments": ["production", "production", "eu"], "deployments_on_freeze": "reject"})
     assert config.freeze_deployments == ("production", "eu")
     mapping = to_mapping(config)

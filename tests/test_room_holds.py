@@ -88,10 +88,10 @@ def test_holds_are_kept_per_holder_and_scope_in_the_repo_or_org_hash(redis_clien
 
 def test_exemptions_are_recorded_with_who_and_why_and_can_be_ended(redis_client: Redis) -> None:
     place_exemption(redis_client, f"{REPO}#12", by="dana", reason="security fix", origin="slack:acme/#ops",
-                    now=NOW, duration=timedelta(hours=4))
+                    now=NOW, duration=timedelta(hours=4), head_sha="c" * 40)
     found = store.exemption(redis_client, REPO, 12)
-    assert found is not None and (found.by, found.reason, found.expires_at) == (
-        "dana", "security fix", NOW + timedelta(hours=4))
+    assert found is not None and (found.by, found.reason, found.expires_at, found.head_sha, found.sticky) == (
+        "dana", "security fix", NOW + timedelta(hours=4), "c" * 40, False)
     assert lift_exemption(redis_client, f"{REPO}#12", actor="erin", origin="slack:acme/#ops") == found
     assert lift_exemption(redis_client, f"{REPO}#12", actor="erin", origin="slack:acme/#ops") is None
     assert [e for e, _ in audit_events(redis_client)] == ["room.exempted", "room.unexempted"]

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.comment_rules import apply_comment, apply_review
+from core.exempt_labels import LabelGrant, record_grant
 from core.holds import Hold, Source
 from core.permissions import Permission
 from core.prstate import Facts, PullState, merge_states, record_facts, record_label
@@ -109,11 +110,26 @@ def test_same_second_ties_resolve_toward_held_in_any_order(steps: list[Callable[
 
 
 def test_contested_exempt_label_does_not_exempt() -> None:
-    with_label = record_facts(BASE, snapshot((EXEMPT,)))
+    granted = replace(BASE, grants={EXEMPT: LabelGrant(T, True, by="mia", trusted=True, head_sha="a" * 40)})
+    with_label = record_facts(granted, snapshot((EXEMPT,)))
     assert held(with_label, (ROOM,)) == []  # surely exempt: the room hold does not apply
     for first, second in [((EXEMPT,), ()), ((), (EXEMPT,))]:
-        state = record_facts(record_facts(BASE, snapshot(first)), snapshot(second))
+        state = record_facts(record_facts(granted, snapshot(first)), snapshot(second))
         assert held(state, (ROOM,)) == ["room:1"]
+
+
+@pytest.mark.parametrize("events", list(itertools.permutations([
+    ("added", True), ("removed", True), ("added", False)])))
+def test_exempt_label_events_of_one_second_fail_closed_in_any_order(events: tuple[tuple[str, bool], ...]) -> None:
+    """A trusted addition, a removal and an untrusted addition in one second: in every order the label
+    ends removed (nothing orders them, so the tie does not exempt), and every order ends in one state."""
+    grants: dict[str, LabelGrant] = {}
+    for kind, trusted in events:
+        grant = LabelGrant(T, kind == "added", by="mia" if trusted else "tom", trusted=trusted, head_sha="a" * 40)
+        grants = record_grant(grants, EXEMPT, grant)
+    assert not grants[EXEMPT].added
+    state = record_facts(replace(BASE, grants=grants), snapshot((EXEMPT,), at=T + timedelta(seconds=1)))
+    assert held(state, (ROOM,)) == ["room:1"]
 
 
 def test_a_later_snapshot_settles_the_contest() -> None:

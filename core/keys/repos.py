@@ -143,8 +143,15 @@ def org_room_holds(owner: str) -> str:
 
 
 def exemptions(repo: str) -> str:
-    """Hash: PR number -> JSON exemption from room and freeze holds."""
+    """Hash: PR number -> JSON exemption from room and freeze holds (`core.holds.Exemption`)."""
     return f"{repo_prefix(repo)}:exempt"
+
+
+def changed_files(repo: str, number: int) -> str:
+    """zlib-compressed JSON ``{"sha", "files" | null, "why", "tries", "retry"}``: the files the PR's head
+    ``sha`` changes, read once per head for path-scoped holds (`workers.publishing.changed_files`), or
+    why they are unknown and when to read again. Eight days' TTL; dropped when the PR closes."""
+    return f"{repo_prefix(repo)}:pr:{number}:files"
 
 
 def history(repo: str) -> str:

@@ -12,6 +12,7 @@ from tests.emulator.world import World
 
 DOCS_PULLS = "https://docs.github.com/rest/pulls/pulls#list-pull-requests"
 DOCS_COMMIT = "https://docs.github.com/rest/commits/commits#get-a-commit"
+DOCS_FILES = "https://docs.github.com/rest/pulls/pulls#list-pull-requests-files"
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 
@@ -92,6 +93,18 @@ def reviews(world: World, req: Request) -> Response:
     return paginate(req, found, lambda r: shapes_pulls.review(req.base, r))
 
 
+MAX_FILES = 3000
+"""GitHub: "Responses include a maximum of 3000 files" (30 per page by default, 100 at most)."""
+
+
+def files(world: World, req: Request) -> Response:
+    pr = world.pull(full_name(req), int(req.params["number"]))
+    if pr is None:
+        return not_found(DOCS_FILES)
+    entries = world.pull_files.get((pr.repo.lower(), pr.head_sha), [])[:MAX_FILES]
+    return paginate(req, entries, lambda e: shapes_pulls.diff_entry(req.base, pr.repo, pr.head_sha, e))
+
+
 def labels(world: World, req: Request) -> Response:
     pr = world.pull(full_name(req), int(req.params["number"]))
     if pr is None:
@@ -127,6 +140,7 @@ ROUTES: list[Route] = [
     route("GET", "/repos/{owner}/{repo}/pulls/{number}", "token", get_pull),
     route("GET", "/repos/{owner}/{repo}/issues/{number}/comments", "token", issue_comments),
     route("GET", "/repos/{owner}/{repo}/pulls/{number}/reviews", "token", reviews),
+    route("GET", "/repos/{owner}/{repo}/pulls/{number}/files", "token", files),
     route("GET", "/repos/{owner}/{repo}/issues/{number}/labels", "token", labels),
     route("GET", "/repos/{owner}/{repo}/commits/{ref}", "token", get_commit),
 ]

@@ -115,6 +115,17 @@ class Seeding(Store):
             self.branch_heads[(found.full_name.lower(), branch)] = sha
             self.known_shas.add((found.full_name.lower(), sha))
 
+    def set_pull_files(self, repo: str, number: int, files: Iterable[str | dict[str, Any]], *,
+                       head_sha: str | None = None) -> None:
+        """What the pull's head (or ``head_sha``) changes, for `GET /pulls/{n}/files`: paths (modified),
+        or entries with ``filename`` and any of ``status``, ``previous_filename`` (a rename), ``additions``,
+        ``deletions``. GitHub lists at most 3,000 of them; give more to stand for a larger PR."""
+        with self.lock:
+            pull = self.require_pull(repo, number)
+            sha = head_sha or pull.head_sha
+            self.pull_files[(pull.repo.lower(), sha)] = [
+                {"filename": f} if isinstance(f, str) else dict(f) for f in files]
+
     def set_file(self, repo: str, path: str, text: str, ref: str | None = None) -> None:
         with self.lock:
             found = self.require_repo(repo)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from tests.emulator.shapes import fake_sha, fork, label, node_id, repository, user
 from tests.emulator.state import Comment, Pull, Review, iso
@@ -72,10 +73,31 @@ def pull(world: World, base: str, pr: Pull, *, full: bool) -> dict[str, Any]:
     }
     if full:
         comments = sum(1 for c in world.comments if c.repo == pr.repo and c.number == pr.number)
+        files = world.pull_files.get((repo.full_name.lower(), pr.head_sha))
         obj.update(FULL_ONLY, merged=pr.merged_at is not None, comments=comments,
+                   changed_files=len(files) if files is not None else FULL_ONLY["changed_files"],
                    mergeable_state="draft" if pr.draft else "clean",
                    merged_by=user(base, pr.merged_by) if pr.merged_by and pr.merged_at is not None else None)
     return obj
+
+
+def diff_entry(base: str, repo: str, head_sha: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """One "Diff Entry" of `GET /pulls/{n}/files` (GitHub's documented example, per file)."""
+    name = str(entry["filename"])
+    status = str(entry.get("status") or ("renamed" if entry.get("previous_filename") else "modified"))
+    additions, deletions = int(entry.get("additions", 1)), int(entry.get("deletions", 0 if status == "added" else 1))
+    path = quote(name)
+    out: dict[str, Any] = {
+        "sha": fake_sha(repo, "blob", head_sha, name), "filename": name, "status": status,
+        "additions": additions, "deletions": deletions, "changes": additions + deletions,
+        "blob_url": f"https://github.com/{repo}/blob/{head_sha}/{path}",
+        "raw_url": f"https://github.com/{repo}/raw/{head_sha}/{path}",
+        "contents_url": f"{base}/repos/{repo}/contents/{path}?ref={head_sha}",
+        "patch": f"@@ -1,{deletions} +1,{additions} @@",
+    }
+    if entry.get("previous_filename"):
+        out["previous_filename"] = str(entry["previous_filename"])
+    return out
 
 
 def comment(base: str, c: Comment) -> dict[str, Any]:

@@ -242,6 +242,8 @@ class Store:
         self.manifest_conversions: dict[str, dict[str, Any]] = {}  # manifest flow: code -> the App's answer
         self.issues: dict[tuple[str, int], dict[str, Any]] = {}  # (lower repo, number) -> plain issue
         self.deploys = DeployBook()  # environments, deployment protection gates, the App's answers
+        # The files each head of a pull changes (GET /pulls/{n}/files): (lower repo, head sha) -> entries.
+        self.pull_files: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.ids = itertools.count(1_000_001)
         self.request_ids = itertools.count(1)
 

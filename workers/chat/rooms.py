@@ -26,12 +26,18 @@ from core import keys
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, holder_workspace, reply_url_allowed, within
 from core.durations import format_duration
+from core.exemptions import coverage
+from core.freeze_gate import PATHS_NOTE
 from core.holds import Hold
+from core.paths import describe as describe_paths
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
 from state.room_holds import holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.events.fanout import repos_in_scope
 from workers.events.republish import republish
+from workers.github.gateway import NotFound
+from workers.publishing.freeze_rulesets import mode_of
+from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -124,14 +130,18 @@ def listing(redis: Redis, scope: str | None, now: datetime, orgs: tuple[str, ...
         lines.append(f"Room holds{where} ({len(rooms)}):")
         shown = rooms[:LIST_LIMIT]
         progress = _progress(redis, shown, now)
-        lines += [f"• {h.scope}: @{h.holder} in {h.origin}: {h.reason}{_until(h.expires_at)}{progress.get(h.id, '')}"
-                  for h in shown]
+        lines += [f"• {h.scope}{_where(h)}: @{h.holder} in {h.origin}: {h.reason}{_until(h.expires_at)}"
+                  f"{progress.get(h.id, '')}" for h in shown]
         lines += [f"  … and {len(rooms) - LIST_LIMIT} more"] if len(rooms) > LIST_LIMIT else []
     if held:
         lines.append(f"Held PRs{where} ({len(held)}):")
         lines += [f"• {name}: {record.get('description', '')}" for name, record in held[:LIST_LIMIT]]
         lines += [f"  … and {len(held) - LIST_LIMIT} more"] if len(held) > LIST_LIMIT else []
     return "\n".join(lines)
+
+
+def _where(hold: Hold) -> str:
+    return f" (paths {describe_paths(hold.paths)})" if hold.paths else ""
 
 
 def _progress(redis: Redis, holds: list[Hold], now: datetime) -> dict[str, str]:
@@ -199,10 +209,13 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
     if command.action == "hold":
         hold = place_hold(redis, scope, holder=req.user_name or req.user_id, reason=command.reason,
                           holder_id=f"{req.platform}:{req.team_id}:{req.user_id}", origin=req.room, now=now,
-                          duration=command.duration)
+                          duration=command.duration, paths=command.paths)
         gate = republish(rt, scope, now)
-        return Reply(f"{who} held {scope}{_reach(redis, scope)}{span}{_until(hold.expires_at)}: {command.reason}"
-                     f"{gate}", in_channel=True)
+        if hold.paths:
+            gate = _path_gate(rt, scope)  # the rulesets do not carry it, whatever they say
+        where = f" where a PR changes {describe_paths(hold.paths)}" if hold.paths else ""
+        return Reply(f"{who} held {scope}{_reach(redis, scope)}{where}{span}{_until(hold.expires_at)}: "
+                     f"{command.reason}{gate}", in_channel=True)
     if command.action == "unhold":
         lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room,
                             may_lift=lifted_from_bound_workspace(rt, scope))
@@ -213,16 +226,44 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         return Reply(f"{who} lifted the hold{'s' if len(lifted) > 1 else ''} on {scope}{_reach(redis, scope)} "
                      f"(placed by {holders}){gate}", in_channel=True)
     if command.action == "exempt":
+        head = _head(rt, scope)
+        if head is None:
+            return Reply(f"merge-hold cannot see the head commit of {scope}: is it an open pull request? "
+                         "Nothing was recorded.")
         exemption = place_exemption(redis, scope, by=req.user_name, reason=command.reason, origin=req.room,
-                                    now=now, duration=command.duration)
+                                    now=now, duration=command.duration, head_sha=head, sticky=command.sticky,
+                                    channel=f"{req.platform}:{req.team_id}:{req.channel_id}")
         republish(rt, scope)
-        return Reply(f"{who} exempted {scope} from room and freeze holds{span}{_until(exemption.expires_at)}: "
-                     f"{command.reason}", in_channel=True)
+        return Reply(f"{who} exempted {scope} from room and freeze holds {coverage(head, exemption.sticky)}"
+                     f"{span}{_until(exemption.expires_at)}: {command.reason}", in_channel=True)
     ended = lift_exemption(redis, scope, actor=req.user_name, origin=req.room)
     if ended is None:
         return Reply(f"{scope} has no exemption.")
     republish(rt, scope)
     return Reply(f"{who} ended the exemption of {scope} (granted by @{ended.by}: {ended.reason})", in_channel=True)
+
+
+def _head(rt: Runtime, pr_scope: str) -> str | None:
+    """The PR's head commit, the one an exemption covers: as merge-hold knows it, else as GitHub says."""
+    repo, _, number = pr_scope.partition("#")
+    head = store.load_pull(rt.redis, repo, int(number)).head_sha
+    if head is not None:
+        return head
+    try:
+        pull = rt.github.get_pull(repo, int(number))
+    except NotFound:
+        return None
+    sha = (pull.get("head") or {}).get("sha") if pull.get("state") == "open" else None
+    return str(sha) if sha else None
+
+
+def _path_gate(rt: Runtime, scope: str) -> str:
+    """What the reply says of a path-scoped hold where repos freeze through a ruleset: it does not."""
+    ruled = [repo for repo in repos_in_scope(rt.redis, scope)
+             if mode_of(repo_config(store.load_repo(rt.redis, repo))[0], rt.settings.freeze_mode) == "ruleset"]
+    if not ruled:
+        return ""
+    return f" · freeze_mode: ruleset in {len(ruled)} repo{'s' if len(ruled) > 1 else ''}, but {PATHS_NOTE}"
 
 
 def respond(url: str, reply: Reply, *, only_under: str | None = None) -> bool:

@@ -40,6 +40,12 @@ def permission_of(rt: Runtime, repo: str, login: str, association: str | None) -
     settled = permission_from_association(association)
     if settled is not None:
         return settled
+    return looked_up_permission(rt, repo, login)
+
+
+def looked_up_permission(rt: Runtime, repo: str, login: str) -> Permission:
+    """The login's permission on the repo as GitHub says (cached `PERMISSION_TTL`): for an event that
+    carries no ``author_association``, such as a label's sender."""
     key = keys.permission_cache(repo, login)
     cached = rt.redis.get(key)
     if cached is not None:

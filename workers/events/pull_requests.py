@@ -1,6 +1,6 @@
-"""`pull_request` and `merge_group`: a PR's facts (head, base, draft, labels, open or merged), the merge
-judged afterwards, `/hold-for` dependencies closing, and a merge queue group's commit carrying its PR's
-verdict."""
+"""`pull_request` and `merge_group`: a PR's facts (head, base, draft, labels, open or merged), exempt labels
+and who added them (`core.exempt_labels`), the merge judged afterwards, `/hold-for` dependencies closing,
+and a merge queue group's commit carrying its PR's verdict."""
 
 from __future__ import annotations
 
@@ -8,14 +8,20 @@ from dataclasses import replace
 from typing import Any
 
 from core import keys
+from core.exempt_labels import LabelGrant, exempting_labels, record_grant
+from core.exemptions import Door, label_refused, refusal
+from core.holds import to_iso
 from core.merge_groups import group_number
-from core.prstate import PullState, record_facts, record_label
+from core.permissions import Permission
+from core.prstate import Facts, PullState, record_facts, record_label
+from core.repo_config import RepoConfig
 from state import audit
 from workers.events import holdfor
-from workers.events.changes import apply_change, first_time, pr_meta
+from workers.events.changes import apply_change, first_time, looked_up_permission, pr_meta
 from workers.events.incidents import on_closed as judge_merge
+from workers.events.pr_replies import post_once
 from workers.github.pulls import facts_from_pull, repo_name
-from workers.publishing import merge_groups
+from workers.publishing import expedite, merge_groups
 from workers.runtime import Runtime
 
 
@@ -32,11 +38,15 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
     fresh = payload.get("action") == "opened"
     label = str((payload.get("label") or {}).get("name", ""))
     added = payload.get("action") == "labeled"
+    grant = _exempt_label(rt, repo, number, payload, config, label, facts) \
+        if payload.get("action") in ("labeled", "unlabeled") else None
 
     def change(state: PullState) -> PullState:
         state = record_facts(replace(state, synced=state.synced or fresh), facts)
         if label == config.hold_label and payload.get("action") in ("labeled", "unlabeled"):
             state = record_label(state, label, facts.at, added)
+        if grant is not None:
+            state = replace(state, grants=record_grant(state.grants, label, grant))
         return state
 
     if facts.open:
@@ -46,6 +56,27 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
     holdfor.on_dependency_event(rt, repo, number, kind="pull", action=str(payload.get("action")),
                                 merged=bool(pull.get("merged")))
     return "applied" if changed else "unchanged"
+
+
+def _exempt_label(rt: Runtime, repo: str, number: int, payload: dict[str, Any], config: RepoConfig, label: str,
+                  facts: Facts) -> LabelGrant | None:
+    """An exempt label added or removed: who did it, and whether it counts (`core.exemptions.refusal`: the
+    sender needs maintain or admin) — for the head the PR has now. One added by someone with less is
+    recorded as not counting, audited, and answered on the PR once."""
+    if label not in exempting_labels(config):
+        return None
+    sender = str((payload.get("sender") or {}).get("login") or "")
+    if payload.get("action") != "labeled":
+        return LabelGrant(facts.at, False, by=sender)
+    permission = looked_up_permission(rt, repo, sender) if sender else Permission.NONE
+    refused = refusal(Door.LABEL, permission)
+    if refused is not None and first_time(rt, repo, f"label-refused:{number}:{label}:{to_iso(facts.at)}:{sender}"):
+        audit.record(rt.redis, repo, "exemption.refused", number=number, label=label, sender=sender,
+                     permission=permission.name.lower(), reason=refused)
+        if config.feedback != "off":
+            marker = keys.answered(repo, f"label-refused:{number}:{label}:{to_iso(facts.at)}:{sender}")
+            expedite.after(lambda: post_once(rt, repo, number, marker, label_refused(label, sender)))
+    return LabelGrant(facts.at, True, by=sender, trusted=refused is None, head_sha=facts.head_sha)
 
 
 def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:

@@ -59,6 +59,10 @@ class DryRunGateway:
     def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]:
         return []
 
+    def pull_files(self, repo: str, number: int, limit: int) -> list[dict[str, Any]]:
+        # A dry run cannot list them: a path-scoped hold then holds (never success on doubt).
+        raise NotFound(f"dry run: cannot list the files of {repo}#{number}")
+
     def app_slug(self) -> str | None:
         return None
 

@@ -50,6 +50,7 @@ class GitHubGateway(Protocol):
     def installation_repos(self, installation_id: int) -> list[dict[str, Any]]: ...
     def list_comments(self, repo: str, number: int) -> list[dict[str, Any]]: ...
     def list_reviews(self, repo: str, number: int) -> list[dict[str, Any]]: ...
+    def pull_files(self, repo: str, number: int, limit: int) -> list[dict[str, Any]]: ...
     def app_slug(self) -> str | None: ...
     def failed_deliveries(self, since: datetime) -> list[dict[str, Any]]: ...
     def redeliver(self, delivery_id: int) -> None: ...
@@ -272,6 +273,17 @@ class AppGateway:
             return list(self._paginate(repo, f"/repos/{repo}/pulls/{number}/reviews", {}))
         except NotFound:
             return []
+
+    def pull_files(self, repo: str, number: int, limit: int) -> list[dict[str, Any]]:
+        """The files the PR's head changes (`GET /pulls/{n}/files`, 100 a page), at most ``limit``: GitHub
+        lists no more than 3,000, so a caller reads a list that long as possibly cut. NotFound when the PR
+        (or the App's access to it) is gone; GitHub's other refusals raise."""
+        found: list[dict[str, Any]] = []
+        for entry in self._paginate(repo, f"/repos/{repo}/pulls/{number}/files", {}):
+            found.append(entry)
+            if len(found) >= limit:
+                break
+        return found
 
     def app_slug(self) -> str | None:
         slug: str | None = self._integration.get_app().slug

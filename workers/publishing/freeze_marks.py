@@ -3,8 +3,8 @@
 The ruleset blocks a PR because its head carries no `merge-hold/freeze` success; nothing per PR is
 needed for the block. Two kinds of mark are written, from the verdict record's ``freeze_mark``:
 
-- **urgent** (rank 0): an exemption's ``success``, which lets that PR through — again on every new
-  head — and a ``failure`` over a ``success`` left on the head by an earlier exemption, which would
+- **urgent** (rank 0): an exemption's ``success``, which lets that PR's head through (every new head
+  too for a sticky one) — and a ``failure`` over a ``success`` left on the head by an earlier exemption, which would
   otherwise let the PR through the new freeze;
 - **for people to read** (rank 1): the freeze's reason as a ``failure``, at the pacer's lowest priority
   (`workers.publishing.pacing.LOW_PRIORITY`: never in the part of the hour kept for writes that change what may

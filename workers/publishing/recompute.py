@@ -21,16 +21,18 @@ from redis.exceptions import LockError
 from rq.timeouts import BaseTimeoutException
 
 from core import jobs, keys, records
+from core.exempt_labels import granted_labels
 from core.freeze import next_transition
 from core.holds import Exemption, to_iso
+from core.paths import NOT_READ
 from core.prstate import PullState
 from core.repo_config import RepoConfig
 from core.status import build_status
-from core.verdict import Verdict, compute_verdict, verdict_record
+from core.verdict import Verdict, compute_verdict, verdict_record, wants_files
 from state import audit, room_holds, store
 from state.config_file import repo_config as repo_config  # re-exported: where the workers have read it
 from state.queueing import options
-from workers.publishing import expedite, freeze_marks, freeze_rulesets, merge_groups
+from workers.publishing import changed_files, exemption_ends, expedite, freeze_marks, freeze_rulesets, merge_groups
 from workers.publishing.drain import drain
 from workers.publishing.outbox import add_to_outbox, bucket_for, bucket_of
 from workers.publishing.request import RECOMPUTE_JOB
@@ -94,17 +96,25 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
         return "closed"
     exemption = store.exemption(rt.redis, repo, number)
     scoped = room_holds.scoped_holds(rt.redis, repo)
+    head = state.head_sha
+    # The files its head changes, read (once per head) only when a path-scoped hold reaches the PR.
+    files, retry_at = changed_files.read(rt, repo, number, head, now) \
+        if head and wants_files(state, config, scoped, now) else (NOT_READ, None)
     verdict = compute_verdict(state, config=config, config_error=config_error, now=now, scoped_holds=scoped,
-                              exemption=exemption)
+                              exemption=exemption, changed_files=files)
+    exemption_ends.note(rt, state, exemption, config, now)  # what a push ended: removed, audited, told
     held_state = config.held_state if config else "failure"
-    # Under a ruleset freeze the status carries only what is per PR; the record keeps every hold.
-    shown, mark = freeze_rulesets.shaped(rt, repo, verdict, config, scoped, exemption, state.facts.sure_labels, now)
+    # Under a ruleset freeze the status carries only what is per PR; the record keeps every hold. Only what
+    # exempts this head counts (an exemption granted on another head, a label added for another, do not).
+    covering = exemption if exemption is not None and exemption.covers(head, now) else None
+    labels = granted_labels(state.grants, state.facts.sure_labels, head)
+    shown, mark = freeze_rulesets.shaped(rt, repo, verdict, config, scoped, covering, labels, now)
     status = build_status(shown, held_state=held_state, target_url=target_url(rt, repo, number))
     written = _write_record(rt, state, verdict, status, now, state_version, config.hold_label if config else None,
                             meta.default_branch if meta is not None else None, mark)
     merge_groups.follow(rt, repo, number)  # merge groups checking this PR carry its verdict too
     if config is not None:
-        _schedule_wakeup(rt, repo, number, verdict, config, now, exemption)
+        _schedule_wakeup(rt, repo, number, verdict, config, now, covering, retry_at)
     if not verdict.head_sha:
         return "no-head"
     # The repo's meta read above names its installation: no second read for the bucket.
@@ -201,6 +211,7 @@ def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
         pipe.srem(keys.held_prs(repo), number)
         pipe.hdel(keys.held_heads(repo), str(number))
         pipe.hdel(keys.exemptions(repo), str(number))
+        pipe.delete(keys.changed_files(repo, number))
         pipe.execute()
     if state.facts is not None:
         index = keys.head_index(repo, _head_key(state))
@@ -209,12 +220,15 @@ def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
 
 
 def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, config: RepoConfig,
-                     now: datetime, exemption: Exemption | None) -> None:
+                     now: datetime, exemption: Exemption | None, retry_at: datetime | None = None) -> None:
     """Timed holds, exemptions and freeze windows end on time: a recompute is scheduled for the
-    next moment the verdict could change by the clock alone (rq's scheduler runs it)."""
+    next moment the verdict could change by the clock alone (rq's scheduler runs it), or when a file
+    list that could not be read is to be read again (``retry_at``)."""
     moments = [h.expires_at for h in verdict.holds if h.expires_at is not None and h.expires_at > now]
     if exemption is not None and exemption.expires_at is not None and exemption.expires_at > now:
         moments.append(exemption.expires_at)
+    if retry_at is not None and retry_at > now:
+        moments.append(retry_at)
     turn = next_transition(config, now)
     if turn is not None:
         moments.append(turn)
