@@ -2,9 +2,10 @@
 
 A deploy pipeline freezes merges while it runs: a ``hold``-scoped token places a room hold on a PR,
 branch, repo or org within its orgs, and lifts it after. The hold is recorded the way a chat hold is
-(`state.room_holds`, audited under the token's name, origin ``api:NAME``) and the same republish
-job then publishes the statuses. A ``hold`` token lifts the holds it placed; an ``admin`` token any
-room hold within its orgs.
+(`state.room_holds`, held and audited as ``token:NAME``, never a bare name that could pass for a GitHub
+user's; origin ``api:NAME``) and the same republish job then publishes the statuses. Who may place and
+lift is the one rule of `core.hold_rights`: a ``hold`` token lifts the holds it placed, an ``admin``
+token any room hold within its orgs — as on the page.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from app import reads
 from app.auth import current_identity, require_token
 from app.services import services
 from app.token_store import Identity
-from core import jobs
+from core import hold_rights, jobs
 from core.chat_request import REPUBLISH_JOB
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
+from core.hold_rights import Facts, Token
 from core.scopes import scope_repo
 from core.targets import TargetError, parse_target
 from state import room_holds
@@ -58,7 +60,11 @@ def _body() -> tuple[dict[str, Any] | None, Reply | None]:
 
 
 def _holder(identity: Identity) -> str:
-    return f"api:{identity.name}"
+    return _token(identity).holder_id
+
+
+def _token(identity: Identity) -> Token:
+    return Token(identity.name, identity.scope, identity.orgs)
 
 
 @bp.post("/holds")
@@ -86,9 +92,11 @@ def place() -> Reply:
             return _error('for must be a duration such as "30m", "2h" or "1d12h" (at most 90d)', 400)
     if not identity.covers(scope):
         return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}", 403)
+    if not hold_rights.may_place(_token(identity), scope, Facts()):
+        return _error(f"token {identity.name!r} has scope {identity.scope!r}; placing a hold needs hold or admin", 403)
     if not managed(scope):
         return _error(f"merge-hold does not manage {scope}: is the GitHub App installed there?", 404)
-    hold = room_holds.place_hold(services().redis, scope, holder=identity.name, holder_id=_holder(identity),
+    hold = room_holds.place_hold(services().redis, scope, holder=identity.actor, holder_id=_holder(identity),
                                  reason=reason, origin=_holder(identity), now=datetime.now(UTC), duration=duration)
     republish(scope)
     answer = {"hold": hold.to_dict(), "for": format_duration(duration) if duration else None}
@@ -104,8 +112,9 @@ def lift(hold_id: str) -> Reply:
     hold = room_holds.find_hold(redis, hold_id)
     if hold is None or not identity.covers(hold.scope):
         return _error("no such room hold", 404)  # outside the token's orgs: not even its existence
-    if hold.id.removeprefix("room:").rpartition(":")[0] != _holder(identity) and not identity.may("admin"):
-        return _error("a hold token lifts only the holds it placed; an admin token lifts any", 403)
-    room_holds.lift_hold(redis, hold, actor=identity.name, origin=_holder(identity))
+    token = _token(identity)
+    if not hold_rights.may_lift(token, hold.id, hold.scope, Facts()):
+        return _error(hold_rights.lift_refusal(token, hold.id, hold.scope, Facts()), 403)
+    room_holds.lift_hold(redis, hold, actor=identity.actor, origin=_holder(identity))
     republish(hold.scope)
     return jsonify(lifted=hold.to_dict()), 200

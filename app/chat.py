@@ -11,6 +11,7 @@ malformed gets a reply and records nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import logging
 import time
@@ -25,9 +26,10 @@ from app.chat_links import chat_reply as link_reply
 from app.notify_commands import apply_subscription, subscription_refusal
 from app.services import services
 from app.webhooks import read_capped
-from core import jobs
+from core import hold_rights, jobs
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, Binding, ChatRequest, bound_orgs, listed, reply_url_allowed, within
+from core.hold_rights import ChatUser, Facts, chat_user
 from core.holds import to_iso
 from core.targets import is_pr_scope
 from merge_hold.settings import Settings
@@ -94,12 +96,21 @@ def refusal(settings: Settings, req: ChatRequest, command: ChatCommand) -> str |
     admin = listed(settings.chat_admins, req.platform, req.team_id, req.user_id)
     if command.action in ("subscribe", "unsubscribe"):
         return subscription_refusal(settings, req, command, admin=admin)
-    if command.action in ("hold", "unhold") and command.scope is not None and is_pr_scope(command.scope):
-        allowed = admin or may_change_holds(settings.chat_allowed_users, req.platform, req.team_id,
-                                            req.user_id, req.channel_id)
-        return None if allowed else NOT_ALLOWED
-    # Wider holds and exemptions override what maintainers configured: chat admins only.
+    if command.action in ("hold", "unhold") and command.scope is not None:
+        # The one rule of every surface (`core.hold_rights`): a PR for the allow-list, wider for admins.
+        if hold_rights.may_place(chat_actor(settings, req), command.scope, Facts()):
+            return None
+        return NOT_ALLOWED if is_pr_scope(command.scope) else NOT_ADMIN
+    # Exemptions override what maintainers configured: chat admins only.
     return None if admin else NOT_ADMIN
+
+
+def chat_actor(settings: Settings, req: ChatRequest) -> ChatUser:
+    """The command's user as `core.hold_rights` judges them (the workers judge them the same way)."""
+    binding = settings.slack_teams if req.platform == "slack" else settings.mattermost_teams
+    return chat_user(req.platform, req.team_id, req.user_id, admins=settings.chat_admins,
+                     allowed_users=settings.chat_allowed_users, binding=binding, enterprise_id=req.enterprise_id,
+                     channel_id=req.channel_id)
 
 
 def _dispatch(req: ChatRequest) -> tuple[Response, int]:
@@ -111,6 +122,8 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
     if refused is not None:
         log.info("chat command refused: %s %s in %s", req.command, req.user_id, req.room)
         return ephemeral(refused)
+    # What the web tier judged travels with the job, which applies the same rule (`core.hold_rights`).
+    req = dataclasses.replace(req, admin="1" if chat_actor(settings, req).admin else "")
     if parsed.action in ("subscribe", "unsubscribe"):
         return ephemeral(apply_subscription(services().redis, settings, req, parsed))
     if parsed.action in ("link", "unlink"):

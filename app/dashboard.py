@@ -16,7 +16,7 @@ from app import reads
 from app.auth import login_required, may_see
 from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment
 from app.services import services
-from core.holds import from_iso
+from core.holds import from_iso, named
 from state import room_holds
 
 bp = Blueprint("dashboard", __name__)
@@ -58,10 +58,10 @@ def compact_filter(data: Any) -> str:
 
 
 SENTENCES = {
-    "room.held": "@{holder} held {scope} ({origin}): {reason}",
-    "room.lifted": "@{actor} lifted the hold on {scope} ({origin})",
-    "room.exempted": "@{by} exempted this PR from room and freeze holds ({origin}): {reason}",
-    "room.unexempted": "@{actor} ended the exemption ({origin})",
+    "room.held": "{holder} held {scope} ({origin}): {reason}",
+    "room.lifted": "{actor} lifted the hold on {scope} ({origin})",
+    "room.exempted": "{by} exempted this PR from room and freeze holds ({origin}): {reason}",
+    "room.unexempted": "{actor} ended the exemption ({origin})",
     "status.posted": "merge-hold posted {state}: {description}",
     "status.forged": "A merge-hold status not posted by the App was overwritten",
     "verdict.held": "The verdict became held",
@@ -72,6 +72,11 @@ SENTENCES = {
     "chat.linked": "@{login} linked chat user @{user_name} ({platform} {team_id}) to their GitHub login",
     "chat.unlinked": "Chat user @{user_name} ({platform} {team_id}) unlinked from GitHub @{login}",
 }
+
+
+PEOPLE = ("holder", "actor", "by")
+"""Fields of the room sentences that name who acted: a person as ``@login``, a token as ``token:NAME``."""
+bp.add_app_template_filter(named, "named")
 
 
 @bp.app_template_filter("sentence")
@@ -93,7 +98,8 @@ def sentence_filter(entry: Any) -> str:
     template = SENTENCES.get(event)
     if template is None:
         return f"{event}: {compact_filter(data)}"
-    fields = defaultdict(lambda: "?", {k: v for k, v in data.items() if v not in (None, "")})
+    fields = defaultdict(lambda: "?", {k: named(v) if k in PEOPLE and isinstance(v, str) else v
+                                       for k, v in data.items() if v not in (None, "")})
     return template.format_map(fields)
 
 

@@ -22,11 +22,12 @@ from typing import Any
 import requests
 from redis import Redis
 
-from core import keys
+from core import hold_rights, keys
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
-from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, holder_workspace, reply_url_allowed, within
+from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, reply_url_allowed, within
 from core.durations import format_duration
-from core.holds import Hold
+from core.hold_rights import ChatUser, Facts
+from core.holds import Hold, named
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
 from state.room_holds import holds_in, lift_exemption, lift_holds, place_exemption, place_hold
@@ -124,8 +125,8 @@ def listing(redis: Redis, scope: str | None, now: datetime, orgs: tuple[str, ...
         lines.append(f"Room holds{where} ({len(rooms)}):")
         shown = rooms[:LIST_LIMIT]
         progress = _progress(redis, shown, now)
-        lines += [f"• {h.scope}: @{h.holder} in {h.origin}: {h.reason}{_until(h.expires_at)}{progress.get(h.id, '')}"
-                  for h in shown]
+        lines += [f"• {h.scope}: {named(h.holder)} in {h.origin}: {h.reason}{_until(h.expires_at)}"
+                  f"{progress.get(h.id, '')}" for h in shown]
         lines += [f"  … and {len(rooms) - LIST_LIMIT} more"] if len(rooms) > LIST_LIMIT else []
     if held:
         lines.append(f"Held PRs{where} ({len(held)}):")
@@ -168,15 +169,19 @@ def _reach(redis: Redis, scope: str) -> str:
     return f" ({prs})"
 
 
-def lifted_from_bound_workspace(rt: Runtime, scope: str) -> Callable[[Hold], bool]:
-    """Chat may lift a room hold placed from a chat workspace that is bound to the scope's org."""
+def chat_may_lift(rt: Runtime, req: ChatRequest) -> Callable[[Hold], bool]:
+    """The one rule of every surface (`core.hold_rights.may_lift`) for this command's user: a chat
+    admin or not as the web tier judged them (``req.admin``; it let only allowed users through), their
+    workspace's orgs read again here, as the last line. Only holds placed from chat, from a workspace
+    bound to the scope's org, are lifted."""
+    settings = rt.settings
+    binding = settings.slack_teams if req.platform == "slack" else settings.mattermost_teams
+    user = ChatUser(req.platform, req.team_id, req.user_id, bound_orgs(binding, req.team_id, req.enterprise_id) or (),
+                    admin=req.admin == "1", allowed=True)
+    facts = Facts(slack=settings.slack_teams, mattermost=settings.mattermost_teams)
+
     def may_lift(hold: Hold) -> bool:
-        workspace = holder_workspace(hold.id)
-        if workspace is None:
-            return False  # placed over the API or the dashboard: lifted there
-        platform, team = workspace
-        binding = rt.settings.slack_teams if platform == "slack" else rt.settings.mattermost_teams
-        return within(bound_orgs(binding, team) or (), scope)
+        return hold_rights.may_lift(user, hold.id, hold.scope, facts)
     return may_lift
 
 
@@ -205,11 +210,11 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
                      f"{gate}", in_channel=True)
     if command.action == "unhold":
         lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room,
-                            may_lift=lifted_from_bound_workspace(rt, scope))
+                            may_lift=chat_may_lift(rt, req))
         if not lifted:
             return Reply(f"No room hold on exactly {scope}. `/holds {scope}` lists the holds that touch it.")
         gate = republish(rt, scope, now)
-        holders = ", ".join(sorted({f"@{h.holder}" for h in lifted}))
+        holders = ", ".join(sorted({named(h.holder) for h in lifted}))
         return Reply(f"{who} lifted the hold{'s' if len(lifted) > 1 else ''} on {scope}{_reach(redis, scope)} "
                      f"(placed by {holders}){gate}", in_channel=True)
     if command.action == "exempt":
