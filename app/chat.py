@@ -29,6 +29,7 @@ from app.webhooks import read_capped
 from core import hold_rights, jobs
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, Binding, ChatRequest, bound_orgs, listed, reply_url_allowed, within
+from core.escaping import for_chat
 from core.hold_rights import ChatUser, Facts, chat_user
 from core.holds import to_iso
 from core.targets import is_pr_scope
@@ -61,8 +62,10 @@ class _Clock(Clock):
         return self._now()
 
 
-def ephemeral(text: str) -> tuple[Response, int]:
-    return jsonify(response_type="ephemeral", text=text), 200
+def ephemeral(text: str, platform: str) -> tuple[Response, int]:
+    """An answer only the user sees, escaped for their platform (it may quote what they typed, scope
+    names and reasons: `core.escaping`)."""
+    return jsonify(response_type="ephemeral", text=for_chat(platform, text)), 200
 
 
 def _form(body: bytes) -> dict[str, str]:
@@ -117,36 +120,38 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
     settings: Settings = services().settings
     parsed = parse_chat(req.command, req.text)
     if isinstance(parsed, ChatUsageError):
-        return ephemeral(parsed.text)
+        return ephemeral(parsed.text, req.platform)
     refused = refusal(settings, req, parsed)
     if refused is not None:
         log.info("chat command refused: %s %s in %s", req.command, req.user_id, req.room)
-        return ephemeral(refused)
+        return ephemeral(refused, req.platform)
     # What the web tier judged travels with the job, which applies the same rule (`core.hold_rights`).
     req = dataclasses.replace(req, admin="1" if chat_actor(settings, req).admin else "")
     if parsed.action in ("subscribe", "unsubscribe"):
-        return ephemeral(apply_subscription(services().redis, settings, req, parsed))
+        return ephemeral(apply_subscription(services().redis, settings, req, parsed), req.platform)
     if parsed.action in ("link", "unlink"):
-        return ephemeral(link_reply(services().redis, settings, req, parsed))
+        return ephemeral(link_reply(services().redis, settings, req, parsed), req.platform)
     try:
         # A description of our own: rq's default shows the arguments, and response_url is a credential.
         services().queue.enqueue(CHAT_JOB, req.to_dict(), **options(jobs.CHAT_COMMAND),
                                  description=f"chat command {req.command} from {req.room}")
     except Exception:
         log.exception("could not queue a chat command from %s", req.room)
-        return ephemeral("merge-hold could not queue that command just now; please try again.")
+        return ephemeral("merge-hold could not queue that command just now; please try again.", req.platform)
     if parsed.action == "list":
-        return ephemeral("Looking up the holds…")
-    return ephemeral(f"Working on `{req.command} {req.text.strip()}`; the channel will hear when it is done.")
+        return ephemeral("Looking up the holds…", req.platform)
+    return ephemeral(f"Working on `{req.command} {req.text.strip()}`; the channel will hear when it is done.",
+                     req.platform)
 
 
-def _bound(binding: Binding, *team_ids: str) -> tuple[tuple[str, ...] | None, tuple[Response, int] | None]:
+def _bound(platform: str, binding: Binding, *team_ids: str) -> tuple[tuple[str, ...] | None,
+                                                                  tuple[Response, int] | None]:
     """The workspace's orgs, or the reply refusing it: unknown (not enabled) or bound to nothing."""
     orgs = bound_orgs(binding, *team_ids)
     if orgs is None:
-        return None, ephemeral(NOT_ENABLED)
+        return None, ephemeral(NOT_ENABLED, platform)
     if not orgs:
-        return None, ephemeral(NOT_BOUND)
+        return None, ephemeral(NOT_BOUND, platform)
     return orgs, None
 
 
@@ -181,9 +186,9 @@ def slack() -> tuple[Response, int]:
     if form.get("ssl_check") == "1":
         return jsonify(ok=True), 200
     team = form.get("team_id", "")
-    orgs, refused = _bound(settings.slack_teams, team, form.get("enterprise_id", ""))
+    orgs, refused = _bound("slack", settings.slack_teams, team, form.get("enterprise_id", ""))
     if refused is not None or orgs is None:
-        return refused or ephemeral(NOT_ENABLED)
+        return refused or ephemeral(NOT_ENABLED, "slack")
     return _dispatch(_request("slack", form, form.get("team_domain") or team, orgs))
 
 
@@ -211,10 +216,10 @@ def mattermost() -> tuple[Response, int]:
     matched = [hmac.compare_digest(given, token.encode()) for token in expected]
     if not given or not any(matched):
         return jsonify(error="missing or invalid Mattermost token"), 401
-    orgs, refused = _bound(settings.mattermost_teams, form.get("team_id", ""))
+    orgs, refused = _bound("mattermost", settings.mattermost_teams, form.get("team_id", ""))
     if refused is not None or orgs is None:
-        return refused or ephemeral(NOT_ENABLED)
+        return refused or ephemeral(NOT_ENABLED, "mattermost")
     if not reply_url_allowed(form.get("response_url", ""), settings.mattermost_url):
         log.warning("mattermost command refused: its response_url is not under MATTERMOST_URL")
-        return ephemeral(BAD_RESPONSE_URL)
+        return ephemeral(BAD_RESPONSE_URL, "mattermost")
     return _dispatch(_request("mattermost", form, form.get("team_domain") or form.get("team_id", ""), orgs))

@@ -26,6 +26,7 @@ from core import hold_rights, keys
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, reply_url_allowed, within
 from core.durations import format_duration
+from core.escaping import for_chat
 from core.hold_rights import ChatUser, Facts
 from core.holds import Hold, named
 from core.scopes import scope_applies
@@ -230,8 +231,9 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
     return Reply(f"{who} ended the exemption of {scope} (granted by @{ended.by}: {ended.reason})", in_channel=True)
 
 
-def respond(url: str, reply: Reply, *, only_under: str | None = None) -> bool:
-    """POST the reply to the command's ``response_url``; False (logged) when that fails. With
+def respond(url: str, reply: Reply, *, platform: str = "slack", only_under: str | None = None) -> bool:
+    """POST the reply to the command's ``response_url``, its text escaped for ``platform`` (it carries
+    reasons and names from outside: `core.escaping`); False (logged) when that fails. With
     ``only_under`` (Mattermost: MATTERMOST_URL) a URL elsewhere gets no request at all. The URL is a
     bearer credential (anyone holding it may post to the channel): it is never logged."""
     if not url:
@@ -239,7 +241,8 @@ def respond(url: str, reply: Reply, *, only_under: str | None = None) -> bool:
     if only_under is not None and not reply_url_allowed(url, only_under or None):
         log.warning("not answering a chat command: its response_url is not under MATTERMOST_URL")
         return False
-    body = {"response_type": "in_channel" if reply.in_channel else "ephemeral", "text": reply.text}
+    body = {"response_type": "in_channel" if reply.in_channel else "ephemeral",
+            "text": for_chat(platform, reply.text)}
     try:
         response = requests.post(url, json=body, timeout=REPLY_TIMEOUT, allow_redirects=False)
     except requests.RequestException as exc:
@@ -265,7 +268,7 @@ def chat_command_job(data: dict[str, Any]) -> str:
             reply = execute(rt, req, parsed)
         except Exception:
             respond(req.response_url, Reply("merge-hold failed to carry out that command; try again."),
-                    only_under=only_under)
+                    platform=req.platform, only_under=only_under)
             raise
-    respond(req.response_url, reply, only_under=only_under)
+    respond(req.response_url, reply, platform=req.platform, only_under=only_under)
     return reply.text
