@@ -101,6 +101,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(freeze_actions.bp)  # freeze and thaw on /rooms
     app.register_blueprint(chat_links.bp)  # /link/<code>: a chat user linked to a GitHub login
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
+    metrics.registry.register(health.IntakeCollector(redis, settings.queue_name))  # the intake's dead letters
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 
     _register_errors(app)

@@ -17,7 +17,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from app import reads
 from app.auth import current_identity, require_token
 from app.services import services
-from core import keys
+from core import json_text, keys
 from state import subscriptions
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -145,7 +145,9 @@ def _hook_events_body() -> tuple[list[dict[str, Any]] | None, Reply | None]:
     except RequestEntityTooLarge:
         return None, _error(f"body larger than {HOOK_EVENTS_MAX_BYTES} bytes", 413)
     try:
-        parsed = json.loads(body)
+        parsed = json_text.loads(body)
+    except json_text.TooDeep:
+        return None, _error(f"body nests deeper than {json_text.MAX_DEPTH} levels", 400)
     except ValueError:
         return None, _error("body is not valid JSON", 400)
     items = parsed.get("events") if isinstance(parsed, dict) else None

@@ -19,7 +19,7 @@ from app import reads
 from app.auth import current_identity, require_token
 from app.services import services
 from app.token_store import Identity
-from core import hold_rights, jobs
+from core import hold_rights, jobs, json_text
 from core.chat_request import REPUBLISH_JOB
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
@@ -32,6 +32,8 @@ from state.queueing import options
 bp = Blueprint("api_holds", __name__, url_prefix="/api/v1")
 
 Reply = tuple[Response, int]
+MAX_BODY = 16 * 1024
+"""A hold request is a target, a reason (500 characters at most) and a duration."""
 
 
 def _error(message: str, status: int) -> Reply:
@@ -53,7 +55,11 @@ def republish(scope: str) -> None:
 
 
 def _body() -> tuple[dict[str, Any] | None, Reply | None]:
-    parsed = request.get_json(silent=True)
+    request.max_content_length = MAX_BODY  # beyond it Werkzeug raises 413, answered as JSON
+    try:
+        parsed = json_text.loads(request.get_data(cache=False))  # depth-bounded, unlike Flask's get_json
+    except ValueError:
+        parsed = None
     if not isinstance(parsed, dict):
         return None, _error('body must be JSON: {"target": ..., "reason": ..., "for": "30m"}', 400)
     return parsed, None

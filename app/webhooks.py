@@ -37,6 +37,7 @@ from werkzeug.wsgi import get_content_length, get_input_stream
 
 from app.intake_writer import TooFewReplicas
 from app.security import HSTS
+from core import json_text
 from core.deliveries import pack
 from core.events import queued
 from state.queueing import job_id
@@ -194,8 +195,8 @@ class Receiver:
             return _error("malformed X-GitHub-Delivery header", 400), "malformed"
         if event == "ping":
             try:
-                parsed = json.loads(body)
-            except ValueError:  # UnicodeDecodeError is a ValueError too
+                parsed = json_text.loads(body)
+            except ValueError:  # UnicodeDecodeError and json_text.TooDeep are ValueErrors too
                 parsed = None
             zen = parsed.get("zen") if isinstance(parsed, dict) else None
             return (200, {"ok": True, "zen": zen}), "ping"
