@@ -130,8 +130,8 @@ def events() -> Reply:
     if not 1 <= limit <= EVENTS_MAX_LIMIT:
         return _error(f"limit must be between 1 and {EVENTS_MAX_LIMIT}", 400)
     before = request.args.get("before")
-    if before is not None and not reads.STREAM_ID.fullmatch(before):
-        return _error("before must be a stream id such as 1700000000000-0", 400)
+    if before is not None and not reads.stream_cursor(before):
+        return _error("before must be a stream id such as 1700000000000-0 (each part below 2**64)", 400)
     page, cursor = reads.events(services().redis, repo=repo, limit=limit, before=before)
     return jsonify(events=page, next=cursor), 200
 
