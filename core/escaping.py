@@ -33,8 +33,9 @@ _MATTERMOST_MENTION = re.compile(r"(?<![A-Za-z0-9._:@-])@(?=[A-Za-z0-9._-])")
 """A mention starts a word (Mattermost splits words at anything but name characters, ``:`` and ``@``):
 the ``@`` of a branch scope, ``acme/widgets@main``, is none."""
 _MARKDOWN_LINK = re.compile(r"\](?=[(\[:])")
-_GITHUB_MENTION = re.compile(r"(?<![A-Za-z0-9_])@([A-Za-z0-9](?:[A-Za-z0-9-]*)(?:/[A-Za-z0-9_.-]+)?)")
-"""What GitHub notifies: ``@login`` or ``@org/team``, not after a word character (an email address)."""
+_GITHUB_MENTION = re.compile(r"(?<![A-Za-z0-9_])@([A-Za-z0-9](?:[A-Za-z0-9-]*)(?:\[bot\]|/[A-Za-z0-9_.-]+)?)")
+"""What GitHub notifies: ``@login`` (an App's ``@name[bot]``) or ``@org/team``, not after a word character
+(an email address)."""
 
 
 def for_slack(text: str) -> str:

@@ -125,7 +125,8 @@ def decide(body: str, outcomes: Sequence[Outcome], *, mode: str, before: PullSta
     problems += [f"`{written}` is not a merge-hold command — did you mean `{meant}`?"
                  for written, meant in typos(body)]
     # Who the reply may mention: the people the commands named, and the PR's holders it lists.
-    told = [name for o in outcomes for name in (o.actor, o.target)] + _holders(before, at)
+    told = [name for o in outcomes for name in (o.actor, o.target) if o.kind != "lifted_all" or name == o.actor]
+    told += _holders(before, at)
     if problems:
         lines = tuple(problems)
         reactions = (RECEIVED,) if mode == "reactions" else ()

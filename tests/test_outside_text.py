@@ -71,6 +71,7 @@ def test_mattermost_text(text: str, mattermost: str) -> None:
     ("@alice @acme/core-team ping @Bob x@y.z", ("alice", "bob"),
      f"@alice @{ZWSP}acme/core-team ping @Bob x@y.z"),
     ("@acme/owners: please merge", (), f"@{ZWSP}acme/owners: please merge"),
+    ("@dependabot[bot] merged it; @all", ("dependabot[bot]",), f"@dependabot[bot] merged it; @{ZWSP}all"),
 ])
 def test_github_comment_text(text: str, mentions: tuple[str, ...], expected: str) -> None:
     assert for_github_comment(text, mentions) == expected
