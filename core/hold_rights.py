@@ -210,7 +210,9 @@ def may_place(actor: Actor, scope: str, facts: Facts) -> bool:
 
 def may_lift(actor: Actor, hold_id: str, scope: str, facts: Facts) -> bool:
     """Whether ``actor`` may lift the room hold ``hold_id`` on ``scope``."""
-    own = holder_id_of(hold_id).lower() == actor.holder_id.lower()
+    holder = holder_id_of(hold_id)
+    # GitHub logins compare case-insensitively, as GitHub does; token names exactly, as the tokens file has them.
+    own = holder == actor.holder_id if isinstance(actor, Token) else holder.lower() == actor.holder_id.lower()
     if isinstance(actor, Token):
         return actor.covers(scope) and (actor.scope == "admin" or (own and actor.scope in PLACING_SCOPES))
     if isinstance(actor, ChatUser):

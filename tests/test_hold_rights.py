@@ -28,6 +28,8 @@ from flask.testing import FlaskClient
 
 from app.tokens import create as create_token
 from core import keys
+from core.hold_rights import Actor, ChatUser, Facts, GitHubUser, Token, may_lift
+from core.permissions import Permission
 from state import chat_links, room_holds
 from state.chat_links import ChatIdentity
 from tests.chat_support import SLACK_SECRET, TEAM, drain, dry_runtime, manage, slack_body, slack_headers
@@ -237,3 +239,38 @@ def test_a_token_named_like_a_github_user_is_not_that_user(site: Flask, world: G
     entries: list[tuple[bytes, dict[bytes, bytes]]] = redis_client.xrange(keys.AUDIT)  # type: ignore[assignment]
     lifted = [json.loads(f[b"data"]) for _, f in entries if f[b"event"] == b"room.lifted"]
     assert [(e["actor"], e["origin"]) for e in lifted] == [("token:deployer", "dashboard")]
+
+
+# --- the rule's edges, pure --------------------------------------------------------------------------
+
+ADMIN_CHAT = ChatUser("slack", TEAM, "U0ADMIN", ("acme",), admin=True)
+FACTS = Facts(managed=(WIDGETS, GADGETS), slack=((TEAM, ("acme",)), ("T0OTHER", ("other",))))
+
+
+@pytest.mark.parametrize(("actor", "hold_id", "scope", "lifts"), [
+    # GitHub logins compare case-insensitively; the holder still needs what placing it again needs
+    (GitHubUser("Ada", {WIDGETS: Permission.ADMIN}), f"room:dashboard:ada:{WIDGETS}", WIDGETS, True),
+    (GitHubUser("ada", {WIDGETS: Permission.WRITE}), f"room:dashboard:ada:{WIDGETS}", WIDGETS, False),
+    # a writer linked to a chat admin lifts their own page freeze, not another's
+    (GitHubUser("lin", {}, ADMIN_CHAT), f"room:dashboard:lin:{WIDGETS}", WIDGETS, True),
+    (GitHubUser("lin", {}, ADMIN_CHAT), f"room:dashboard:ada:{WIDGETS}", WIDGETS, False),
+    # token names are exact: `Deploy` is not `deploy`
+    (Token("deploy", "hold"), f"room:api:deploy:{WIDGETS}", WIDGETS, True),
+    (Token("Deploy", "hold"), f"room:api:deploy:{WIDGETS}", WIDGETS, False),
+    # a token named like a GitHub user owns none of that user's holds
+    (Token("ada", "hold"), f"room:dashboard:ada:{WIDGETS}", WIDGETS, False),
+    (Token("ops", "admin", ("other",)), f"room:api:deploy:{WIDGETS}", WIDGETS, False),  # outside its orgs
+    # chat: only holds placed from a workspace bound to the scope's org
+    (ADMIN_CHAT, f"room:slack:T0OTHER:U9:{WIDGETS}", WIDGETS, False),
+    (ADMIN_CHAT, f"room:mattermost:{TEAM}:U9:{WIDGETS}", WIDGETS, False),  # the binding is per platform
+    (ChatUser("slack", TEAM, "U0ADMIN", ("other",), admin=True), f"room:slack:{TEAM}:U9:{WIDGETS}", WIDGETS,
+     False),  # a workspace acts only on its own orgs
+    (ChatUser("slack", TEAM, "U1", ("acme",), allowed=False), f"room:slack:{TEAM}:U9:{WIDGETS}#1",
+     f"{WIDGETS}#1", False),  # off the allow-list
+    # an org: admin on every managed repo of it
+    (GitHubUser("wendy", {WIDGETS: Permission.ADMIN}), "room:api:deploy:acme", "acme", False),
+    (GitHubUser("ada", {WIDGETS: Permission.ADMIN, GADGETS: Permission.ADMIN}), "room:api:deploy:acme", "acme",
+     True),
+])
+def test_the_rules_edges(actor: Actor, hold_id: str, scope: str, lifts: bool) -> None:
+    assert may_lift(actor, hold_id, scope, FACTS) is lifts
