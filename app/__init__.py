@@ -120,11 +120,11 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
 
 def _wants_json() -> bool:
     """Machine routes answer errors in JSON; so does a path under theirs that matched no route."""
-    from app.security import machine_route
+    from app.security import MACHINE_ROUTES, machine_route
 
     if request.url_rule is not None:
         return machine_route()
-    return request.path.startswith(("/api/", "/webhooks/", "/chat/"))
+    return request.path.startswith(MACHINE_ROUTES)
 
 
 def _register_errors(app: Flask) -> None:

@@ -3,7 +3,7 @@
 The dashboard is server-rendered and needs no script at all, so the CSP forbids scripts outright and
 every form works without JavaScript. A form POST carries a per-session CSRF token; the JSON API,
 webhooks and chat commands are authenticated by bearer token or signature instead, never by the
-cookie, so their routes (not their paths: `MACHINE_BLUEPRINTS`) are exempt.
+cookie, so their routes (not their paths: `MACHINE_ROUTES`) are exempt.
 """
 
 from __future__ import annotations
@@ -21,16 +21,17 @@ CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'
 """No script source at all: the pages have none, so injected markup cannot run any. Forms may post here
 and to GitHub's web pages (the App manifest set-up posts a form there)."""
 CSRF_FIELD = "csrf_token"
-MACHINE_BLUEPRINTS = frozenset({"api", "api_holds", "api_incidents", "chat", "webhooks"})
-"""The blueprints of machine endpoints, authenticated by bearer token or request signature (which a
-browser never adds), never by the cookie: exempt from CSRF, and answered in JSON. Judged by the route a
-request matched, never by its path: the dashboard's ``/<owner>/<repo>/pull/<n>/hold`` of an owner
-named ``api``, ``chat`` or ``webhooks`` starts like a machine path and is a form all the same."""
+MACHINE_ROUTES = ("/api/", "/webhooks/", "/chat/")
+"""Machine endpoints: their routes' rules start so. They are authenticated by bearer token or request
+signature (which a browser never adds), never by the cookie: exempt from CSRF, and answered in JSON.
+Judged by the rule a request matched, never by its path: the dashboard's
+``/<owner>/<repo>/pull/<n>/hold`` of an owner named ``api``, ``chat`` or ``webhooks`` has a path that
+starts like a machine route's and is a form all the same."""
 
 
 def machine_route() -> bool:
-    """Whether the current request matched a route of a machine blueprint."""
-    return request.url_rule is not None and request.blueprint in MACHINE_BLUEPRINTS
+    """Whether the current request matched a machine route (its rule, not its path, says so)."""
+    return request.url_rule is not None and request.url_rule.rule.startswith(MACHINE_ROUTES)
 MAX_NEXT = 2048
 FORWARDING = re.compile(r"forwarded|^via$|client-?ip|real-?ip|connecting-?ip|^x-envoy-external-address$"
                         r"|^x-proxyuser-ip$", re.IGNORECASE)
