@@ -52,9 +52,10 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     from app.intake_writer import IntakeWriter
     from app.metrics import Metrics
     from app.services import EXTENSION, Services, redis_client
+    from app.startup import gunicorn_workers
     from app.token_store import TokenStore
     from core import keys
-    from merge_hold.settings import from_env, require
+    from merge_hold.settings import SettingsError, from_env, require
     from state.queueing import work_queue
 
     settings = from_env() if settings is None else settings
@@ -66,6 +67,15 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app = Flask(__name__)
     secret_key = settings.secret_key
     if not secret_key:
+        workers = gunicorn_workers()
+        if workers is not None and workers > 1:
+            # Each worker would draw its own key and refuse the others' sessions (`app.startup`).
+            raise SettingsError(
+                f"MERGE_HOLD_SECRET_KEY is not set and gunicorn runs {workers} workers: each would sign "
+                "sessions with a key of its own, and a sign-in made on one would be refused by the others. "
+                "Set MERGE_HOLD_SECRET_KEY to one long random value for every worker and replica "
+                "(`python -c 'import secrets; print(secrets.token_hex(32))'`), run `merge-hold serve`, "
+                "or run one worker.")
         # Sessions then last as long as this process; `merge-hold serve` picks one key for all workers.
         log.warning("MERGE_HOLD_SECRET_KEY is not set: dashboard sessions end when the process restarts")
         secret_key = secrets.token_hex(32)
@@ -113,6 +123,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(chat_links.bp)  # /link/<code>: a chat user linked to a GitHub login
     app.register_blueprint(webhook_page.bp)  # /orgs/{org}/webhooks: outgoing webhooks on the dashboard
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
+    metrics.registry.register(health.IntakeCollector(redis, settings.queue_name))  # the intake's dead letters
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
 
     _register_errors(app)
@@ -120,7 +131,12 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
 
 
 def _wants_json() -> bool:
-    return request.path.startswith(("/api/", "/webhooks/", "/chat/"))
+    """Machine routes answer errors in JSON; so does a path under theirs that matched no route."""
+    from app.security import MACHINE_ROUTES, machine_route
+
+    if request.url_rule is not None:
+        return machine_route()
+    return request.path.startswith(MACHINE_ROUTES)
 
 
 def _register_errors(app: Flask) -> None:

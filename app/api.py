@@ -17,7 +17,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from app import reads
 from app.auth import current_identity, require_token
 from app.services import services
-from core import keys
+from core import json_text, keys
 from state import branch_freezes, subscriptions
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -147,8 +147,8 @@ def events() -> Reply:
     if not 1 <= limit <= EVENTS_MAX_LIMIT:
         return _error(f"limit must be between 1 and {EVENTS_MAX_LIMIT}", 400)
     before = request.args.get("before")
-    if before is not None and not reads.STREAM_ID.fullmatch(before):
-        return _error("before must be a stream id such as 1700000000000-0", 400)
+    if before is not None and not reads.stream_cursor(before):
+        return _error("before must be a stream id such as 1700000000000-0 (each part below 2**64)", 400)
     page, cursor = reads.events(services().redis, repo=repo, limit=limit, before=before)
     return jsonify(events=page, next=cursor), 200
 
@@ -162,7 +162,9 @@ def _hook_events_body() -> tuple[list[dict[str, Any]] | None, Reply | None]:
     except RequestEntityTooLarge:
         return None, _error(f"body larger than {HOOK_EVENTS_MAX_BYTES} bytes", 413)
     try:
-        parsed = json.loads(body)
+        parsed = json_text.loads(body)
+    except json_text.TooDeep:
+        return None, _error(f"body nests deeper than {json_text.MAX_DEPTH} levels", 400)
     except ValueError:
         return None, _error("body is not valid JSON", 400)
     items = parsed.get("events") if isinstance(parsed, dict) else None

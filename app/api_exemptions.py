@@ -21,7 +21,7 @@ from app.api_holds import Reply, managed, republish
 from app.auth import current_identity, require_token
 from app.services import services
 from app.token_store import Identity
-from core import keys
+from core import json_text, keys
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
 from core.exemptions import Door, coverage, refusal
@@ -55,7 +55,10 @@ def _shown(exemption: Exemption) -> dict[str, object]:
 def grant() -> Reply:
     identity = current_identity()
     assert identity is not None
-    body = request.get_json(silent=True)
+    try:
+        body = json_text.loads(request.get_data(cache=False))  # depth-bounded, unlike Flask's get_json
+    except ValueError:
+        body = None
     if not isinstance(body, dict):
         return _error('body must be JSON: {"target": "owner/repo#12", "reason": ..., "sticky": false}', 400)
     target, reason, span, sticky, seen = (body.get("target"), body.get("reason"), body.get("for"),
@@ -91,7 +94,7 @@ def grant() -> Reply:
     if seen is not None and not head.lower().startswith(seen.lower()):
         return _error(f"{scope} is at {head[:7]} now, not {seen[:7]}: review that head and ask again", 409,
                       head_sha=head)
-    exemption = room_holds.place_exemption(redis, scope, by=identity.name, reason=reason,
+    exemption = room_holds.place_exemption(redis, scope, by=identity.actor, reason=reason,
                                            origin=f"api:{identity.name}", now=datetime.now(UTC), head_sha=head,
                                            duration=duration, sticky=sticky)
     republish(scope)
@@ -106,7 +109,7 @@ def end(owner: str, name: str, number: int) -> Reply:
     scope = f"{owner}/{name}#{number}"
     if not reads.valid_repo(f"{owner}/{name}") or not identity.covers(scope):
         return _error("no such exemption", 404)  # outside the token's orgs: not even its existence
-    ended = room_holds.lift_exemption(services().redis, scope, actor=identity.name, origin=f"api:{identity.name}")
+    ended = room_holds.lift_exemption(services().redis, scope, actor=identity.actor, origin=f"api:{identity.name}")
     if ended is None:
         return _error("no such exemption", 404)
     republish(scope)

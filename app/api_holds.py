@@ -3,9 +3,10 @@
 A deploy pipeline freezes merges while it runs: a ``hold``-scoped token places a room hold on a PR,
 branch, repo or org within its orgs, and lifts it after. ``paths`` (gitignore-style globs) scopes the hold
 to the PRs that change a matching file. The hold is recorded the way a chat hold is
-(`state.room_holds`, audited under the token's name, origin ``api:NAME``) and the same republish
-job then publishes the statuses. A ``hold`` token lifts the holds it placed; an ``admin`` token any
-room hold within its orgs.
+(`state.room_holds`, held and audited as ``token:NAME``, never a bare name that could pass for a GitHub
+user's; origin ``api:NAME``) and the same republish job then publishes the statuses. Who may place and
+lift is the one rule of `core.hold_rights`: a ``hold`` token lifts the holds it placed, an ``admin``
+token any room hold within its orgs — as on the page.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from app import reads
 from app.auth import current_identity, require_token
 from app.services import services
 from app.token_store import Identity
-from core import jobs
+from core import hold_rights, jobs, json_text
 from core.chat_request import REPUBLISH_JOB
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
+from core.hold_rights import Facts, Token
 from core.paths import PathsError, check
 from core.scopes import scope_repo
 from core.targets import TargetError, parse_target
@@ -32,6 +34,8 @@ from state.queueing import options
 bp = Blueprint("api_holds", __name__, url_prefix="/api/v1")
 
 Reply = tuple[Response, int]
+MAX_BODY = 16 * 1024
+"""A hold request is a target, a reason (500 characters at most) and a duration."""
 
 
 def _error(message: str, status: int) -> Reply:
@@ -53,14 +57,22 @@ def republish(scope: str) -> None:
 
 
 def _body() -> tuple[dict[str, Any] | None, Reply | None]:
-    parsed = request.get_json(silent=True)
+    request.max_content_length = MAX_BODY  # beyond it Werkzeug raises 413, answered as JSON
+    try:
+        parsed = json_text.loads(request.get_data(cache=False))  # depth-bounded, unlike Flask's get_json
+    except ValueError:
+        parsed = None
     if not isinstance(parsed, dict):
         return None, _error('body must be JSON: {"target": ..., "reason": ..., "for": "30m"}', 400)
     return parsed, None
 
 
 def _holder(identity: Identity) -> str:
-    return f"api:{identity.name}"
+    return _token(identity).holder_id
+
+
+def _token(identity: Identity) -> Token:
+    return Token(identity.name, identity.scope, identity.orgs)
 
 
 @bp.post("/holds")
@@ -91,9 +103,11 @@ def place() -> Reply:
         return bad_paths
     if not identity.covers(scope):
         return _error(f"token {identity.name!r} is limited to {', '.join(identity.orgs)}", 403)
+    if not hold_rights.may_place(_token(identity), scope, Facts()):
+        return _error(f"token {identity.name!r} has scope {identity.scope!r}; placing a hold needs hold or admin", 403)
     if not managed(scope):
         return _error(f"merge-hold does not manage {scope}: is the GitHub App installed there?", 404)
-    hold = room_holds.place_hold(services().redis, scope, holder=identity.name, holder_id=_holder(identity),
+    hold = room_holds.place_hold(services().redis, scope, holder=identity.actor, holder_id=_holder(identity),
                                  reason=reason, origin=_holder(identity), now=datetime.now(UTC), duration=duration,
                                  paths=paths)
     republish(scope)
@@ -123,8 +137,9 @@ def lift(hold_id: str) -> Reply:
     hold = room_holds.find_hold(redis, hold_id)
     if hold is None or not identity.covers(hold.scope):
         return _error("no such room hold", 404)  # outside the token's orgs: not even its existence
-    if hold.id.removeprefix("room:").rpartition(":")[0] != _holder(identity) and not identity.may("admin"):
-        return _error("a hold token lifts only the holds it placed; an admin token lifts any", 403)
-    room_holds.lift_hold(redis, hold, actor=identity.name, origin=_holder(identity))
+    token = _token(identity)
+    if not hold_rights.may_lift(token, hold.id, hold.scope, Facts()):
+        return _error(hold_rights.lift_refusal(token, hold.id, hold.scope, Facts()), 403)
+    room_holds.lift_hold(redis, hold, actor=identity.actor, origin=_holder(identity))
     republish(hold.scope)
     return jsonify(lifted=hold.to_dict()), 200

@@ -10,11 +10,18 @@ agent hook's records), ``hold`` (plus placing and lifting its own room holds), `
 lifting any room hold). ``--org`` limits a token to those orgs; without it a token covers every org
 the App serves. A line without a scope (made before scopes existed) acts as ``hook-events``, what
 such tokens could do.
+
+A token sign-in on the dashboard is ``token:NAME`` in the session, in holds and in the audit log, never
+the GitHub user ``NAME``; its session is a server-side record (like a GitHub sign-in's) that sign-out
+deletes, so a copied cookie stops working at sign-out, and it acts only within its scope and orgs, as
+over the API (`core.hold_rights`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import secrets
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar, cast, overload
@@ -25,7 +32,8 @@ from werkzeug.wrappers import Response
 from app import demo_login, github_login
 from app.security import safe_next
 from app.services import services
-from app.token_store import Identity, TokenStore
+from app.token_store import GITHUB, Identity, TokenStore
+from core import keys
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +94,7 @@ def current_identity() -> Identity | None:
 def github_user() -> str | None:
     """The signed-in GitHub user's login (a demo sign-in's too); None for a token login."""
     identity = current_identity()
-    return identity.name if identity is not None and identity.fingerprint == "github" else None
+    return identity.name if identity is not None and identity.is_github else None
 
 
 REPOS = "merge_hold.repos"
@@ -101,11 +109,24 @@ def _session_identity() -> Identity | None:
             return None
         login, repos = seen
         request.environ[REPOS] = repos
-        return Identity(login, "github", "read", ())
-    name, fingerprint = session.get("user"), session.get("key")
-    if isinstance(name, str) and isinstance(fingerprint, str):
-        return _store().still_valid(name, fingerprint)
-    return None
+        return Identity(login, GITHUB, "read", ())
+    if session.get("kind") == "token":
+        return _token_session()
+    return None  # a cookie of an older form, or none: sign in again
+
+
+def _token_session() -> Identity | None:
+    """A token sign-in lives while its server-side record does (`core.keys.web_session`, dropped at
+    sign-out: a copied cookie dies with it) and the token is still in the file."""
+    sid = session.get("sid")
+    raw = services().redis.get(keys.web_session(sid)) if isinstance(sid, str) else None
+    stored = json.loads(raw) if raw is not None else None
+    if not isinstance(stored, dict) or stored.get("kind") != "token":
+        return None
+    name, fingerprint = stored.get("token"), stored.get("key")
+    if not (isinstance(name, str) and isinstance(fingerprint, str)):
+        return None
+    return _store().still_valid(name, fingerprint)
 
 
 def login_required(view: F) -> F:
@@ -137,19 +158,18 @@ def may_see(repo: str) -> bool:
 
 
 RANK = {"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
-TOKEN_ROLE = {"admin": "admin", "hold": "write"}
-"""A token login acts with its scope: ``hold`` as a writer (its own holds), ``admin`` as an admin."""
 
 
 def role_in(repo: str) -> str:
-    """The signed-in user's role in ``repo``: GitHub's for a GitHub sign-in, the token scope's else."""
+    """The signed-in user's role in ``repo``: GitHub's for a GitHub sign-in. A token sign-in has no
+    GitHub role (``read`` where it sees): it acts by its scope, as over the API (`app.rights`)."""
     identity = current_identity()
     if identity is None or not may_see(repo):
         return "none"
     repos = request.environ.get(REPOS)
     if isinstance(repos, dict):
         return str(repos.get(repo.lower(), "none"))
-    return TOKEN_ROLE.get(identity.scope, "read")
+    return "read"
 
 
 bp = Blueprint("auth", __name__)
@@ -164,16 +184,19 @@ def login() -> Response | str | tuple[str, int]:
         if identity is None:
             return render_template("login.html", error="That token is not valid.", next=target,
                                    github=github), 401
+        sid = secrets.token_urlsafe(32)
+        record = {"kind": "token", "token": identity.name, "key": identity.fingerprint}
+        services().redis.set(keys.web_session(sid), json.dumps(record), ex=github_login.SESSION_TTL)
         session.clear()
         session.permanent = True
-        session["user"], session["key"] = identity.name, identity.fingerprint
+        # The token's own namespace: `token:NAME` is never the GitHub user NAME (`Identity.actor`).
+        session.update(kind="token", user=identity.actor, sid=sid)
         return redirect(safe_next(target, url_for("dashboard.index")))
     return render_template("login.html", error=None, next=target, github=github)
 
 
 @bp.route("/logout", methods=["POST"])
 def logout() -> Response:
-    if session.get("kind") == "github":
-        github_login.sign_out()
+    github_login.sign_out()  # the server-side record of any sign-in: GitHub's, the demo's, a token's
     session.clear()
     return redirect(url_for("auth.login"))

@@ -11,6 +11,7 @@ malformed gets a reply and records nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import logging
 import time
@@ -25,11 +26,13 @@ from app.chat_links import chat_reply as link_reply
 from app.notify_commands import apply_subscription, subscription_refusal
 from app.services import services
 from app.webhooks import read_capped
-from core import jobs
+from core import hold_rights, jobs
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
 from core.chat_request import CHAT_JOB, Binding, ChatRequest, bound_orgs, listed, reply_url_allowed, within
+from core.escaping import for_chat
 from core.exemptions import Door
 from core.exemptions import refusal as exemption_refusal
+from core.hold_rights import ChatUser, Facts, chat_user
 from core.holds import to_iso
 from core.permissions import Permission
 from core.targets import is_pr_scope
@@ -62,8 +65,10 @@ class _Clock(Clock):
         return self._now()
 
 
-def ephemeral(text: str) -> tuple[Response, int]:
-    return jsonify(response_type="ephemeral", text=text), 200
+def ephemeral(text: str, platform: str) -> tuple[Response, int]:
+    """An answer only the user sees, escaped for their platform (it may quote what they typed, scope
+    names and reasons: `core.escaping`)."""
+    return jsonify(response_type="ephemeral", text=for_chat(platform, text)), 200
 
 
 def _form(body: bytes) -> dict[str, str]:
@@ -97,49 +102,62 @@ def refusal(settings: Settings, req: ChatRequest, command: ChatCommand) -> str |
     admin = listed(settings.chat_admins, req.platform, req.team_id, req.user_id)
     if command.action in ("subscribe", "unsubscribe"):
         return subscription_refusal(settings, req, command, admin=admin)
-    if command.action in ("hold", "unhold") and command.scope is not None and is_pr_scope(command.scope):
-        allowed = admin or may_change_holds(settings.chat_allowed_users, req.platform, req.team_id,
-                                            req.user_id, req.channel_id)
-        return None if allowed else NOT_ALLOWED
+    if command.action in ("hold", "unhold") and command.scope is not None:
+        # The one rule of every surface (`core.hold_rights`): a PR for the allow-list, wider for admins.
+        if hold_rights.may_place(chat_actor(settings, req), command.scope, Facts()):
+            return None
+        return NOT_ALLOWED if is_pr_scope(command.scope) else NOT_ADMIN
     if command.action in ("exempt", "unexempt"):  # who may exempt is decided in one place, for every door
         role = Permission.ADMIN if admin else Permission.NONE
         return None if exemption_refusal(Door.CHAT, role, sticky=command.sticky) is None else NOT_ADMIN
-    # Wider holds override what maintainers configured: chat admins only.
+    # Anything else wide (exemptions of old forms, listings of an org) is for chat admins only.
     return None if admin else NOT_ADMIN
+
+
+def chat_actor(settings: Settings, req: ChatRequest) -> ChatUser:
+    """The command's user as `core.hold_rights` judges them (the workers judge them the same way)."""
+    binding = settings.slack_teams if req.platform == "slack" else settings.mattermost_teams
+    return chat_user(req.platform, req.team_id, req.user_id, admins=settings.chat_admins,
+                     allowed_users=settings.chat_allowed_users, binding=binding, enterprise_id=req.enterprise_id,
+                     channel_id=req.channel_id)
 
 
 def _dispatch(req: ChatRequest) -> tuple[Response, int]:
     settings: Settings = services().settings
     parsed = parse_chat(req.command, req.text)
     if isinstance(parsed, ChatUsageError):
-        return ephemeral(parsed.text)
+        return ephemeral(parsed.text, req.platform)
     refused = refusal(settings, req, parsed)
     if refused is not None:
         log.info("chat command refused: %s %s in %s", req.command, req.user_id, req.room)
-        return ephemeral(refused)
+        return ephemeral(refused, req.platform)
+    # What the web tier judged travels with the job, which applies the same rule (`core.hold_rights`).
+    req = dataclasses.replace(req, admin="1" if chat_actor(settings, req).admin else "")
     if parsed.action in ("subscribe", "unsubscribe"):
-        return ephemeral(apply_subscription(services().redis, settings, req, parsed))
+        return ephemeral(apply_subscription(services().redis, settings, req, parsed), req.platform)
     if parsed.action in ("link", "unlink"):
-        return ephemeral(link_reply(services().redis, settings, req, parsed))
+        return ephemeral(link_reply(services().redis, settings, req, parsed), req.platform)
     try:
         # A description of our own: rq's default shows the arguments, and response_url is a credential.
         services().queue.enqueue(CHAT_JOB, req.to_dict(), **options(jobs.CHAT_COMMAND),
                                  description=f"chat command {req.command} from {req.room}")
     except Exception:
         log.exception("could not queue a chat command from %s", req.room)
-        return ephemeral("merge-hold could not queue that command just now; please try again.")
+        return ephemeral("merge-hold could not queue that command just now; please try again.", req.platform)
     if parsed.action == "list":
-        return ephemeral("Looking up the holds…")
-    return ephemeral(f"Working on `{req.command} {req.text.strip()}`; the channel will hear when it is done.")
+        return ephemeral("Looking up the holds…", req.platform)
+    return ephemeral(f"Working on `{req.command} {req.text.strip()}`; the channel will hear when it is done.",
+                     req.platform)
 
 
-def _bound(binding: Binding, *team_ids: str) -> tuple[tuple[str, ...] | None, tuple[Response, int] | None]:
+def _bound(platform: str, binding: Binding, *team_ids: str) -> tuple[tuple[str, ...] | None,
+                                                                  tuple[Response, int] | None]:
     """The workspace's orgs, or the reply refusing it: unknown (not enabled) or bound to nothing."""
     orgs = bound_orgs(binding, *team_ids)
     if orgs is None:
-        return None, ephemeral(NOT_ENABLED)
+        return None, ephemeral(NOT_ENABLED, platform)
     if not orgs:
-        return None, ephemeral(NOT_BOUND)
+        return None, ephemeral(NOT_BOUND, platform)
     return orgs, None
 
 
@@ -174,9 +192,9 @@ def slack() -> tuple[Response, int]:
     if form.get("ssl_check") == "1":
         return jsonify(ok=True), 200
     team = form.get("team_id", "")
-    orgs, refused = _bound(settings.slack_teams, team, form.get("enterprise_id", ""))
+    orgs, refused = _bound("slack", settings.slack_teams, team, form.get("enterprise_id", ""))
     if refused is not None or orgs is None:
-        return refused or ephemeral(NOT_ENABLED)
+        return refused or ephemeral(NOT_ENABLED, "slack")
     return _dispatch(_request("slack", form, form.get("team_domain") or team, orgs))
 
 
@@ -204,10 +222,10 @@ def mattermost() -> tuple[Response, int]:
     matched = [hmac.compare_digest(given, token.encode()) for token in expected]
     if not given or not any(matched):
         return jsonify(error="missing or invalid Mattermost token"), 401
-    orgs, refused = _bound(settings.mattermost_teams, form.get("team_id", ""))
+    orgs, refused = _bound("mattermost", settings.mattermost_teams, form.get("team_id", ""))
     if refused is not None or orgs is None:
-        return refused or ephemeral(NOT_ENABLED)
+        return refused or ephemeral(NOT_ENABLED, "mattermost")
     if not reply_url_allowed(form.get("response_url", ""), settings.mattermost_url):
         log.warning("mattermost command refused: its response_url is not under MATTERMOST_URL")
-        return ephemeral(BAD_RESPONSE_URL)
+        return ephemeral(BAD_RESPONSE_URL, "mattermost")
     return _dispatch(_request("mattermost", form, form.get("team_domain") or form.get("team_id", ""), orgs))

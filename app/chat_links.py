@@ -26,7 +26,8 @@ from app.auth import github_user, login_required
 from app.services import services
 from core import keys
 from core.chat_grammar import ChatCommand
-from core.chat_request import ChatRequest, bound_orgs, listed, scope_owner, within
+from core.chat_request import ChatRequest, bound_orgs, listed, scope_owner
+from core.hold_rights import ChatUser, chat_user
 from merge_hold.settings import Settings
 from state import audit, chat_links
 from state.chat_links import ChatIdentity, Link
@@ -71,8 +72,20 @@ def linked_admin_orgs(login: str | None) -> tuple[str, ...]:
     return (admin_orgs(svc.settings, link.identity) or ()) if link is not None else ()
 
 
-def may_freeze_as_chat_admin(login: str | None, scope: str) -> bool:
-    return within(linked_admin_orgs(login), scope)
+def chat_user_of(settings: Settings, identity: ChatIdentity) -> ChatUser:
+    """A linked chat identity as chat judges it now (`core.hold_rights.chat_user`): what it gives its
+    GitHub user on the page is exactly what it gives in chat."""
+    binding = settings.slack_teams if identity.platform == "slack" else settings.mattermost_teams
+    return chat_user(identity.platform, identity.team_id, identity.user_id, admins=settings.chat_admins,
+                     allowed_users=settings.chat_allowed_users, binding=binding,
+                     enterprise_id=identity.enterprise_id)
+
+
+def linked_chat_user(login: str) -> ChatUser | None:
+    """The chat user linked to this GitHub login, as chat judges them now; None without a link."""
+    svc = services()
+    link = chat_links.linked(svc.redis, login)
+    return chat_user_of(svc.settings, link.identity) if link is not None else None
 
 
 def refusal_hint(login: str | None, scope: str) -> str:

@@ -17,7 +17,7 @@ from app.auth import login_required, may_see
 from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment
 from app.exemption_actions import page_exemption
 from app.services import services
-from core.holds import from_iso
+from core.holds import from_iso, named
 from state import room_holds
 
 bp = Blueprint("dashboard", __name__)
@@ -59,13 +59,13 @@ def compact_filter(data: Any) -> str:
 
 
 SENTENCES = {
-    "room.held": "@{holder} held {scope} ({origin}): {reason}",
-    "room.lifted": "@{actor} lifted the hold on {scope} ({origin})",
-    "room.exempted": "@{by} exempted this PR from room and freeze holds ({origin}): {reason}",
-    "room.unexempted": "@{actor} ended the exemption ({origin})",
-    "exemption.ended": "A push moved this PR to {head_sha:.7}: the exemption @{by} granted ({reason}) covered "
+    "room.held": "{holder} held {scope} ({origin}): {reason}",
+    "room.lifted": "{actor} lifted the hold on {scope} ({origin})",
+    "room.exempted": "{by} exempted this PR from room and freeze holds ({origin}): {reason}",
+    "room.unexempted": "{actor} ended the exemption ({origin})",
+    "exemption.ended": "A push moved this PR to {head_sha:.7}: the exemption {by} granted ({reason}) covered "
                        "{granted_head:.7} only, so room and freeze holds hold it again",
-    "exemption.refused": "@{sender} added the exempt label {label}, which counts only from maintain or admin "
+    "exemption.refused": "{sender} added the exempt label {label}, which counts only from maintain or admin "
                          "access ({permission}): ignored",
     "status.posted": "merge-hold posted {state}: {description}",
     "status.forged": "A merge-hold status not posted by the App was overwritten",
@@ -77,6 +77,11 @@ SENTENCES = {
     "chat.linked": "@{login} linked chat user @{user_name} ({platform} {team_id}) to their GitHub login",
     "chat.unlinked": "Chat user @{user_name} ({platform} {team_id}) unlinked from GitHub @{login}",
 }
+
+
+PEOPLE = ("holder", "actor", "by", "sender")
+"""Fields of the room sentences that name who acted: a person as ``@login``, a token as ``token:NAME``."""
+bp.add_app_template_filter(named, "named")
 
 
 @bp.app_template_filter("sentence")
@@ -98,7 +103,8 @@ def sentence_filter(entry: Any) -> str:
     template = SENTENCES.get(event)
     if template is None:
         return f"{event}: {compact_filter(data)}"
-    fields = defaultdict(lambda: "?", {k: v for k, v in data.items() if v not in (None, "")})
+    fields = defaultdict(lambda: "?", {k: named(v) if k in PEOPLE and isinstance(v, str) else v
+                                       for k, v in data.items() if v not in (None, "")})
     return template.format_map(fields)
 
 

@@ -7,9 +7,11 @@ the PR's per-holder register with origin ``dashboard`` and recomputes the PR lik
 their `/unhold` comment lifts it, a maintainer's `/unhold @user` or `/unhold all` too, no exemption
 lets the PR through it, and `reconcile --rebuild` keeps it. Who may: the repo config's
 ``hold_permission`` (write by default) or the PR's author (``author_can_hold``) to hold and to lift
-one's own; ``lift_others_permission`` (maintain) for others' holds and for room holds on `/rooms`.
-Roles come from GitHub for a GitHub sign-in and from the token's scope for a token login
-(`app.auth.role_in`); a token login has no GitHub user to hold as, so PR holds need a GitHub sign-in.
+one's own; ``lift_others_permission`` (maintain) for others'. Room holds (the Lift buttons on
+`/rooms` and a PR's page) follow the one rule every surface applies, `core.hold_rights`. Roles come
+from GitHub for a GitHub sign-in (`app.auth.role_in`); a token login acts by its scope, as over the API
+(``token:NAME``, never a GitHub user), and has no GitHub user to hold as, so PR holds need a GitHub
+sign-in.
 """
 
 from __future__ import annotations
@@ -23,17 +25,17 @@ from typing import Any
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
-from app import reads
+from app import reads, rights
 from app.auth import RANK, current_identity, github_user, login_required, may_see, role_in
-from app.chat_links import link_note, linked_admin_orgs, may_freeze_as_chat_admin
+from app.chat_links import link_note
 from app.services import services
-from core import jobs, keys
+from core import hold_rights, jobs, keys
 from core.chat_request import REPUBLISH_JOB
 from core.comment_rules import DASHBOARD_JOB
 from core.comments import clean_reason
 from core.durations import parse_duration
 from core.exemptions import coverage
-from core.holds import Exemption, Hold, to_iso
+from core.holds import Exemption, Hold, named, to_iso
 from core.permissions import Permission
 from core.prstate import DASHBOARD_REF
 from core.repo_config import DEFAULT_CONFIG, RepoConfig
@@ -58,9 +60,11 @@ def repo_config(repo: str) -> RepoConfig:
 
 
 def acting_login() -> str:
+    """Who acts, as the audit log names them: a GitHub login, or ``token:NAME`` for a token sign-in
+    (never a bare name that could pass for a GitHub user's)."""
     identity = current_identity()
     assert identity is not None
-    return identity.name
+    return identity.actor
 
 
 def dashboard_holder_id(login: str) -> str:
@@ -72,7 +76,7 @@ def may_hold(repo: str, number: int) -> bool:
     if RANK[role_in(repo)] >= RANK[config.hold_permission]:
         return True
     facts = store.load_pull(services().redis, repo, number).facts
-    return config.author_can_hold and facts is not None and facts.author.lower() == acting_login().lower()
+    return config.author_can_hold and facts is not None and facts.author.lower() == (github_login() or "").lower()
 
 
 def github_login() -> str | None:
@@ -92,15 +96,8 @@ def may_lift_comment(repo: str, number: int, holder: str) -> bool:
 
 
 def may_lift(hold: Hold) -> bool:
-    """One's own hold; others' with ``lift_others_permission`` in the repo. An org-wide hold spans repos
-    with different roles: only its holder or an admin token lifts it here."""
-    if hold.id.removeprefix("room:").rpartition(":")[0] == dashboard_holder_id(acting_login()):
-        return True
-    repo = scope_repo(hold.scope)
-    if repo is None:
-        identity = current_identity()
-        return identity is not None and identity.scope == "admin" and identity.fingerprint != "github"
-    return RANK[role_in(repo)] >= RANK[repo_config(repo).lift_others_permission]
+    """The one rule (`core.hold_rights`): the same answer chat and the API give this person."""
+    return hold_rights.may_lift(rights.actor(), hold.id, hold.scope, rights.facts(hold.scope))
 
 
 def may_see_scope(scope: str) -> bool:
@@ -112,16 +109,9 @@ def may_see_scope(scope: str) -> bool:
 
 
 def may_freeze(scope: str) -> bool:
-    """Freezing or thawing a repo or branch needs admin on the repo; an org, admin on every managed
-    repo of it (the sign-in knows repo roles only, so an org admin shows as admin on each repo). Or a
-    GitHub user linked to a chat admin whose workspace is bound to the scope's org (`app.chat_links`):
-    what they may freeze from chat they may freeze here."""
-    repo = scope_repo(scope)
-    repos = [repo.lower()] if repo is not None else \
-        [r for r in reads.managed_repos(services().redis) if r.split("/", 1)[0] == scope.lower()]
-    if repos and all(RANK[role_in(r)] >= RANK["admin"] for r in repos):
-        return True
-    return bool(repos) and may_freeze_as_chat_admin(github_login(), scope)
+    """Whether the signed-in user may place a hold on ``scope`` (`core.hold_rights.may_place`): admin on
+    its repo (an org: on every managed repo of it), or what their linked chat user may do in chat."""
+    return hold_rights.may_place(rights.actor(), scope, rights.facts(scope))
 
 
 def republish_scope(scope: str) -> None:
@@ -208,11 +198,12 @@ def lift() -> Response:
     if found is None or not may_see_scope(found.scope):
         abort(404)
     if not may_lift(found):
-        flash("Lifting someone else's hold needs maintain access.", "error")
+        why = hold_rights.lift_refusal(rights.actor(), found.id, found.scope, rights.facts(found.scope))
+        flash(f"{named(found.holder)}'s hold on {found.scope} stays: {why}.", "error")
     else:
         room_holds.lift_hold(services().redis, found, actor=acting_login(), origin="dashboard")
         republish_scope(found.scope)
-        flash(f"Lifted @{found.holder}'s hold on {found.scope}.", "ok")
+        flash(f"Lifted {named(found.holder)}'s hold on {found.scope}.", "ok")
     if target == "pull" and "#" in found.scope:
         owner, _, rest = found.scope.partition("/")
         name, _, number = rest.partition("#")
@@ -243,14 +234,16 @@ def rooms() -> str:
     holds.sort(key=lambda h: (h.scope, h.created_at))
     exemptions = [found for r in visible for raw in redis.hvals(keys.exemptions(r))
                   if (found := Exemption.from_dict(json.loads(raw))).active(now)]
-    rows = [{"hold": h.to_dict(), "may_lift": may_lift(h)} for h in holds]
+    liftable = {h.id for h in holds if may_lift(h)}
+    rows = [{"hold": h.to_dict(), "may_lift": h.id in liftable} for h in holds]
     configs = {r: repo_config(r) for r in visible}
     freezes = [(r, week(c)) for r, c in configs.items() if c.freeze_windows]
     mode = services().settings.freeze_mode
     progress = freeze_progress.progress(redis, holds, visible, now,
                                         [r for r, c in configs.items() if (c.freeze_mode or mode) == "ruleset"])
     scopes = sorted({h.scope for h in holds if h.id in progress})
-    frozen = [{"scope": s, "may_thaw": may_freeze(s), "holds": [
+    # Thaw is offered where it would lift something: the holds on that scope this user may lift.
+    frozen = [{"scope": s, "may_thaw": any(h.scope == s and h.id in liftable for h in holds), "holds": [
         {"hold": h.to_dict(), "progress": progress[h.id]} for h in holds if h.scope == s and h.id in progress]}
         for s in scopes]
     return render_template("rooms.html", rows=rows,
@@ -260,10 +253,8 @@ def rooms() -> str:
 
 
 def _may_freeze_any(visible: list[str]) -> bool:
-    """Whether `/rooms` offers the Freeze form: a GitHub user who is admin somewhere, or a linked chat
-    admin of an org they see a repo of."""
-    login = github_login()
-    if login is None:
+    """Whether `/rooms` offers the Freeze form: a GitHub user who may freeze a repo or an org they see."""
+    if github_login() is None:
         return False
-    orgs = set(linked_admin_orgs(login))
-    return any(RANK[role_in(r)] >= RANK["admin"] or r.split("/", 1)[0] in orgs for r in visible)
+    targets = sorted(set(visible) | {r.split("/", 1)[0] for r in visible})
+    return any(may_freeze(t) for t in targets)

@@ -10,7 +10,8 @@ permission check downstream (`app.auth.role_in`) is the real one.
 
 Never offered, and a demo session never honoured, unless all of these hold on every request: the
 setting is on, no App is configured (credentials, or a completed `/setup` in the data folder), and the
-request comes from loopback without `X-Forwarded-For` (a proxy in front makes it remote). The settings
+request comes from loopback without any proxy's forwarding header (`Forwarded`, `X-Forwarded-*`,
+`X-Real-IP`, `True-Client-IP`…: a proxy in front makes it remote, and the refusal names the header). The settings
 refuse the variable next to App credentials and `merge-hold serve` refuses it on another address.
 """
 
@@ -26,9 +27,9 @@ from werkzeug.wrappers import Response
 
 from app import reads
 from app.github_login import SESSION_TTL
-from app.security import safe_next
+from app.security import forwarding_header, safe_next
 from app.services import services
-from app.setup import LOOPBACK, configured
+from app.setup import configured, local
 from core import demo_users, keys
 from merge_hold.settings import Settings
 
@@ -41,7 +42,7 @@ def offered(settings: Settings) -> bool:
     """Whether this request may see or use the demo sign-in."""
     if not settings.demo_signin or settings.has_app_credentials or configured(settings):
         return False
-    return request.remote_addr in LOOPBACK and "X-Forwarded-For" not in request.headers
+    return local()
 
 
 @bp.app_context_processor
@@ -54,6 +55,10 @@ def _offer() -> dict[str, Any]:
 def demo() -> Response | str:
     settings = services().settings
     if not offered(settings):
+        proxy = forwarding_header()
+        if settings.demo_signin and proxy is not None:
+            abort(403, description=f"The demo sign-in answers only requests made on this machine without a "
+                                   f"proxy; this one came through one (it carries {proxy}).")
         abort(404)
     target = request.values.get("next")
     if request.method == "GET":

@@ -183,8 +183,8 @@ def viewer() -> tuple[str, dict[str, str]] | None:
     if raw is None:
         return None
     stored = json.loads(raw)
-    if stored.get("demo"):
-        return None  # a demo user's record (`app.demo_login`) is never a GitHub sign-in
+    if stored.get("demo") or stored.get("kind") == "token":
+        return None  # a demo user's or a token sign-in's record is never a GitHub sign-in
     login, token = str(stored.get("login") or ""), str(stored.get("token") or "")
     cached = svc.redis.get(keys.user_repos(login))
     if cached is not None:

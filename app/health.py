@@ -11,13 +11,47 @@ its own requests; a scrape sees the worker that answered it.
 from __future__ import annotations
 
 import hmac
+import logging
+from collections.abc import Iterator
 
 from flask import Blueprint, Response, abort, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+from redis import Redis
+from redis.exceptions import RedisError
 
 from app.services import services
+from state import dead_letters
+
+log = logging.getLogger(__name__)
 
 bp = Blueprint("health", __name__)
+
+
+class IntakeCollector(Collector):
+    """The intake's dead letters, read from Redis at scrape time (the pump records them in the workers):
+    every entry ever set aside, and how many records wait in the list for someone to look."""
+
+    def __init__(self, redis: Redis, queue: str) -> None:
+        self.redis = redis
+        self.queue = queue
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        try:
+            total = dead_letters.total(self.redis, self.queue)
+            waiting = dead_letters.waiting(self.redis, self.queue)
+        except RedisError as exc:
+            log.warning("intake metrics unavailable: %s", exc)
+            return
+        counted = CounterMetricFamily("merge_hold_intake_dead_letters",
+                                      "Webhook deliveries the intake pump could not use and set aside")
+        counted.add_metric([], float(total))
+        yield counted
+        listed = GaugeMetricFamily("merge_hold_intake_dead_letters_waiting",
+                                   "Dead-letter records waiting in the intake's dead-letter list")
+        listed.add_metric([], float(waiting))
+        yield listed
 
 
 @bp.get("/healthz")

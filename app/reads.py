@@ -20,6 +20,17 @@ from state import verdicts
 
 REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
+MAX_ID_PART = 2**64 - 1
+"""Redis stream ids are two unsigned 64-bit numbers: a part beyond this is no id (Redis refuses it)."""
+
+
+def stream_cursor(text: str) -> bool:
+    """Whether ``text`` is a stream id a page may start before: both parts within 64 bits, and not
+    ``0-0``, below which there is nothing (Redis refuses an exclusive range ending there)."""
+    if not STREAM_ID.fullmatch(text):
+        return False
+    parts = [int(part) for part in text.split("-")]
+    return all(part <= MAX_ID_PART for part in parts) and parts != [0, 0]
 SCAN_CAP = 5000
 """Entries a filtered stream read may examine per request, so a filter cannot turn into a full scan."""
 

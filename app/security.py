@@ -3,12 +3,13 @@
 The dashboard is server-rendered and needs no script at all, so the CSP forbids scripts outright and
 every form works without JavaScript. A form POST carries a per-session CSRF token; the JSON API,
 webhooks and chat commands are authenticated by bearer token or signature instead, never by the
-cookie, so they are exempt.
+cookie, so their routes (not their paths: `MACHINE_ROUTES`) are exempt.
 """
 
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 import unicodedata
 from urllib.parse import unquote, urlsplit
@@ -20,9 +21,29 @@ CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'
 """No script source at all: the pages have none, so injected markup cannot run any. Forms may post here
 and to GitHub's web pages (the App manifest set-up posts a form there)."""
 CSRF_FIELD = "csrf_token"
-CSRF_EXEMPT_PREFIXES = ("/api/", "/webhooks/", "/chat/")
-"""Machine endpoints: authenticated by bearer token or request signature, which a browser never adds."""
+MACHINE_ROUTES = ("/api/", "/webhooks/", "/chat/")
+"""Machine endpoints: their routes' rules start so. They are authenticated by bearer token or request
+signature (which a browser never adds), never by the cookie: exempt from CSRF, and answered in JSON.
+Judged by the rule a request matched, never by its path: the dashboard's
+``/<owner>/<repo>/pull/<n>/hold`` of an owner named ``api``, ``chat`` or ``webhooks`` has a path that
+starts like a machine route's and is a form all the same."""
+
+
+def machine_route() -> bool:
+    """Whether the current request matched a machine route (its rule, not its path, says so)."""
+    return request.url_rule is not None and request.url_rule.rule.startswith(MACHINE_ROUTES)
 MAX_NEXT = 2048
+FORWARDING = re.compile(r"forwarded|^via$|client-?ip|real-?ip|connecting-?ip|^x-envoy-external-address$"
+                        r"|^x-proxyuser-ip$", re.IGNORECASE)
+"""Headers a proxy adds to say where a request came from: ``Forwarded`` (RFC 7239), ``Via``, every
+``X-Forwarded-*``, ``X-Real-IP``, ``True-Client-IP``, ``CF-Connecting-IP``, ``Fastly-Client-IP``,
+``X-Client-IP``, ``X-Cluster-Client-IP``, ``X-Original-Forwarded-For``, Envoy's and Google's. A proxy on
+this host makes every request come from loopback; any of these means one stands in between."""
+
+
+def forwarding_header() -> str | None:
+    """The first header of the current request that says a proxy forwarded it, or None."""
+    return next((name for name, _value in request.headers.items() if FORWARDING.search(name)), None)
 
 
 def _unsafe_char(c: str) -> bool:
@@ -64,8 +85,10 @@ def csrf_token() -> str:
 
 
 def _check_csrf() -> None:
-    if request.method in ("GET", "HEAD", "OPTIONS") or request.path.startswith(CSRF_EXEMPT_PREFIXES):
+    if request.method in ("GET", "HEAD", "OPTIONS") or machine_route():
         return
+    if request.url_rule is None:
+        return  # no route matched: the 404 or 405 that follows changes nothing
     expected = session.get(CSRF_FIELD)
     given = request.form.get(CSRF_FIELD, "")
     if not (isinstance(expected, str) and given and hmac.compare_digest(expected.encode(), given.encode())):

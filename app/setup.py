@@ -10,8 +10,9 @@
    `merge-hold setup --print`, printed for a secret store — and the page shows the remaining steps.
 
 Open only while no App is configured (App credentials in the environment, or a completed set-up in the
-data folder), and only from loopback or with the one-time setup token logged at start (kept in Redis,
-so every web worker knows it; dropped once the App exists).
+data folder), and only from this machine — loopback, with no forwarding header of any proxy
+(`app.security.FORWARDING`) — or with the one-time setup token logged at start (kept in Redis, so every
+web worker knows it; dropped once the App exists).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from urllib.parse import quote
 from flask import Blueprint, Flask, abort, current_app, render_template, request
 from redis.exceptions import RedisError
 
+from app.security import forwarding_header
 from core import keys
 from core.app_manifest import manifest
 from merge_hold.settings import Settings
@@ -143,9 +145,14 @@ def _config() -> SetupConfig:
     return found
 
 
+def local() -> bool:
+    """Whether the current request was made on this machine: from loopback, and through no proxy (a
+    proxy on this host makes every request come from loopback; any forwarding header refuses it)."""
+    return request.remote_addr in LOOPBACK and forwarding_header() is None
+
+
 def _allowed(config: SetupConfig) -> bool:
-    # Behind a reverse proxy every request comes from loopback: a forwarded one must bring the token.
-    if request.remote_addr in LOOPBACK and "X-Forwarded-For" not in request.headers:
+    if local():
         return True
     given = request.values.get("token", "")
     if not given or config.settings.dry_run:
@@ -166,7 +173,9 @@ def setup() -> Any:
             abort(403, "unknown or used state: start again at /setup")
         return _convert(config, request.args["code"])
     if not _allowed(config):
-        abort(403, "open /setup from the server itself, or add ?token=… as logged at start")
+        proxy = forwarding_header()
+        why = f" (this request came through a proxy: it carries {proxy})" if proxy else ""
+        abort(403, f"open /setup from the server itself, without a proxy{why}, or add ?token=… as logged at start")
     token = request.values.get("token", "")
     if request.method == "GET":
         return render_template("setup.html", step="where", settings=settings, token=token,

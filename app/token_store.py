@@ -16,6 +16,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.holds import TOKEN_PREFIX
+
 log = logging.getLogger(__name__)
 
 
@@ -31,6 +33,8 @@ SCOPES: dict[str, frozenset[str]] = {
 }
 """Scope name -> the permissions it grants; routes ask for one permission each."""
 LEGACY_SCOPE = "hook-events"
+GITHUB = "github"
+"""The fingerprint of a GitHub sign-in's identity (a token's is a prefix of its hash)."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,17 @@ class Identity:
     """A prefix of the stored hash: ties a dashboard session to this token, not to a reused name."""
     scope: str = "read"
     orgs: tuple[str, ...] = ()
+
+    @property
+    def is_github(self) -> bool:
+        """A GitHub sign-in (or the demo's pretend GitHub user), not a token."""
+        return self.fingerprint == GITHUB
+
+    @property
+    def actor(self) -> str:
+        """Who acts, as holds and the audit log name them: the GitHub login, or ``token:NAME``. The two
+        namespaces never meet: a token named ``ada`` is not the GitHub user ``ada``."""
+        return self.name if self.is_github else f"{TOKEN_PREFIX}{self.name}"
 
     def may(self, permission: str) -> bool:
         return permission in SCOPES.get(self.scope, frozenset())

@@ -1,5 +1,9 @@
 """`POST /webhooks/github`: verify, filter on the event header, store durably, acknowledge. Nothing else.
 
+The signature header is checked before the body is read: without one of GitHub's form the answer is
+401 at once, and a body announced beyond the cap is 413 unread; only a sender that presents a
+well-formed signature has its body read (up to the cap) for the HMAC, which needs all of it.
+
 Contract (design §4, invariant 4): a delivery gets a 2xx only once its raw body is in Redis — in the
 intake list, which the workers' pump turns into rq jobs without losing an entry (`workers/intake/pump.py`) —
 and, with ``MERGE_HOLD_MIN_REPLICAS=N``, once N replicas have it too (`WAIT`), so a Sentinel failover
@@ -37,6 +41,7 @@ from werkzeug.wsgi import get_content_length, get_input_stream
 
 from app.intake_writer import TooFewReplicas
 from app.security import HSTS
+from core import json_text
 from core.deliveries import pack
 from core.events import queued
 from state.queueing import job_id
@@ -59,6 +64,9 @@ DELIVERY_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 """GitHub's X-GitHub-Delivery is a GUID; it becomes part of the rq job id, whose alphabet is this."""
 
 _CHUNK = 64 * 1024
+SIGNATURE = re.compile(r"sha256=[0-9a-f]{64}")
+"""The only form of ``X-Hub-Signature-256`` GitHub sends (an HMAC-SHA256 in lower-case hex): anything else
+is refused before the body is read."""
 
 Answer = tuple[int, dict[str, Any]]
 
@@ -182,10 +190,14 @@ class Receiver:
         if self._key is None:
             # Never accept an unsigned delivery: without a secret nothing can be verified.
             return _error("GITHUB_WEBHOOK_SECRET is not configured; refusing deliveries", 503), "unconfigured"
-        body = read_body(environ, self._limit)
+        signature = environ.get("HTTP_X_HUB_SIGNATURE_256")
+        if signature is None or not SIGNATURE.fullmatch(signature.strip()):
+            # Refused before a byte of the body is read: an unsigned sender never makes us read 25 MB.
+            return _error("missing or invalid X-Hub-Signature-256", 401), "bad_signature"
+        body = read_body(environ, self._limit)  # an announced length beyond the cap: 413 unread
         if body is None:
             return _error(f"payload larger than {self._limit} bytes", 413), "too_large"
-        if not signature_valid(self._key, body, environ.get("HTTP_X_HUB_SIGNATURE_256")):
+        if not signature_valid(self._key, body, signature):
             return _error("missing or invalid X-Hub-Signature-256", 401), "bad_signature"
         if not event:
             return _error("missing X-GitHub-Event header", 400), "malformed"
@@ -194,8 +206,8 @@ class Receiver:
             return _error("malformed X-GitHub-Delivery header", 400), "malformed"
         if event == "ping":
             try:
-                parsed = json.loads(body)
-            except ValueError:  # UnicodeDecodeError is a ValueError too
+                parsed = json_text.loads(body)
+            except ValueError:  # UnicodeDecodeError and json_text.TooDeep are ValueErrors too
                 parsed = None
             zen = parsed.get("zen") if isinstance(parsed, dict) else None
             return (200, {"ok": True, "zen": zen}), "ping"

@@ -155,7 +155,8 @@ def _request(org: str) -> ChatRequest:
     return ChatRequest.from_dict({
         "platform": "slack", "team_id": TEAM, "team_name": org, "channel_id": "C1", "channel_name": "ops",
         "user_id": "U1", "user_name": "dana", "command": "/hold", "text": "", "response_url": "",
-        "received_at": datetime.now(UTC).isoformat(), "orgs": org})
+        "received_at": datetime.now(UTC).isoformat(), "orgs": org,
+        "admin": "1"})  # a chat admin's command, as the web tier judged it (`app.chat`)
 
 
 @contextmanager

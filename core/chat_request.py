@@ -94,14 +94,6 @@ def reply_url_allowed(url: str, base: str | None) -> bool:
     return url.startswith(base.rstrip("/") + "/")
 
 
-def holder_workspace(hold_id: str) -> tuple[str, str] | None:
-    """``(platform, team id)`` of a room hold placed from chat (id ``room:slack:T1:U2:scope``), else None."""
-    parts = hold_id.split(":", 4)
-    if len(parts) == 5 and parts[0] == "room" and parts[1] in ("slack", "mattermost"):
-        return parts[1], parts[2]
-    return None
-
-
 @dataclass(frozen=True)
 class ChatRequest:
     """One slash command as the chat platform sent it, normalised (job argument, kept JSON-plain)."""

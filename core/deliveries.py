@@ -9,10 +9,10 @@ fields judged here are the rest. Pure functions only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from core import json_text
 from core.events import action_matters, queued
 from core.status import CONTEXT
 from core.treecloser import status_may_matter
@@ -50,8 +50,9 @@ class Delivery:
     body: bytes
 
     def payload(self) -> Any:
-        """The parsed body; raises ValueError when it is not JSON (UnicodeDecodeError is one)."""
-        return json.loads(self.body)
+        """The parsed body; raises ValueError when it is not JSON (UnicodeDecodeError is one) or nests
+        deeper than `core.json_text.MAX_DEPTH`."""
+        return json_text.loads(self.body)
 
 
 _SEP = b"\n"

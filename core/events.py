@@ -75,11 +75,12 @@ def queued(event: str) -> bool:
 
 
 def action_matters(event: str, action: object) -> bool:
-    """Whether a queued event's ``action`` field is one that matters (any, for an event without a list)."""
+    """Whether a queued event's ``action`` field is one that matters (any, for an event without a list).
+    An ``action`` that is no string (a list, an object: not GitHub's) matters to no event with a list."""
     row = _EVENTS.get(event)
     if row is None or not row.queued:
         return False
-    return row.actions is None or action in row.actions
+    return row.actions is None or (isinstance(action, str) and action in row.actions)
 
 
 def metric_label(event: str | None) -> str:

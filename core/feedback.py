@@ -4,7 +4,8 @@ Pure: given the comment, what its commands did (`core.comment_rules.Outcome`) an
 them, decide. Every command is answered — 👀 when received and 👍 once applied; one reply when a command
 was refused (saying which permission it needs), lifts a hold that does not exist, or looks like a typo
 of a command. The reply never starts a line with `/`, so neither merge-hold nor another bot (Prow's
-hold plugin) reads a command in it.
+hold plugin) reads a command in it, and mentions only the people its commands named
+(`core.escaping`, on the final text).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from datetime import datetime
 
 from core.comment_rules import Outcome
 from core.comments import prose_lines, unreadable_lifts
+from core.escaping import for_github_comment
 from core.prstate import PullState, comment_hold_active
 
 MODES = ("reactions", "comments", "off")
@@ -122,20 +124,24 @@ def decide(body: str, outcomes: Sequence[Outcome], *, mode: str, before: PullSta
     problems += _unreadable(body)
     problems += [f"`{written}` is not a merge-hold command — did you mean `{meant}`?"
                  for written, meant in typos(body)]
+    # Who the reply may mention: the people the commands named, and the PR's holders it lists.
+    told = [name for o in outcomes for name in (o.actor, o.target) if o.kind != "lifted_all" or name == o.actor]
+    told += _holders(before, at)
     if problems:
         lines = tuple(problems)
         reactions = (RECEIVED,) if mode == "reactions" else ()
-        return Feedback(reactions, _reply(lines), lines)
+        return Feedback(reactions, _reply(lines, told), lines)
     if not outcomes:
         return Feedback()
     if mode == "comments":
         lines = tuple(o.message + "." for o in outcomes)
-        return Feedback((), _reply(lines), lines)
+        return Feedback((), _reply(lines, told), lines)
     return Feedback((RECEIVED, APPLIED))
 
 
-def _reply(lines: Sequence[str]) -> str:
+def _reply(lines: Sequence[str], told: Sequence[str]) -> str:
     text = "\n".join(f"- {line}" if len(lines) > 1 else line for line in lines)
     text += "\n\n<sub>merge-hold · commands: `/hold [for DURATION] [reason]`, `/hold cancel`, `/hold-for #123`, " \
             "`/unhold [reason]`, `/unhold @user [reason]`, `/unhold all [reason]`</sub>"
-    return text[:MAX_REPLY]
+    # Checked on the final text: a reason quoted back can neither start a line nor mention anyone.
+    return for_github_comment(text[:MAX_REPLY], told)

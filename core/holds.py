@@ -20,6 +20,16 @@ EXEMPTIBLE = frozenset({Source.ROOM, Source.FREEZE})
 """Exceptions let a PR through room and freeze holds, never through comment, review or label holds."""
 
 
+TOKEN_PREFIX = "token:"
+"""The namespace of API tokens wherever a person's name would stand: holders, actors, sessions."""
+
+
+def named(holder: str) -> str:
+    """A holder or actor as people read it: ``@alice`` for a person, a token as its ``token:NAME``
+    (never ``@NAME``: a token is not the GitHub user of the same name)."""
+    return holder if holder.startswith(TOKEN_PREFIX) or not holder else f"@{holder}"
+
+
 def to_iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.escaping import for_github_comment, one_line
+
 KINDS = ("held", "error", "status", "forged", "undetermined")
 """Why a merge is an incident (the metric's label): held verdict, verdict not established, a last status
 that is not success, a success merge-hold did not post, a last status that could not be read."""
@@ -172,14 +174,15 @@ def mentions(holds: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def comment(incident: Mapping[str, Any], dashboard_url: str) -> str:
     """The one answer on the merged PR: who merged it, why it was an incident, the holders told. No line
-    starts with ``/`` (no bot reads a command in it)."""
+    starts with ``/`` and no one else is mentioned, whatever the records say (`core.escaping`)."""
     who = f"@{incident['merged_by']}" if incident.get("merged_by") else "someone"
     when = f" at {incident['merged_at']}" if incident.get("merged_at") else ""
     lines = [f"**merge-hold: this pull request was merged while it should not have been.** {who} merged it{when}:"]
-    lines += [f"- {text}" for text in incident.get("reasons") or []]
+    lines += [f"- {one_line(str(text))}" for text in incident.get("reasons") or []]
     for hook in (incident.get("hook_records") or [])[:3]:
-        lines.append(f"- the agent guard judged a merge of it: {hook.get('decision', '?')} "
-                     f"({str(hook.get('reason') or hook.get('code') or '').strip() or 'no reason'})")
+        said = one_line(str(hook.get("reason") or hook.get("code") or ""))  # an agent's text: one line, ours
+        lines.append(f"- the agent guard judged a merge of it: {one_line(str(hook.get('decision', '?')))} "
+                     f"({said or 'no reason'})")
     people = mentions(list(incident.get("holds") or []))
     if people:
         lines.append("")
@@ -187,5 +190,8 @@ def comment(incident: Mapping[str, Any], dashboard_url: str) -> str:
     lines.append("")
     where = incident.get("anchor") or anchor(str(incident["repo"]), int(incident["number"]))
     lines.append(f"Recorded as an incident: {dashboard_url.rstrip('/')}/incidents#{where}")
-    text = "\n".join(line if not line.startswith("/") else " " + line for line in lines)
-    return text[:MAX_COMMENT]
+    # Checked on the final text (`core.escaping`): no line starts with a command, and only the people
+    # this comment means to tell — the holders, who merged, who forged a status — are mentioned.
+    last = incident.get("last_status") if isinstance(incident.get("last_status"), dict) else {}
+    told = [*people, str(incident.get("merged_by") or ""), str((last or {}).get("creator") or "")]
+    return for_github_comment("\n".join(lines)[:MAX_COMMENT], told)

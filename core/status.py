@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.holds import Hold, Source
+from core.holds import Hold, Source, named
 from core.verdict import Verdict
 
 CONTEXT = "merge-hold"
@@ -24,7 +24,7 @@ def hold_phrase(hold: Hold) -> str:
         return f"Held by label {hold.origin.removeprefix('label:')}"
     if hold.source is Source.ROOM:
         room = f" in {hold.origin}" if hold.origin else ""
-        return f"Held by @{hold.holder}{room}{reason}"
+        return f"Held by {named(hold.holder)}{room}{reason}"
     return f"Frozen by {hold.holder or hold.origin}{reason}"
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from core.escaping import for_github_comment, one_line
 from core.gate import REQUIRED, UNDETERMINED, UNENFORCED
 
 LOST, BLIND, RESTORED = "lost", "blind", "restored"
@@ -50,13 +51,14 @@ def _by(actor: str | None) -> str:
 
 
 def held_pr_answer(branch: str, actor: str | None, detail: str, fix: str) -> str:
-    """The one answer on a held PR whose base stopped requiring merge-hold. No line starts with ``/``."""
-    lines = [f"**{branch} no longer requires merge-hold{_by(actor)}: this hold is not enforced.**",
-             "", f"GitHub now says: {detail}."]
+    """The one answer on a held PR whose base stopped requiring merge-hold. No line starts with ``/``
+    and only the person who changed it is mentioned, checked on the final text (`core.escaping`)."""
+    lines = [f"**{one_line(branch)} no longer requires merge-hold{_by(actor)}: this hold is not enforced.**",
+             "", f"GitHub now says: {one_line(detail)}."]
     if fix:
-        lines.append(f"To enforce it again: {fix}.")
+        lines.append(f"To enforce it again: {one_line(fix)}.")
     lines.append("Until then the hold is a request, not a gate: please do not merge this pull request.")
-    return "\n".join(lines)
+    return for_github_comment("\n".join(lines), [actor] if actor else [])
 
 
 def banner(repo: str, reading: Mapping[str, Any]) -> str:

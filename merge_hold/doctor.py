@@ -2,9 +2,10 @@
 with the fix; exit 1 on any problem.
 
 Checks, in order: Redis (reachable, append-only persistence, `noeviction`), the queue (depth, failed
-jobs, a worker listening), then GitHub (`merge_hold.doctor_github`: credentials and clock, slug,
-webhook secret, the App's permissions and events, installations, and per repo whether the default
-branch requires `merge-hold` from this App, and whether a merge queue is answered). Between them, what
+jobs, a worker listening, the intake's dead letters), then GitHub (`merge_hold.doctor_github`:
+credentials and clock, slug, webhook secret, the App's permissions and events, installations, and per
+repo whether the default branch requires `merge-hold` from this App, and whether a merge queue is
+answered). Between them, what
 the tamper watch recorded (`merge_hold.doctor_watch`): each branch that stopped requiring `merge-hold`
 (a problem, as the dashboard's banner says) and the incidents recorded. Then the agents' configuration
 seen from the current directory (`merge_hold.doctor_agents`: a Codex project install in a project Codex
@@ -17,9 +18,13 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from merge_hold.doctor_github import Api, Check, github_checks
 from merge_hold.settings import Settings, SettingsError, from_env
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 QUEUE_BACKLOG = 500
 """Jobs waiting beyond this mean the workers are behind (a delivery waits minutes for its status)."""
@@ -67,6 +72,7 @@ def redis_checks(settings: Settings) -> tuple[list[Check], Callable[[str], bool]
     workers = Worker.count(queue=queue)
     checks.append(Check("workers", workers > 0, f"{workers} worker(s) listening", "" if workers else
                         "start `merge-hold worker`: deliveries are queued but nothing applies them"))
+    checks.append(_dead_letters(conn, settings.queue_name))
 
     from merge_hold.doctor_watch import watch_checks
 
@@ -76,6 +82,24 @@ def redis_checks(settings: Settings) -> tuple[list[Check], Callable[[str], bool]
         return bool(conn.exists(keys.repo_meta(repo)))
 
     return checks, known
+
+
+def _dead_letters(conn: Redis, queue: str) -> Check:
+    """The intake's dead letters (`state.dead_letters`): deliveries the pump set aside, each one a
+    webhook that did not apply."""
+    from core import keys
+    from state import dead_letters
+
+    waiting, newest = dead_letters.newest(conn, queue)
+    if not waiting:
+        return Check("intake dead letters", True, "none: every delivery the intake took became a job")
+    last = newest[0] if newest else {}
+    return Check("intake dead letters", False,
+                 f"{waiting} deliver{'y' if waiting == 1 else 'ies'} set aside; the newest, "
+                 f"{last.get('event') or '?'} {last.get('delivery_id') or '-'} at {last.get('at')}: "
+                 f"{last.get('reason')}",
+                 f"read them with `redis-cli LRANGE {keys.intake_dead(queue)} 0 -1`, redeliver what should "
+                 f"apply from the App's Recent Deliveries, then `redis-cli DEL {keys.intake_dead(queue)}`")
 
 
 def _text(value: object) -> str:

@@ -109,7 +109,7 @@ def test_a_pipeline_holds_and_lifts_through_the_api(redis_client: redis.Redis, r
                          headers=headers["deploy"])
     assert placed.status_code == 201
     hold = (placed.get_json() or {})["hold"]
-    assert hold["id"] == f"room:api:deploy:{REPO}@main" and hold["expires_at"] and hold["holder"] == "deploy"
+    assert hold["id"] == f"room:api:deploy:{REPO}@main" and hold["expires_at"] and hold["holder"] == "token:deploy"
     drain(rt)
     posted = [json.loads(s) for s in redis_client.lrange(keys.DRY_RUN_STATUSES, 0, -1)]
     failing = {s["sha"][-1] for s in posted if s["state"] == "failure"}
@@ -128,8 +128,8 @@ def test_a_pipeline_holds_and_lifts_through_the_api(redis_client: redis.Redis, r
     entries: list[tuple[bytes, dict[bytes, bytes]]] = redis_client.xrange(keys.AUDIT)  # type: ignore[assignment]
     audit = [(f[b"event"].decode(), json.loads(f[b"data"])) for _, f in entries]
     held = [d for e, d in audit if e == "room.held"]
-    assert held and held[0]["holder"] == "deploy" and held[0]["origin"] == "api:deploy"
-    assert [d["actor"] for e, d in audit if e == "room.lifted"] == ["deploy"]
+    assert held and held[0]["holder"] == "token:deploy" and held[0]["origin"] == "api:deploy"
+    assert [d["actor"] for e, d in audit if e == "room.lifted"] == ["token:deploy"]
 
 
 def test_an_admin_token_lifts_any_hold_in_its_orgs(redis_client: redis.Redis, tmp_path: Path) -> None:

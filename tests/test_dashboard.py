@@ -192,7 +192,7 @@ def test_dashboard_through_a_real_server(redis_client: redis.Redis, redis_url: s
 
 def test_dashboard_when_redis_is_down(tmp_path: Path) -> None:
     app, token = make_app(None, tmp_path, redis_url=closed_port_url())
-    response = _login(app, token).get("/")
+    response = post_form(app.test_client(), "/login", {"token": token})  # the session is kept in Redis
     assert response.status_code == 503
     assert "unavailable" in response.get_data(as_text=True)
 

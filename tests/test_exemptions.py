@@ -234,7 +234,7 @@ def test_the_api_grants_head_bound_exemptions_and_sticky_ones_only_with_an_admin
     granted = svc.client.post("/api/v1/exemptions", json={**body, "head_sha": H1[:7]}, headers=hold)
     assert granted.status_code == 201, granted.get_json()
     shown = granted.get_json()["exemption"]
-    assert (shown["head_sha"], shown["sticky"], shown["by"], shown["origin"]) == (H1, False, "bot-hold",
+    assert (shown["head_sha"], shown["sticky"], shown["by"], shown["origin"]) == (H1, False, "token:bot-hold",
                                                                                   "api:bot-hold")
     svc.drain()
     assert status(github_emulator, H1) == ("success", "No holds")

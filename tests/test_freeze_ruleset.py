@@ -43,7 +43,7 @@ ADMIN = {"metadata": "read", "contents": "read", "pull_requests": "read", "issue
 def request(**fields: str) -> ChatRequest:
     base = {"platform": "slack", "team_id": "T1", "team_name": "acme", "channel_id": "C1", "channel_name": "ops",
             "user_id": "U1", "user_name": "dana", "command": "/hold", "text": "", "response_url": "",
-            "received_at": datetime.now(UTC).isoformat(), "orgs": "acme"}
+            "received_at": datetime.now(UTC).isoformat(), "orgs": "acme", "admin": "1"}  # a chat admin's, as judged
     base.update(fields)
     return ChatRequest.from_dict(base)
 

@@ -37,6 +37,7 @@ def test_unpack_rejects(entry: bytes) -> None:
 
 
 def test_pump_queues_in_order_and_drops_what_cannot_matter(redis_client: redis.Redis) -> None:
+    """What cannot matter is dropped; what is no delivery at all is set aside as a dead letter."""
     queue = Queue(QUEUE, connection=redis_client)
     for n in range(5):
         redis_client.lpush(keys.intake(QUEUE), _entry(n, "assigned" if n == 2 else "opened"))
@@ -44,7 +45,7 @@ def test_pump_queues_in_order_and_drops_what_cannot_matter(redis_client: redis.R
     pump = Pump(redis_client, queue, "p1")
     assert pump.drain() == 6
     assert queue.job_ids == [f"delivery-d-{n}" for n in (0, 1, 3, 4)]
-    assert (pump.queued, pump.ignored) == (4, 2)
+    assert (pump.queued, pump.ignored, pump.dead) == (4, 1, 1)
     assert not redis_client.exists(keys.intake(QUEUE), keys.intake_taken(QUEUE, "p1"))
 
 

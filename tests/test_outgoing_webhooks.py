@@ -76,7 +76,7 @@ def test_a_room_freeze_reaches_the_endpoint_signed(served: Any, redis_client: Re
         assert body["type"] == "freeze.started"
         data = body["data"]
         assert (data["org"], data["repo"], data["scope"], data["actor"], data["reason"]) == (
-            "acme", REPO, REPO, "tester", "incident 4711")
+            "acme", REPO, REPO, "token:tester", "incident 4711")
         assert data["expires_at"] == placed.get_json()["hold"]["expires_at"]
         headers = got.requests[0].headers
         assert headers["webhook-id"].startswith("msg_") and headers["content-type"] == "application/json"

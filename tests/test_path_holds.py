@@ -200,7 +200,7 @@ def test_the_api_takes_paths_and_refuses_unusable_ones(svc: Service, github_emul
     assert placed.status_code == 201 and placed.get_json()["hold"]["paths"] == list(MIGRATIONS)
     svc.drain()
     assert status(github_emulator, head_sha(REPO, 1)) == (
-        "failure", f"Held by @deploy in api:deploy: {REASON} (db/migrations/0042_add_index.sql)")
+        "failure", f"Held by token:deploy in api:deploy: {REASON} (db/migrations/0042_add_index.sql)")
     assert status(github_emulator, head_sha(REPO, 3)) == ("success", "No holds")
 
 

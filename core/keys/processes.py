@@ -23,6 +23,18 @@ def intake_pumps(queue: str) -> str:
     return f"{PREFIX}:intake:{queue}:pumps"
 
 
+def intake_dead(queue: str) -> str:
+    """List of JSON records, newest first: intake entries the pump could not parse or queue, each with
+    its reason and (up to `state.dead_letters.KEEP_BYTES`) the entry itself; capped at
+    `state.dead_letters.KEEP` records. No TTL: an operator reads them (`merge-hold doctor`) and deletes the key."""
+    return f"{PREFIX}:intake:{queue}:dead"
+
+
+def intake_dead_total(queue: str) -> str:
+    """Integer: how many intake entries were ever set aside as dead letters (the metric's counter)."""
+    return f"{PREFIX}:intake:{queue}:dead:total"
+
+
 def intake_alive(queue: str, pump: str) -> str:
     """Expiring heartbeat of one pump; when it is gone the pump's taken entries go back to the intake."""
     return f"{PREFIX}:intake:{queue}:alive:{pump}"

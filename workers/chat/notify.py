@@ -2,7 +2,8 @@
 
 Slack through `slack_sdk`'s Web API (``chat.postMessage`` with SLACK_BOT_TOKEN, at SLACK_API_URL);
 Mattermost through the subscription's incoming webhook, which must lie under MATTERMOST_URL (checked
-again here: the worker POSTs to it). A post that fails raises, so rq retries the job
+again here: the worker POSTs to it). Each message is escaped for its platform as it is posted
+(`core.escaping`): the lines carry reasons and names from outside. A post that fails raises, so rq retries the job
 (its row in `core.jobs`); the lines stay in the outbox until a post succeeds.
 """
 
@@ -18,6 +19,7 @@ from slack_sdk import WebClient
 
 from core import keys
 from core.chat_request import reply_url_allowed
+from core.escaping import for_mattermost, for_slack
 from core.notices import message
 from merge_hold.settings import Settings
 from state import subscriptions as subs
@@ -39,14 +41,17 @@ def post_slack(settings: Settings, channel_id: str, text: str) -> None:
     if not settings.slack_bot_token:
         raise NotifyError("SLACK_BOT_TOKEN is not set: Slack notifications cannot be posted")
     client = WebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url + "/", timeout=POST_TIMEOUT)
-    # SlackApiError (ok: false, HTTP errors) propagates: the job fails and is retried.
-    client.chat_postMessage(channel=channel_id, text=text, unfurl_links=False, unfurl_media=False)
+    # SlackApiError (ok: false, HTTP errors) propagates: the job fails and is retried. The text is
+    # escaped here, on the final message (`core.escaping`): it carries reasons from outside.
+    client.chat_postMessage(channel=channel_id, text=for_slack(text), unfurl_links=False, unfurl_media=False,
+                            link_names=False)
 
 
 def post_mattermost(settings: Settings, webhook: str, text: str) -> None:
     if not webhook or not reply_url_allowed(webhook, settings.mattermost_url):
         raise NotifyError("the subscription's webhook is not under MATTERMOST_URL")
-    request = urllib.request.Request(webhook, data=json.dumps({"text": text}).encode(), method="POST",
+    body = {"text": for_mattermost(text)}  # escaped on the final message (`core.escaping`)
+    request = urllib.request.Request(webhook, data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=POST_TIMEOUT) as response:
         if response.status >= 300:

@@ -22,13 +22,15 @@ from typing import Any
 import requests
 from redis import Redis
 
-from core import keys
+from core import hold_rights, keys
 from core.chat_grammar import ChatCommand, ChatUsageError, parse_chat
-from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, holder_workspace, reply_url_allowed, within
+from core.chat_request import CHAT_JOB, ChatRequest, Reply, bound_orgs, reply_url_allowed, within
 from core.durations import format_duration
+from core.escaping import for_chat
 from core.exemptions import coverage
 from core.freeze_gate import PATHS_NOTE
-from core.holds import Hold
+from core.hold_rights import ChatUser, Facts
+from core.holds import Hold, named
 from core.paths import describe as describe_paths
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
@@ -130,7 +132,7 @@ def listing(redis: Redis, scope: str | None, now: datetime, orgs: tuple[str, ...
         lines.append(f"Room holds{where} ({len(rooms)}):")
         shown = rooms[:LIST_LIMIT]
         progress = _progress(redis, shown, now)
-        lines += [f"• {h.scope}{_where(h)}: @{h.holder} in {h.origin}: {h.reason}{_until(h.expires_at)}"
+        lines += [f"• {h.scope}{_where(h)}: {named(h.holder)} in {h.origin}: {h.reason}{_until(h.expires_at)}"
                   f"{progress.get(h.id, '')}" for h in shown]
         lines += [f"  … and {len(rooms) - LIST_LIMIT} more"] if len(rooms) > LIST_LIMIT else []
     if held:
@@ -178,15 +180,19 @@ def _reach(redis: Redis, scope: str) -> str:
     return f" ({prs})"
 
 
-def lifted_from_bound_workspace(rt: Runtime, scope: str) -> Callable[[Hold], bool]:
-    """Chat may lift a room hold placed from a chat workspace that is bound to the scope's org."""
+def chat_may_lift(rt: Runtime, req: ChatRequest) -> Callable[[Hold], bool]:
+    """The one rule of every surface (`core.hold_rights.may_lift`) for this command's user: a chat
+    admin or not as the web tier judged them (``req.admin``; it let only allowed users through), their
+    workspace's orgs read again here, as the last line. Only holds placed from chat, from a workspace
+    bound to the scope's org, are lifted."""
+    settings = rt.settings
+    binding = settings.slack_teams if req.platform == "slack" else settings.mattermost_teams
+    user = ChatUser(req.platform, req.team_id, req.user_id, bound_orgs(binding, req.team_id, req.enterprise_id) or (),
+                    admin=req.admin == "1", allowed=True)
+    facts = Facts(slack=settings.slack_teams, mattermost=settings.mattermost_teams)
+
     def may_lift(hold: Hold) -> bool:
-        workspace = holder_workspace(hold.id)
-        if workspace is None:
-            return False  # placed over the API or the dashboard: lifted there
-        platform, team = workspace
-        binding = rt.settings.slack_teams if platform == "slack" else rt.settings.mattermost_teams
-        return within(bound_orgs(binding, team) or (), scope)
+        return hold_rights.may_lift(user, hold.id, hold.scope, facts)
     return may_lift
 
 
@@ -218,11 +224,11 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
                      f"{command.reason}{gate}", in_channel=True)
     if command.action == "unhold":
         lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room,
-                            may_lift=lifted_from_bound_workspace(rt, scope))
+                            may_lift=chat_may_lift(rt, req))
         if not lifted:
             return Reply(f"No room hold on exactly {scope}. `/holds {scope}` lists the holds that touch it.")
         gate = republish(rt, scope, now)
-        holders = ", ".join(sorted({f"@{h.holder}" for h in lifted}))
+        holders = ", ".join(sorted({named(h.holder) for h in lifted}))
         return Reply(f"{who} lifted the hold{'s' if len(lifted) > 1 else ''} on {scope}{_reach(redis, scope)} "
                      f"(placed by {holders}){gate}", in_channel=True)
     if command.action == "exempt":
@@ -266,8 +272,9 @@ def _path_gate(rt: Runtime, scope: str) -> str:
     return f" · freeze_mode: ruleset in {len(ruled)} repo{'s' if len(ruled) > 1 else ''}, but {PATHS_NOTE}"
 
 
-def respond(url: str, reply: Reply, *, only_under: str | None = None) -> bool:
-    """POST the reply to the command's ``response_url``; False (logged) when that fails. With
+def respond(url: str, reply: Reply, *, platform: str = "slack", only_under: str | None = None) -> bool:
+    """POST the reply to the command's ``response_url``, its text escaped for ``platform`` (it carries
+    reasons and names from outside: `core.escaping`); False (logged) when that fails. With
     ``only_under`` (Mattermost: MATTERMOST_URL) a URL elsewhere gets no request at all. The URL is a
     bearer credential (anyone holding it may post to the channel): it is never logged."""
     if not url:
@@ -275,7 +282,8 @@ def respond(url: str, reply: Reply, *, only_under: str | None = None) -> bool:
     if only_under is not None and not reply_url_allowed(url, only_under or None):
         log.warning("not answering a chat command: its response_url is not under MATTERMOST_URL")
         return False
-    body = {"response_type": "in_channel" if reply.in_channel else "ephemeral", "text": reply.text}
+    body = {"response_type": "in_channel" if reply.in_channel else "ephemeral",
+            "text": for_chat(platform, reply.text)}
     try:
         response = requests.post(url, json=body, timeout=REPLY_TIMEOUT, allow_redirects=False)
     except requests.RequestException as exc:
@@ -301,7 +309,7 @@ def chat_command_job(data: dict[str, Any]) -> str:
             reply = execute(rt, req, parsed)
         except Exception:
             respond(req.response_url, Reply("merge-hold failed to carry out that command; try again."),
-                    only_under=only_under)
+                    platform=req.platform, only_under=only_under)
             raise
-    respond(req.response_url, reply, only_under=only_under)
+    respond(req.response_url, reply, platform=req.platform, only_under=only_under)
     return reply.text

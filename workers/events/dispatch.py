@@ -10,12 +10,11 @@ an unchanged verdict posts nothing.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from core import keys
+from core import json_text, keys
 from core.events import action_matters
 from workers.events import (
     comments,
@@ -48,7 +47,7 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
     """The rq job for one webhook delivery (the raw JSON body as received, or its parsed payload).
     Returns what happened (kept as the job's result)."""
     rt = current()
-    payload: dict[str, Any] = body if isinstance(body, dict) else json.loads(body)
+    payload: dict[str, Any] = body if isinstance(body, dict) else json_text.loads(body)  # depth bounded
     if event != "status" and _is_own(rt, payload):
         return "own-event"
     handler = HANDLERS.get(event)

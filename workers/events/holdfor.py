@@ -17,6 +17,7 @@ from github import GithubException
 
 from core import keys
 from core.comment_rules import Outcome
+from core.escaping import for_github_comment
 from core.holdfor import Dependency, hold_id, lifts, make_hold, parse_hold_for
 from core.holds import Hold, from_iso
 from core.permissions import Permission
@@ -116,7 +117,8 @@ def on_dependency_event(rt: Runtime, repo: str, number: int, *, kind: str, actio
             audit.record(rt.redis, waiting_repo, "hold.lifted", number=int(waiting_number), actor="merge-hold",
                         target=holder, reason=f"{dependency} {what}", message=f"/hold-for {dependency}: {what}")
             request_recompute(rt, waiting_repo, int(waiting_number))
-            _tell(rt, waiting_repo, int(waiting_number), f"@{holder}'s hold lifted: {dependency} was {what}.")
+            _tell(rt, waiting_repo, int(waiting_number),
+                  for_github_comment(f"@{holder}'s hold lifted: {dependency} was {what}.", [holder]))
         rt.redis.srem(index, raw)
     return lifted
 

@@ -12,6 +12,11 @@ Redis error; the leftovers of a pump that died are moved back to the intake by a
 dead one's heartbeat has expired (a Lua script, so a pump that is merely slow is never robbed). A
 delivery queued twice this way runs twice and the second run is a no-op (`handle_delivery` skips a
 delivery id it has seen).
+
+Nothing stops it either. An entry that cannot be a job — not JSON, nested deeper than
+`core.json_text.MAX_DEPTH`, fields of the wrong type — is moved to the dead-letter list with its reason
+in the same MULTI/EXEC (`state.dead_letters`: counted in `/metrics`, shown by `merge-hold doctor`), and
+the pump goes on with the next; an error that is no entry's is logged and the pump carries on.
 """
 
 from __future__ import annotations
@@ -20,13 +25,17 @@ import contextlib
 import logging
 import threading
 import time
+from datetime import UTC, datetime
 
 from redis import Redis
+from redis.client import Pipeline
 from redis.exceptions import RedisError
 from rq import Queue
 
 from core import keys
-from core.deliveries import Delivery, ignore_reason, unpack
+from core.deliveries import Delivery, ignore_reason, pack, unpack
+from state import dead_letters
+from state.dead_letters import DeadLetter
 from state.queueing import enqueue_deliveries
 
 log = logging.getLogger(__name__)
@@ -74,6 +83,7 @@ class Pump:
         self._next_beat = 0.0
         self.ignored = 0
         self.queued = 0
+        self.dead = 0
 
     def heartbeat(self) -> None:
         with self.redis.pipeline(transaction=False) as pipe:
@@ -104,26 +114,57 @@ class Pump:
             self._next_beat = now + HEARTBEAT_EVERY
 
     def _queue(self, entries: list[bytes]) -> int:
-        """Jobs for ``entries`` (oldest first) and an empty taken list, in one MULTI/EXEC."""
+        """Jobs for ``entries`` (oldest first), dead letters for those that cannot be, and an empty taken
+        list, in one MULTI/EXEC. Whatever one entry is — not JSON, nested too deep, fields of the wrong
+        type — it is set aside with its reason, and the others go on (`state.dead_letters`)."""
         wanted: list[Delivery] = []
+        dead: list[DeadLetter] = []
         for entry in entries:
             try:
                 delivery = unpack(entry)
                 reason = ignore_reason(delivery.event, delivery.payload())
-            except ValueError:
-                # Signed by GitHub yet not JSON: nothing a worker could do with it either.
-                log.warning("intake: dropped an entry that is not a JSON delivery (%d bytes)", len(entry))
-                reason = "malformed"
+            except Exception as exc:  # any failure is this entry's, never the pump's
+                dead.append(self._dead(entry, exc))
+                continue
             if reason is None:
                 wanted.append(delivery)
             else:
                 self.ignored += 1
         with self.redis.pipeline() as pipe:
-            ids = enqueue_deliveries(self.queue, wanted, pipe)
+            ids = self._jobs(wanted, pipe, dead)
+            dead_letters.set_aside(pipe, self.queue.name, dead)
             pipe.delete(self.taken)
             pipe.execute()
         self.queued += len(ids)
+        self.dead += len(dead)
         return len(entries)
+
+    def _jobs(self, wanted: list[Delivery], pipe: Pipeline, dead: list[DeadLetter]) -> list[str]:
+        """The batch's jobs added to ``pipe``; a delivery that cannot be made into a job (nothing
+        reached Redis yet: jobs are built before the pipeline runs) is found alone and set aside."""
+        try:
+            return enqueue_deliveries(self.queue, wanted, pipe)
+        except RedisError:
+            raise
+        except Exception:
+            pipe.reset()  # drop what the failed build added; the MULTI starts afresh
+        usable = []
+        for delivery in wanted:
+            with self.redis.pipeline() as scratch:  # never executed: only to see whether a job can be built
+                try:
+                    enqueue_deliveries(self.queue, [delivery], scratch)
+                except RedisError:
+                    raise
+                except Exception as exc:
+                    dead.append(self._dead(pack(delivery.event, delivery.delivery_id, delivery.body), exc))
+                    continue
+            usable.append(delivery)
+        return enqueue_deliveries(self.queue, usable, pipe)
+
+    def _dead(self, entry: bytes, exc: Exception) -> DeadLetter:
+        reason = f"{type(exc).__name__}: {exc}"
+        log.warning("intake: set aside an entry of %d bytes as a dead letter: %s", len(entry), reason[:200])
+        return DeadLetter(reason, entry, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
     def flush_taken(self) -> int:
         """Queue what this pump had taken before an error (or, under the same name, before a crash)."""
@@ -160,6 +201,12 @@ class Pump:
                     pause = 0.1
             except RedisError as exc:
                 log.warning("intake: Redis error (%s); retrying in %.1f s", exc, pause)
+                stop.wait(pause)
+                pause = min(pause * 2, 5.0)
+            except Exception:
+                # Not an entry's fault (those are dead letters): log it and go on, the taken entries
+                # wait in the taken list for the next round. The pump thread never ends on its own.
+                log.exception("intake: unexpected error; retrying in %.1f s", pause)
                 stop.wait(pause)
                 pause = min(pause * 2, 5.0)
         with contextlib.suppress(RedisError):
