@@ -40,7 +40,7 @@ def registered(redis: Any) -> dict[str, dict[str, str]]:
 
 
 def running_job(job: Job) -> str | None:
-    job.refresh()
+    job.refresh()  # type: ignore[no-untyped-call]
     return job.worker_name if job.get_status(refresh=False) == JobStatus.STARTED and job.worker_name else None
 
 
@@ -80,7 +80,7 @@ def test_a_hard_killed_worker_comes_back_at_once_and_its_job_is_put_back(
             assert name == dead == "worker-0"
         wait_until("the dead worker's job put back and finished",
                    lambda: job.get_status(refresh=True) == JobStatus.FINISHED, RESCUE_SECONDS, second_log)
-        job.refresh()
+        job.refresh()  # type: ignore[no-untyped-call]
         assert job.return_value() == "done"
         assert job.meta.get("rescued") == 1, "put back once, by a watchdog or by the worker taking the name"
         assert job.worker_name == name, "the new worker ran it"

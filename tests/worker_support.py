@@ -75,3 +75,14 @@ def wait_until(what: str, probe: Callable[[], object], seconds: float, log: Path
         time.sleep(0.1)
     tail = log.read_text(errors="replace")[-4000:] if log is not None and log.exists() else ""
     raise AssertionError(f"timed out after {seconds:g} s waiting for {what}\n{tail}")
+
+
+def fail_chained() -> None:
+    """A job that fails the way a GitHub call does: an error raised while handling another."""
+    try:
+        raise OSError("connection reset by peer")
+    except OSError as exc:
+        raise RuntimeError("GET /repos/acme/widgets failed") from exc
+
+
+FAIL = f"{__name__}.fail_chained"

@@ -80,8 +80,9 @@ class FailureLines:
         will_retry = bool(job.should_retry) and self._stopped_job_id != job.id
         if will_retry:
             assert job.retries_left is not None
-            log.warning("job %s (%s) failed: %s; retrying in %ss (%d tries left)", job.id, func, cause(value),
-                        job.get_retry_interval(), job.retries_left)
+            left = job.retries_left - 1
+            log.warning("job %s (%s) failed: %s; retrying in %ss (then %d more %s)", job.id, func, cause(value),
+                        job.get_retry_interval(), left, "retry" if left == 1 else "retries")
             log.debug("job %s traceback:\n%s", job.id, format_exc_info((kind, value, trace)))
         else:
             log.error("job %s (%s) failed: %s; no retry left, kept in the failed registry\n%s", job.id, func,
