@@ -30,8 +30,13 @@ from workers.ops.health import check
 from workers.ops.naming import here
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
-HERE = "vm pid:[4026531836] 1"
-SAME_HOST_OTHER_CONTAINER = "vm pid:[4026532999] 1"
+HERE = here()
+"""This process's place: the rows' workers are "here" when their alive key says so."""
+HOST, NAMESPACE, PID, STARTED = HERE.split(" ")
+SAME_HOST_OTHER_CONTAINER = f"{HOST} pid:[4026599999] 1 777"
+DEAD_HERE = f"{HOST} {NAMESPACE} {PID} {int(STARTED) + 1}"
+"""A process of this container that has gone: its pid is in use again, by a process started later (a
+restarted container's pid 1; its namespace number may come back too)."""
 
 
 def place_worker(r: redis.Redis, name: str, *, where: str | None = HERE, registered: bool = True,
@@ -53,7 +58,7 @@ ROWS: list[tuple[str, list[dict[str, Any]], str, str | None, bool, str]] = [
     ("a live registered worker here", [{"name": "vm.a1"}], "full", None, True,
      "vm.a1: registered, idle, last heartbeat 3 s"),
     ("the same in liveness mode", [{"name": "vm.a1"}], "liveness", None, True, "registered"),
-    ("no worker at all", [], "full", None, False, "no merge-hold worker of this container (host vm)"),
+    ("no worker at all", [], "full", None, False, f"no merge-hold worker of this container (host {HOST})"),
     ("no worker at all, liveness", [], "liveness", None, False, "no merge-hold worker"),
     ("its main loop stopped: rq's registration expired", [{"name": "vm.a1", "registered": False}], "full", None,
      False, "vm.a1: not registered with rq"),
@@ -62,6 +67,8 @@ ROWS: list[tuple[str, list[dict[str, Any]], str, str | None, bool, str]] = [
     ("its registration ended", [{"name": "vm.a1", "dead": True}], "full", None, False, "registration ended"),
     ("its watchdog stopped beating (dead, or frozen)", [{"name": "vm.a1", "where": None}], "full", None, False,
      "no merge-hold worker"),
+    ("a dead worker of this container, its alive key not lapsed yet", [{"name": "vm.old", "where": DEAD_HERE}],
+     "full", None, False, "no merge-hold worker"),
     ("a healthy worker of another container on the same host is not ours",
      [{"name": "vm.b2", "where": SAME_HOST_OTHER_CONTAINER}], "full", None, False, "no merge-hold worker"),
     ("ours among others", [{"name": "vm.b2", "where": SAME_HOST_OTHER_CONTAINER, "registered": False},

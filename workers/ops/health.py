@@ -34,7 +34,7 @@ from rq.worker import Worker
 from core import keys
 from merge_hold.redis_conn import connect, describe
 from merge_hold.settings import SettingsError, from_env
-from workers.ops.naming import here, same_place
+from workers.ops.naming import here, running_here, same_place
 
 MODES = ("full", "liveness")
 CONNECT_SECONDS = 1.5
@@ -52,8 +52,10 @@ def workers_here(redis: Redis, place: str) -> list[str]:
     if not names:
         return []
     values = redis.mget([keys.worker_alive(name) for name in names])
+    # A dead worker's key outlives it by seconds; a restarted container may even get its PID namespace's
+    # number back: its writer must still run (when this process can tell, i.e. in that container).
     return [name for name, value in zip(names, values, strict=True)
-            if value is not None and same_place(_text(value), place)]
+            if value is not None and same_place(_text(value), place) and running_here(_text(value)) is not False]
 
 
 def registration(redis: Redis, name: str, now: datetime) -> tuple[bool, str]:

@@ -19,6 +19,7 @@ import os
 import secrets
 import socket
 import time
+from pathlib import Path
 
 from redis import Redis
 from rq import Queue
@@ -38,16 +39,30 @@ def unique_name(host: str | None = None) -> str:
     return f"{host or socket.gethostname()}.{secrets.token_hex(4)}"
 
 
+def _started(pid: int) -> str:
+    """When process ``pid`` of this PID namespace started (clock ticks since boot), "" if unknown: with the
+    pid it tells a live process from a dead one whose pid (1, in a container) was given again."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else ""  # field 22 of proc(5); fields[0] is field 3
+
+
 @functools.cache
 def here() -> str:
-    """``HOST PIDNS PID``: processes in one container share host name and PID namespace, and a
-    healthcheck run inside it (``docker exec``, a Kubernetes exec probe) shares both. Two containers
-    on one host network share the host name only; outside Linux the namespace is left empty."""
+    """``HOST PIDNS PID START``: processes in one container share host name and PID namespace, and a
+    healthcheck run inside it (``docker exec``, a Kubernetes exec probe) shares both. Two containers on
+    one host network share the host name only; outside Linux the namespace and start are ``-``. A
+    restarted container may get its dead predecessor's namespace number back: PID and start time say
+    whether the process that wrote a value still runs."""
     try:
         namespace = os.readlink("/proc/self/ns/pid")
     except OSError:
         namespace = "-"
-    return f"{socket.gethostname()} {namespace} {os.getpid()}"
+    pid = os.getpid()
+    return f"{socket.gethostname()} {namespace} {pid} {_started(pid) or '-'}"
 
 
 def same_place(alive_value: str, place: str) -> bool:
@@ -55,21 +70,12 @@ def same_place(alive_value: str, place: str) -> bool:
     return alive_value.split(" ")[:2] == place.split(" ")[:2]
 
 
-def _dead_here(alive_value: str) -> bool:
-    """The alive key was written by a process of this container that no longer exists."""
+def running_here(alive_value: str) -> bool | None:
+    """Whether the process that wrote an alive key of this container still runs (None: cannot tell)."""
     parts = alive_value.split(" ")
-    if len(parts) != 3 or not same_place(alive_value, here()) or not parts[2].isdigit():
-        return False
-    pid = int(parts[2])
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    if len(parts) != 4 or not same_place(alive_value, here()) or not parts[2].isdigit() or parts[3] == "-":
+        return None
+    return _started(int(parts[2])) == parts[3]
 
 
 def claim(redis: Redis, queue: Queue, name: str, wait: float = ALIVE_TTL + 1.0, poll: float = 0.2) -> list[str]:
@@ -81,7 +87,7 @@ def claim(redis: Redis, queue: Queue, name: str, wait: float = ALIVE_TTL + 1.0, 
     deadline = time.monotonic() + wait
     while (value := redis.get(alive)) is not None:
         text = value.decode(errors="replace") if isinstance(value, bytes) else str(value)
-        if _dead_here(text):
+        if running_here(text) is False:  # a process of this container that has gone
             redis.delete(alive)
             break
         if time.monotonic() >= deadline:
