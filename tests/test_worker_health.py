@@ -27,7 +27,7 @@ from tests.conftest import ROOT
 from tests.sentinel_support import sentinel_group
 from tests.worker_support import kill_hard, start_worker, wait_until, worker_env
 from workers.ops.health import check
-from workers.ops.naming import here
+from workers.ops.naming import here, running_here
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 HERE = here()
@@ -142,10 +142,12 @@ def test_the_alive_key_says_where_the_worker_runs(redis_client: redis.Redis, red
 
         values = wait_until("the worker's alive key", alive, 60, log)
         assert isinstance(values, list) and len(values) == 1
-        host, namespace, pid = values[0].split(" ")
+        host, namespace, pid, _started = values[0].split(" ")
         assert (host, namespace) == tuple(here().split(" ")[:2]) and pid == str(worker.pid)
+        assert running_here(values[0]) is True
     finally:
         kill_hard(worker)
+    assert running_here(values[0]) is False, "that pid with that start time runs no more"
 
 
 def test_a_configuration_error_is_unhealthy_and_says_why(redis_url: str) -> None:
