@@ -257,3 +257,26 @@ def test_setup_and_doctor_ask_for_the_repository_event() -> None:
     assert "repository" in manifest(EXAMPLE_URL)["default_events"]
     everything_else = [e for e in manifest(EXAMPLE_URL)["default_events"] if e != "repository"]
     assert any(line.startswith("repository ") for line in missing_events(everything_else))
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_lock_pins_every_dependency_at_pyprojects_version() -> None:
+    """The image installs requirements.lock alone (by hash): a dependency added to pyproject.toml and
+    not to the lock would be missing from the image (its build's `pip check` fails)."""
+    import tomllib
+
+    wanted = {}
+    for spec in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        name, _, version = spec.partition("==")
+        assert version, f"{spec}: pinned exactly"
+        wanted[_canonical(name)] = version
+    locked = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if match := re.match(r"^([A-Za-z0-9][\w.-]*)==(\S+)", line):
+            locked[_canonical(match.group(1))] = match.group(2)
+    assert {name: locked.get(name) for name in wanted} == wanted, "regenerate requirements.lock (its header)"
+    hashed = (ROOT / "requirements.lock").read_text().count("--hash=sha256:")
+    assert hashed >= len(locked), "every package by hash"
