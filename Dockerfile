@@ -1,20 +1,26 @@
 # One image for the web app and the workers (design §8). Build from the repository root:
 #
-#   docker build -t merge-hold:0.1.0 .
+#   docker build -t REGISTRY/merge-hold:0.1.0 .
 #
-#   docker run … merge-hold:0.1.0                          # web: gunicorn on :8000 (the default command)
-#   docker run … merge-hold:0.1.0 merge-hold worker        # worker: the same image, another command
+#   docker run … REGISTRY/merge-hold:0.1.0                        # web: gunicorn on :8000 (the default command)
+#   docker run … REGISTRY/merge-hold:0.1.0 merge-hold worker      # worker: the same image, another command
 #
-# Kubernetes (deploy/k8s) and compose (deploy/compose.yml) run this one image for both. No secret is
-# baked in: every setting comes from the environment at run time (GITHUB_*, REDIS_URL, MERGE_HOLD_*;
-# see merge_hold/settings.py).
+# Kubernetes (deploy/k8s) and compose (deploy/compose.yml) run this one image for both, with these same
+# commands. No secret is baked in: every setting comes from the environment at run time (GITHUB_*,
+# REDIS_URL, MERGE_HOLD_*; README "Deploy"). Reproducible: the base image can be pinned by digest
+# (--build-arg PYTHON_IMAGE=python:3.11-slim@sha256:…) and every Python package, transitive ones too, is
+# installed from requirements.lock by hash.
+ARG PYTHON_IMAGE=python:3.11-slim
 
-# --- build: install the package and its pinned dependencies into a virtualenv ---------------------------
-FROM python:3.11-slim AS build
+# --- build: install the package and its locked dependencies into a virtualenv --------------------------
+FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 RUN python -m venv /opt/merge-hold
+# The lock first: its layer (every dependency) is rebuilt only when the lock changes.
+COPY requirements.lock ./
+RUN /opt/merge-hold/bin/pip install --require-hashes --no-deps -r requirements.lock
 # Only the packages: never the checkout's .venv, .merge-hold/ (dev secrets) or tests (.dockerignore too).
 COPY pyproject.toml README.md ./
 COPY core ./core
@@ -23,31 +29,38 @@ COPY app ./app
 COPY workers ./workers
 COPY hook ./hook
 COPY merge_hold ./merge_hold
-RUN /opt/merge-hold/bin/pip install . \
-    && /opt/merge-hold/bin/python -c "import app, state.store, workers.ops.cli, hook, merge_hold.cli"
+RUN /opt/merge-hold/bin/pip install --no-deps . \
+    && /opt/merge-hold/bin/pip check \
+    && /opt/merge-hold/bin/python -c "import app, state.store, workers.ops.cli, hook, merge_hold.cli, merge_hold.gunicorn_conf"
 
-# --- runtime: the virtualenv alone, run as an unprivileged user ----------------------------------------
-FROM python:3.11-slim AS runtime
+# --- runtime: the virtualenv alone, run as an unprivileged user and group -------------------------------
+FROM ${PYTHON_IMAGE} AS runtime
+LABEL org.opencontainers.image.title="merge-hold" \
+      org.opencontainers.image.description="Hold pull requests from merging: web app and workers" \
+      org.opencontainers.image.licenses="MIT"
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PATH=/opt/merge-hold/bin:$PATH \
     MERGE_HOLD_API_TOKENS_FILE=/var/lib/merge-hold/tokens
 COPY --from=build /opt/merge-hold /opt/merge-hold
-# The hashed API tokens file lives on a volume (`merge-hold token create NAME` writes it); no home dir.
-RUN useradd --system --uid 10001 --no-create-home --home-dir /nonexistent merge-hold \
+# User and group 10001 (the manifests' runAsUser/runAsGroup/fsGroup): a group of its own, not the system
+# group useradd would pick. The hashed API tokens file lives on a volume (`merge-hold token create NAME`
+# writes it); no home directory.
+RUN groupadd --system --gid 10001 merge-hold \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
+       --shell /usr/sbin/nologin merge-hold \
     && mkdir -p /var/lib/merge-hold \
     && chown 10001:10001 /var/lib/merge-hold
 WORKDIR /var/lib/merge-hold
-USER 10001
+USER 10001:10001
 EXPOSE 8000
 # SIGTERM: gunicorn shuts down gracefully; an rq worker finishes the job in hand (warm shutdown).
 STOPSIGNAL SIGTERM
-# Liveness of the web command. A worker container (no web server) overrides it: compose pings Redis
-# instead, Kubernetes ignores HEALTHCHECK and uses its probes (deploy/k8s).
-HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=2)"]
-# The production server (design §5): gunicorn, 2 workers x 4 threads, the app built by its factory.
-# No control socket: the container has no writable home, and nothing here uses `gunicornc`.
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "2", "--threads", "4", "--worker-class", "gthread", \
-     "--no-control-socket", "--worker-tmp-dir", "/dev/shm", "--graceful-timeout", "20", \
-     "--access-logfile", "-", "app:create_app()"]
+# Health by role (merge_hold/healthcheck.py): a worker container runs `merge-hold worker --healthcheck`
+# (registered, heartbeating, Redis reached through any REDIS_URL form), a web container GETs /healthz.
+# Kubernetes ignores HEALTHCHECK and runs the same checks as its probes (deploy/k8s).
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-m", "merge_hold.healthcheck"]
+# The production web server (design §5), spelled once: merge_hold/gunicorn_conf.py (2 workers x 4
+# threads; more than one worker needs MERGE_HOLD_SECRET_KEY, and refuses to start without it).
+CMD ["gunicorn", "--config", "python:merge_hold.gunicorn_conf", "app:create_app()"]

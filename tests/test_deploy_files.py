@@ -12,6 +12,7 @@ import yaml
 
 from core.events import QUEUED
 from merge_hold.settings import FIELDS
+from tests.manifests import BASE, container, objects, one
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 
@@ -93,9 +94,12 @@ def test_dockerfile_at_the_root_builds_one_non_root_image_in_stages() -> None:
     assert re.search(r"^COPY\s+--from=build\s+/opt/merge-hold\s", runtime, flags=re.MULTILINE)
     web = _cmd(runtime)
     assert web[0] == "gunicorn" and web[-1] == "app:create_app()"
-    assert web[web.index("--workers") + 1] == "2"
-    assert re.search(r"^USER\s+10001\s*$", runtime, flags=re.MULTILINE), "runs as a non-root user"
-    assert re.search(r"^HEALTHCHECK\s.*/healthz", runtime.replace("\\\n", " "), flags=re.MULTILINE)
+    assert web[web.index("--config") + 1] == "python:merge_hold.gunicorn_conf"
+    from merge_hold import gunicorn_conf
+
+    assert gunicorn_conf.workers == 2 and gunicorn_conf.bind == ["0.0.0.0:8000"]
+    assert re.search(r"^USER\s+10001:10001\s*$", runtime, flags=re.MULTILINE), "runs as a non-root user and group"
+    assert re.search(r"^HEALTHCHECK\s.*merge_hold\.healthcheck", runtime.replace("\\\n", " "), flags=re.MULTILINE)
     assert not re.search(r"^ENV\s+.*(SECRET|PRIVATE_KEY=|WEBHOOK)", text, flags=re.MULTILINE)
     # Only package directories are copied: never .merge-hold/ (dev secrets) or a whole checkout.
     copied = re.findall(r"^COPY\s+(?!--from)(.+?)\s+\S+\s*$", text, flags=re.MULTILINE)
@@ -138,70 +142,68 @@ def test_compose_runs_redis_web_and_worker_from_one_dockerfile() -> None:
     assert services["web"]["ports"] == ["127.0.0.1:8000:8000"]
     assert "command" not in services["web"], "the image's default command is the web server"
     assert services["worker"]["command"] == ["merge-hold", "worker"]
-    assert "healthcheck" in services["worker"], "the image's HEALTHCHECK probes a web server a worker lacks"
+    assert services["worker"]["healthcheck"]["test"] == ["CMD", "merge-hold", "worker", "--healthcheck"]
 
 
 def _k8s() -> list[dict[str, Any]]:
-    docs = []
-    for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
-        docs += [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
-    return docs
+    return objects(BASE)
 
 
 def _one(kind: str, name: str) -> dict[str, Any]:
-    found = [d for d in _k8s() if d["kind"] == kind and d["metadata"]["name"] == name]
-    assert len(found) == 1, f"{kind}/{name}"
-    return found[0]
-
-
-def _container(deployment: dict[str, Any]) -> dict[str, Any]:
-    containers = deployment["spec"]["template"]["spec"]["containers"]
-    assert len(containers) == 1
-    container: dict[str, Any] = containers[0]
-    return container
+    return one(_k8s(), kind, name)
 
 
 def test_k8s_objects_and_no_secret_in_files() -> None:
     kinds = sorted((d["kind"], d["metadata"]["name"]) for d in _k8s())
     assert kinds == [("ConfigMap", "merge-hold"), ("Deployment", "merge-hold-web"),
-                     ("Deployment", "merge-hold-worker"), ("Service", "merge-hold-web")]
+                     ("Deployment", "merge-hold-worker"), ("NetworkPolicy", "merge-hold-default-deny"),
+                     ("NetworkPolicy", "merge-hold-web"), ("NetworkPolicy", "merge-hold-worker"),
+                     ("PodDisruptionBudget", "merge-hold-web"), ("PodDisruptionBudget", "merge-hold-worker"),
+                     ("Service", "merge-hold-web"), ("ServiceAccount", "merge-hold")]
     config = _one("ConfigMap", "merge-hold")["data"]
     assert set(config) <= set(FIELDS)
     assert not any(SECRET_NAME.search(name) for name in config), "secrets belong in the Secret, not here"
+    for path in sorted((DEPLOY / "k8s").rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            assert not (doc and doc.get("kind") == "Secret"), f"{path}: Secrets are created out of band"
+
+
+def test_the_old_flat_manifests_are_gone_and_their_note_stays() -> None:
+    assert not list((DEPLOY / "k8s").glob("*.yaml")), "the manifests live in base/ and overlays/"
+    note = (DEPLOY / "k8s" / "README.md").read_text()
+    for old in ("config.yaml", "web.yaml", "worker.yaml", "service.yaml"):
+        assert f"`{old}`" in note
 
 
 @pytest.mark.parametrize(("name", "command"), [
-    ("merge-hold-web", "gunicorn"),
-    ("merge-hold-worker", "merge-hold"),
+    ("merge-hold-web", None),
+    ("merge-hold-worker", ["merge-hold", "worker"]),
 ])
-def test_k8s_deployments_share_the_image_and_the_secret(name: str, command: str) -> None:
+def test_k8s_deployments_share_the_image_and_the_secret(name: str, command: list[str] | None) -> None:
     deployment = _one("Deployment", name)
     spec = deployment["spec"]
     assert spec["selector"]["matchLabels"].items() <= spec["template"]["metadata"]["labels"].items()
-    container = _container(deployment)
-    assert container["image"] == _container(_one("Deployment", "merge-hold-web"))["image"]
-    assert container["command"][0] == command
-    refs = {(k, v["name"]) for ref in container["envFrom"] for k, v in ref.items()}
+    c = container(deployment)
+    assert c["image"] == container(_one("Deployment", "merge-hold-web"))["image"]
+    assert c.get("command") == command, "the web runs the image's default command"
+    refs = {(k, v["name"]) for ref in c["envFrom"] for k, v in ref.items()}
     assert refs == {("configMapRef", "merge-hold"), ("secretRef", "merge-hold")}
-    assert "env" not in container, "no literal values: everything comes from the ConfigMap or the Secret"
+    assert "env" not in c, "no literal values: everything comes from the ConfigMap or the Secret"
     assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
 
 
 def test_k8s_web_probes_and_service_match_the_app() -> None:
-    web = _container(_one("Deployment", "merge-hold-web"))
-    assert web["command"][-1] == "app:create_app()"
+    web = container(_one("Deployment", "merge-hold-web"))
     assert web["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert web["livenessProbe"]["httpGet"]["path"] == "/healthz"
     port_names = {p["name"] for p in web["ports"]}
     service = _one("Service", "merge-hold-web")["spec"]
     assert service["selector"] == _one("Deployment", "merge-hold-web")["spec"]["selector"]["matchLabels"]
     assert {p["targetPort"] for p in service["ports"]} <= port_names
-    worker = _container(_one("Deployment", "merge-hold-worker"))
-    assert worker["command"] == ["merge-hold", "worker"]
 
 
 def test_k8s_notes_redis_sentinel_for_high_availability() -> None:
-    text = (DEPLOY / "k8s" / "config.yaml").read_text()
+    text = (DEPLOY / "k8s" / "base" / "config.yaml").read_text()
     assert "Sentinel" in text and "Cluster" in text
 
 
@@ -255,3 +257,26 @@ def test_setup_and_doctor_ask_for_the_repository_event() -> None:
     assert "repository" in manifest(EXAMPLE_URL)["default_events"]
     everything_else = [e for e in manifest(EXAMPLE_URL)["default_events"] if e != "repository"]
     assert any(line.startswith("repository ") for line in missing_events(everything_else))
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_lock_pins_every_dependency_at_pyprojects_version() -> None:
+    """The image installs requirements.lock alone (by hash): a dependency added to pyproject.toml and
+    not to the lock would be missing from the image (its build's `pip check` fails)."""
+    import tomllib
+
+    wanted = {}
+    for spec in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]:
+        name, _, version = spec.partition("==")
+        assert version, f"{spec}: pinned exactly"
+        wanted[_canonical(name)] = version
+    locked = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if match := re.match(r"^([A-Za-z0-9][\w.-]*)==(\S+)", line):
+            locked[_canonical(match.group(1))] = match.group(2)
+    assert {name: locked.get(name) for name in wanted} == wanted, "regenerate requirements.lock (its header)"
+    hashed = (ROOT / "requirements.lock").read_text().count("--hash=sha256:")
+    assert hashed >= len(locked), "every package by hash"

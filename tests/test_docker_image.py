@@ -1,11 +1,12 @@
-"""The image, for real: build the root Dockerfile, run a web and a worker container from it against a
-real Redis, send a signed webhook, and read the dry-run status the worker recorded.
+"""The image, for real, run the way an operator runs it (read-only root, no capabilities, no new
+privileges): build the root Dockerfile, run a web and a worker container from it against a real Redis,
+send a signed webhook, and read the dry-run status the worker recorded; kill the worker hard and start
+the same container again: it runs at once (issue 28 item 1), and its health is the worker's.
 
-Skips, saying why, when no Docker engine answers. Containers use the host's network (the engine
-`/work/shared/tools/local-docker.sh` starts has no bridge), so Redis and the web port are on loopback.
-That script's stand-in `python:3.11-slim` is imported from a `mktemp -d` root, so its `/` is mode 0700
-and a non-root image cannot start (`stat /bin/sh: permission denied`); the official image has 0755.
-Re-import the stand-in with `/` at 0755 before running this test against it.
+Skips, saying why, when no Docker engine answers. Containers use the host's network (an engine without
+a bridge works too), so Redis and the web port are on loopback. A stand-in `python:3.11-slim` base
+image must have `/` at mode 0755, as the official one does, or a non-root image cannot start
+(`stat /bin/sh: permission denied`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _engine_problem() -> str | None:
         return f"`docker info` failed: {exc}"
     if found.returncode != 0:
         return "no Docker engine reachable (`docker info`: " + (found.stderr.strip().splitlines() or ["?"])[-1] + \
-            "); /work/shared/tools/local-docker.sh starts one"
+            "); start one to run these tests"
     return None
 
 
@@ -93,13 +94,33 @@ def wait_for(what: str, probe: object, deadline: float, logs: list[str]) -> obje
         docker("logs", "--tail", "40", c) for c in logs))
 
 
+WEB_COMMAND = ["gunicorn", "--config", "python:merge_hold.gunicorn_conf", "app:create_app()"]
+HARDENED = ["--network", "host", "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
+"""How the outside check and the manifests run the image (host network: see the module's docstring)."""
+
+
 def test_image_metadata(image: str) -> None:
     config = json.loads(docker("image", "inspect", image, "--format", "{{json .Config}}"))
-    assert config["User"] == "10001"
-    assert config["Healthcheck"]["Test"][0] == "CMD" and "/healthz" in " ".join(config["Healthcheck"]["Test"])
-    assert config["Cmd"][0] == "gunicorn"
+    assert config["User"] == "10001:10001"
+    assert config["Healthcheck"]["Test"] == ["CMD", "python", "-m", "merge_hold.healthcheck"]
+    assert config["Cmd"] == WEB_COMMAND
     assert not any(var.startswith(("GITHUB_WEBHOOK_SECRET", "GITHUB_PRIVATE_KEY")) for var in config["Env"])
-    assert docker("run", "--rm", "--network", "host", image, "id", "-u") == "10001"
+    assert docker("run", "--rm", *HARDENED, image, "sh", "-c", "id -u; id -g").split() == ["10001", "10001"]
+    assert docker("run", "--rm", *HARDENED, image, "stat", "-c", "%u:%g", "/var/lib/merge-hold") == "10001:10001"
+
+
+def test_the_web_command_refuses_two_workers_without_a_secret_key(image: str) -> None:
+    done = subprocess.run(["docker", "run", "--rm", *HARDENED, "-e", "REDIS_URL=redis://127.0.0.1:1/0", image,
+                           *WEB_COMMAND[:-1], "--bind", f"127.0.0.1:{free_port()}", WEB_COMMAND[-1]],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 78, done.stderr
+    assert "MERGE_HOLD_SECRET_KEY is not set" in done.stderr
+
+
+def container_health(name: str) -> subprocess.CompletedProcess[str]:
+    """The image's HEALTHCHECK command, run in the container as Docker runs it."""
+    return subprocess.run(["docker", "exec", name, "python", "-m", "merge_hold.healthcheck"],
+                          capture_output=True, text=True, timeout=60)
 
 
 def test_web_and_worker_containers_turn_a_signed_webhook_into_a_dry_run_status(
@@ -109,14 +130,13 @@ def test_web_and_worker_containers_turn_a_signed_webhook_into_a_dry_run_status(
            "-e", "MERGE_HOLD_DRY_RUN=1", "-e", "MERGE_HOLD_SECRET_KEY=docker-test",
            "-e", f"MERGE_HOLD_PUBLIC_URL=http://127.0.0.1:{port}"]
     tag = uuid.uuid4().hex[:8]
+    web, worker = f"mh-web-{tag}", f"mh-worker-{tag}"
     # Named before they run: a container that fails to start is removed too.
-    containers += [f"mh-web-{tag}", f"mh-worker-{tag}"]
+    containers += [web, worker]
     # The image's own command, on a free port (the host network is shared with other tests).
-    docker("run", "-d", "--network", "host", "--name", f"mh-web-{tag}", *env, image,
-                             "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "1", "--threads", "4",
-                             "--worker-class", "gthread", "--no-control-socket", "--worker-tmp-dir", "/dev/shm",
-                             "app:create_app()")
-    docker("run", "-d", "--network", "host", "--name", f"mh-worker-{tag}", *env, image, "merge-hold", "worker")
+    docker("run", "-d", *HARDENED, "--name", web, *env, image,
+           *WEB_COMMAND[:-1], "--bind", f"127.0.0.1:{port}", WEB_COMMAND[-1])
+    docker("run", "-d", *HARDENED, "--name", worker, *env, image, "merge-hold", "worker")
     base = f"http://127.0.0.1:{port}"
 
     def healthy() -> bool:
@@ -151,4 +171,31 @@ def test_web_and_worker_containers_turn_a_signed_webhook_into_a_dry_run_status(
     # A forged signature is refused by the containerised web app.
     status, _reason, _body = post(base, samples.delivery("ping", {"zen": "x"}), "wrong-secret")
     assert status == 401
+    # The image's HEALTHCHECK picks the check by the container's command.
+    assert "(web): http://127.0.0.1:" in container_health(web).stdout
+    worker_health = wait_for("the worker container's health", lambda: container_health(worker).returncode == 0
+                             and container_health(worker), time.monotonic() + 60, containers)
+    assert isinstance(worker_health, subprocess.CompletedProcess) and "registered" in worker_health.stdout
+
+    # Killed hard and started again: same host name, pid 1 again. rq's `host.pid` name made it exit
+    # ("There exists an active worker named 'HOST.1' already") for one to two minutes; now it runs at once.
+    docker("kill", "-s", "KILL", worker)
+    docker("start", worker)
+    restarted = time.monotonic()
+    wait_for("the restarted worker's health", lambda: container_health(worker).returncode == 0,
+             restarted + 30, containers)
+    assert time.monotonic() - restarted < 30
+    assert docker("inspect", "--format", "{{.State.Running}} {{.RestartCount}}", worker) == "true 0"
+    assert "There exists an active worker" not in docker("logs", worker)
+    lifted = samples.delivery("issue_comment", samples.issue_comment_event(
+        "acme/widgets", 42, body="/unhold", commenter="alice", at=datetime.now(UTC),
+        comment_id=int(datetime.now(UTC).timestamp() * 1000) + 1))
+    status, _reason, body = post(base, lifted, SECRET)
+    assert status == 202, body
+
+    def freed() -> bool:
+        latest = json.loads(conn.lindex(keys.DRY_RUN_STATUSES, 0) or b"{}")
+        return bool(latest.get("state") == "success")
+
+    wait_for("the restarted worker to apply a delivery", freed, time.monotonic() + 60, containers)
     conn.close()

@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
-import os
-import socket
 import sys
 import time
 
@@ -32,7 +30,14 @@ def parser() -> argparse.ArgumentParser:
         "and MERGE_HOLD_* from the environment; without App credentials it runs in dry-run mode.",
     )
     p.add_argument("--burst", action="store_true", help="exit once the queue is empty")
-    p.add_argument("--name", help="worker name (default: rq's host.pid)")
+    p.add_argument("--name", help="worker name (default: HOST.RANDOM, new at every start, so a worker killed hard "
+                   "comes back at once). A fixed name held by a dead worker is taken over, its jobs put back; "
+                   "one a live worker holds is refused")
+    p.add_argument("--healthcheck", nargs="?", const="full", choices=("full", "liveness"), metavar="MODE",
+                   help="do not run: exit 0 when this container's worker is registered, heartbeating and Redis "
+                   "answers (any REDIS_URL form), else 1. MODE `liveness` passes while Redis is unreachable "
+                   "(the worker waits it out) and fails only on a worker Redis says is gone or stuck. With "
+                   "--name: that worker, wherever it runs")
     p.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler (due jobs) in this worker")
     p.add_argument("--fork", action="store_true",
                    help="run each job in a forked work-horse (rq's default Worker): isolation over speed")
@@ -41,8 +46,16 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    if args.healthcheck:
+        from workers.ops.health import run
+
+        return run(args.healthcheck, args.name)
     try:
         settings = from_env()
+        from merge_hold.logs import configure
+
+        # Before anything may log (the slug check below does when GitHub is unreachable): one log format.
+        configure(settings.log_level)  # basicConfig, and no URL-bearing urllib3 lines at DEBUG
         from workers import runtime
 
         rt = runtime.install(runtime.build(settings))
@@ -52,16 +65,11 @@ def main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"merge-hold worker: {exc}", file=sys.stderr)
         return 78  # EX_CONFIG
-    from merge_hold.logs import configure
-
-    configure(settings.log_level)  # basicConfig, and no URL-bearing urllib3 lines at DEBUG
-    from rq import Worker
-
     # Import the job modules before forking work-horses, so each job starts warm.
     import workers.events.dispatch
     import workers.publishing.recompute  # noqa: F401
     from workers.intake.redeliver import schedule
-    from workers.ops.rqworker import QuietSimpleWorker
+    from workers.ops.rqworker import QuietForkWorker, QuietSimpleWorker
     from workers.ops.watchdog import Watchdog, beat
 
     log = logging.getLogger(__name__)
@@ -70,8 +78,21 @@ def main(argv: list[str]) -> int:
     # forked work-horse per job started each recompute cold (measured: p50 seconds from delivery to
     # status at 50 deliveries/s). Job timeouts still apply (SIGALRM); a dead worker's jobs are rescued
     # by the others' watchdogs.
-    worker_class = Worker if args.fork else QuietSimpleWorker
-    base = args.name or f"{socket.gethostname()}.{os.getpid()}"
+    worker_class = QuietForkWorker if args.fork else QuietSimpleWorker
+    from workers.ops.naming import NameTaken, claim, here, unique_name
+
+    # rq's `host.pid` is the same at every start of a container (pid 1): a fresh name per start instead.
+    base = args.name or unique_name()
+    while args.name:
+        try:
+            claim(rt.redis, rt.queue, base)  # a dead worker's name: its jobs back on the queue, rq's record ended
+            break
+        except NameTaken as exc:
+            print(f"merge-hold worker: --name: {exc}", file=sys.stderr)
+            return 75  # EX_TEMPFAIL: the same command may succeed once that worker has gone
+        except RedisError as exc:
+            log.warning("worker %s: Redis unavailable (%s)", base, exc)
+            _wait_for_redis(rt.redis, log)
     # The intake pump turns acknowledged webhook deliveries into jobs (workers/intake/pump.py); one per
     # process, under the worker's first name, riding out Redis restarts on its own thread.
     from workers.intake.pump import Pump
@@ -97,10 +118,10 @@ def main(argv: list[str]) -> int:
             # A fresh name per life: the previous one may still be registered (Redis went away mid-job).
             name = base if life == 0 else f"{base}.{life}"
             try:
-                beat(rt.redis, name)
+                beat(rt.redis, name, here())
                 schedule(rt)
                 if watchdog is None:
-                    watchdog = Watchdog(rt, name)
+                    watchdog = Watchdog(rt, name, here())
                     watchdog.start()
                 watchdog.worker_name = name
                 worker = worker_class([rt.queue], connection=rt.redis, name=name, worker_ttl=WORKER_TTL,

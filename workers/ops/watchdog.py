@@ -59,9 +59,11 @@ def rescue_delay(rescues: int) -> int:
     return 0 if rescues <= MAX_RESCUES else 10 * 2 ** (rescues - MAX_RESCUES)
 
 
-def beat(redis: Redis, name: str) -> None:
+def beat(redis: Redis, name: str, place: str = "1") -> None:
+    """Refresh ``name``'s alive key; its value says where the worker runs (`workers.ops.naming.here`), so
+    that `merge-hold worker --healthcheck` finds the workers of its own container."""
     with redis.pipeline() as pipe:
-        pipe.set(keys.worker_alive(name), "1", ex=ALIVE_TTL)
+        pipe.set(keys.worker_alive(name), place, ex=ALIVE_TTL)
         pipe.sadd(keys.WATCHED_WORKERS, name)
         pipe.execute()
 
@@ -159,6 +161,45 @@ def rescue_dequeued(queue: Queue, now: float | None = None) -> list[str]:
     return rescued
 
 
+def rescue_jobs_of(queue: Queue, name: str) -> list[str]:
+    """Put back, at once, every job the dead worker ``name`` had started or had taken off the queue and
+    prepared. A worker taking over a dead worker's name (`workers.ops.naming.claim`) calls this before its
+    first beat: once the name beats again, the sweeps above would take the dead one's jobs for its own."""
+    redis = queue.connection
+    registry = queue.started_job_registry
+    rescued: list[str] = []
+    for job_id, execution_id in registry.get_job_and_execution_ids(cleanup=False):
+        entry = f"{job_id}:{execution_id}"
+        try:
+            job = Job.fetch(job_id, connection=redis, serializer=queue.serializer)
+        except NoSuchJobError:
+            continue
+        status = job.get_status(refresh=False)
+        if status == JobStatus.STARTED and job.worker_name == name:
+            if _requeue(queue, job, entry):
+                rescued.append(job_id)
+        elif status == JobStatus.QUEUED and _execution_worker(redis, job_id, execution_id) == name:
+            with redis.pipeline() as pipe:
+                pipe.zrem(registry.key, entry)
+                if redis.lpos(queue.intermediate_queue_key, job_id) is not None:
+                    pipe.lrem(queue.intermediate_queue_key, 1, job_id)
+                    queue.enqueue_job(job, pipeline=pipe, at_front=True)
+                    rescued.append(job_id)
+                pipe.execute()
+    if rescued:
+        log.warning("put back %d job(s) of the dead worker %s: %s", len(rescued), name, ", ".join(rescued))
+    return rescued
+
+
+def _execution_worker(redis: Redis, job_id: str, execution_id: str) -> str | None:
+    execution = Execution(execution_id, job_id, redis)
+    try:
+        execution.refresh()  # type: ignore[no-untyped-call]
+    except ValueError:
+        return None
+    return execution.worker_name or None
+
+
 def _runner_alive(redis: Redis, job_id: str, execution_id: str) -> bool:
     """Whether the worker of this started-registry entry is alive, so may still start the job. A plain rq
     worker never beats: a job of its stuck this way is put back too (running twice is harmless)."""
@@ -206,12 +247,14 @@ def _requeue(queue: Queue, job: Job, entry: str) -> bool:
 
 
 class Watchdog(threading.Thread):
-    """The thread; `name` is the current rq worker's name (it changes when the worker is rebuilt)."""
+    """The thread; `name` is the current rq worker's name (it changes when the worker is rebuilt), `place`
+    where it runs (the alive key's value)."""
 
-    def __init__(self, rt: Runtime, name: str) -> None:
+    def __init__(self, rt: Runtime, name: str, place: str = "1") -> None:
         super().__init__(name="merge-hold-watchdog", daemon=True)
         self.rt = rt
         self.worker_name = name
+        self.place = place
         self.stopping = threading.Event()
         self._last_sweep = 0.0
         period = rt.settings.reconcile_seconds
@@ -229,7 +272,7 @@ class Watchdog(threading.Thread):
 
     def tick(self) -> None:
         redis = self.rt.redis
-        beat(redis, self.worker_name)
+        beat(redis, self.worker_name, self.place)
         if time.monotonic() - self._last_sweep >= SWEEP_SECONDS:
             self._last_sweep = time.monotonic()
             if redis.set(keys.WATCHDOG_LOCK, self.worker_name, nx=True, ex=int(SWEEP_SECONDS)):
