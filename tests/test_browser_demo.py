@@ -27,11 +27,11 @@ from core.demo_users import DEMO_SLACK_ORGS, DEMO_SLACK_TEAM, DEMO_SLACK_USER
 from merge_hold import samples, simulate_chat
 from merge_hold.redis_server import free_port
 from merge_hold.settings import Settings
-from tests.browser_support import CHROMIUM, OVERFLOW, SKIP_REASON, phone_page, shot, wait_for
+from tests.browser_support import OVERFLOW, phone_page, shot, wait_for
 from tests.e2e_support import WEBHOOK_SECRET, Service
+from tests.needs import needs
 
-if not CHROMIUM.exists():
-    pytest.skip(SKIP_REASON, allow_module_level=True)
+pytestmark = needs("chromium")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is a dev dependency: make install")
 
 REPO = "acme/widgets"
