@@ -193,6 +193,19 @@ def test_dev_then_simulate_holds_survive_a_restart(tmp_path: Path) -> None:
                                  "--data-dir", str(folder)], env=_env(), cwd=ROOT, capture_output=True, text=True,
                                 timeout=60)
         assert unheld.returncode == 0 and "lifted" in unheld.stdout, unheld.stdout + unheld.stderr
+        # A command the server answers at once (no job, no response_url reply): that answer is the answer.
+        started = time.monotonic()
+        linked = subprocess.run([sys.executable, "-m", "merge_hold.cli", "simulate", "chat", "/hold link",
+                                 "--data-dir", str(folder), "--wait", "30"], env=_env(), cwd=ROOT, capture_output=True,
+                                text=True, timeout=60)
+        assert linked.returncode == 0 and f"open http://127.0.0.1:{port}/link/" in linked.stdout, linked
+        assert time.monotonic() - started < 15 and "no reply" not in linked.stderr
+        # The README's lines pasted in one go: each run reports what its own comment did.
+        for action, said in (("unhold", "success — No holds"), ("hold", "failure — Held by @alice"),
+                             ("unhold", "success — No holds"), ("hold", "failure — Held by @alice")):
+            pasted = subprocess.run([sys.executable, "-m", "merge_hold.cli", "simulate", action, "--data-dir",
+                                     str(folder)], env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=30)
+            assert pasted.returncode == 0 and said in pasted.stdout, (action, pasted.stdout + pasted.stderr)
         redis = Redis.from_url(state["redis_url"])
         recorded = [json.loads(item) for item in redis.lrange(keys.DRY_RUN_STATUSES, 0, -1)]
         assert recorded[0]["state"] == "failure" and "@alice" in recorded[0]["description"]
