@@ -168,8 +168,12 @@ def hold(owner: str, name: str, number: int) -> Response:
     reason = clean_reason(request.form.get("reason", ""))
     span = request.form.get("for", "").strip()
     duration = parse_duration(span) if span else None
-    if not reason or (span and duration is None):
-        flash("A hold needs a reason; the time, if given, reads like 30m, 2h or 1d (at most 90d).", "error")
+    if span and duration is None:  # blame what is wrong: the time, not a reason that was given
+        flash(f"“{span}” is not a time merge-hold reads: write it like 30m, 2h or 1d (at most 90d). "
+              "Nothing was held.", "error")
+        return back
+    if not reason:
+        flash("A hold needs a reason (why it must wait). Nothing was held.", "error")
         return back
     _command(repo, number, {"kind": "hold", "reason": reason,
                             "seconds": int(duration.total_seconds()) if duration is not None else None})

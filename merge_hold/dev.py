@@ -10,7 +10,8 @@ finds the same state, secret and login:
     tokens           hashed API tokens (MERGE_HOLD_API_TOKENS_FILE, unless set)
     dev-token        the dashboard login token in clear, for this machine only (0600)
     slack-signing-secret  the demo chat workspace's signing secret, for `simulate chat` (0600)
-    dev.json         while running: URL, embedded Redis URL and process ids (no secrets)
+    dev.json         while running: URL, embedded Redis URL, dry run or not, process ids (no secrets);
+                     `simulate`, `doctor`, `reconcile` and `token` find this instance through it
 
 Web and worker run as `merge-hold serve` / `merge-hold worker` child processes, each in its own
 session so that Ctrl-C reaches only this supervisor, which then stops them in order: worker and web
@@ -337,7 +338,7 @@ def _run(args: argparse.Namespace, settings: Settings, folder: Path, stop: threa
         pids = {c.name: c.process.pid for c in children}
         if redis is not None and redis.process is not None:
             pids["redis"] = redis.process.pid
-        state = {"pid": os.getpid(), "url": url, "children": pids}
+        state = {"pid": os.getpid(), "url": url, "children": pids, "dry_run": dry_run}
         if redis is not None:
             state["redis_url"] = redis.url  # embedded: loopback, no password
         (folder / "dev.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")

@@ -29,7 +29,7 @@ from core.durations import format_duration
 from core.holds import Hold
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
-from state.room_holds import holds_in, lift_exemption, lift_holds, place_exemption, place_hold
+from state.room_holds import find_hold, holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.events.fanout import repos_in_scope
 from workers.events.republish import republish
 from workers.runtime import Runtime, current
@@ -197,12 +197,16 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         return Reply(f"merge-hold does not manage {scope}: is the GitHub App installed there?")
     span = f" for {format_duration(command.duration)}" if command.duration else ""
     if command.action == "hold":
+        holder_id = f"{req.platform}:{req.team_id}:{req.user_id}"
+        # One hold per holder and scope: a second /hold on the same target replaces the first; say so.
+        earlier = find_hold(redis, f"room:{holder_id}:{scope}")
         hold = place_hold(redis, scope, holder=req.user_name or req.user_id, reason=command.reason,
-                          holder_id=f"{req.platform}:{req.team_id}:{req.user_id}", origin=req.room, now=now,
-                          duration=command.duration)
+                          holder_id=holder_id, origin=req.room, now=now, duration=command.duration)
         gate = republish(rt, scope, now)
+        replaced = "" if earlier is None or not earlier.active(now) else \
+            f" (this replaces {who}'s earlier hold on {scope}: {earlier.reason})"
         return Reply(f"{who} held {scope}{_reach(redis, scope)}{span}{_until(hold.expires_at)}: {command.reason}"
-                     f"{gate}", in_channel=True)
+                     f"{replaced}{gate}", in_channel=True)
     if command.action == "unhold":
         lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room,
                             may_lift=lifted_from_bound_workspace(rt, scope))
