@@ -93,6 +93,13 @@ def active_interval(window: FreezeWindow, now: datetime) -> tuple[datetime, date
     return None
 
 
+def occurrences(window: FreezeWindow, start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
+    """The window's occurrences (UTC) overlapping ``start``..``end``, a span of at most a week (the
+    dashboard's week on `/rooms`)."""
+    middle = start + (end - start) / 2
+    return [(s, e) for s, e in _intervals(window, middle) if s < end and e > start]
+
+
 def freeze_holds(
     config: RepoConfig, repo: str, base: str, labels: tuple[str, ...], now: datetime
 ) -> list[Hold]:
