@@ -109,6 +109,8 @@ def sentence_filter(entry: Any) -> str:
             return f"{message}{': ' + reason if reason and reason not in message else ''}{origin}"
         said = message or reason
         return f"@{actor} {verb}{': ' + said if said else ''}{origin}" if actor else compact_filter(data)
+    if event in ("verdict.held", "verdict.free") and str(data.get("version")) == "1":
+        return f"merge-hold first saw this PR: {'held' if event == 'verdict.held' else 'no holds'}"
     template = SENTENCES.get(event)
     if template is None:
         return f"{event}: {compact_filter(data)}"
@@ -177,6 +179,7 @@ def pull(owner: str, name: str, number: int) -> str:
     before = before if before and reads.STREAM_ID.fullmatch(before) else None
     acts, older = history.page(redis, repo, number, base, before=before, kind=kind)
     posted = reads.last_posted(redis, repo, number)
+    waiting = [] if record else _waiting(repo, number, now)
     return render_template(
         "pull.html",
         live=True,
@@ -185,7 +188,7 @@ def pull(owner: str, name: str, number: int) -> str:
         record=record,
         active=active,
         expired=[h for h in holds if not reads.hold_active(h, now)],
-        unseen=[] if record else _waiting(repo, number, now),
+        unseen=waiting,
         managed=managed,
         posted=posted,
         settled=_settled(record, posted),
@@ -194,7 +197,8 @@ def pull(owner: str, name: str, number: int) -> str:
         kind=kind,
         kinds=history.KINDS,
         before=before,
-        chart=timeline.pr_chart(history.recent(redis, repo, number, base, now - timeline.PR_SPAN), holds, now),
+        chart=timeline.pr_chart(history.recent(redis, repo, number, base, now - timeline.PR_SPAN),
+                                holds or waiting, now),
         liftable=liftable,
         may_hold=managed and github_login() is not None and may_hold(repo, number),
         token_login=github_login() is None,

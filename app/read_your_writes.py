@@ -10,6 +10,7 @@ is recorded at once and republished by a job, and has landed when the verdict no
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from rq import Queue, Worker
 from rq.exceptions import InvalidJobOperation
 from rq.job import Job, JobStatus
 
+from core import keys
 from state import store, verdicts
 
 WAIT_S = 2.5
@@ -40,9 +42,18 @@ def _until(check: Callable[[], bool | None], timeout: float) -> bool:
 
 
 def verdict_current(redis: Redis, repo: str, number: int) -> bool:
-    """The PR's verdict was computed from its latest state."""
+    """The PR's verdict was computed from its latest state, and its status is the one on GitHub (posted,
+    or recorded in a dry run): the page then shows one state, not a verdict ahead of its status."""
     record = verdicts.load(redis, repo, number)
-    return record is not None and int(record.get("state_version") or 0) >= store.state_version(redis, repo, number)
+    if record is None or int(record.get("state_version") or 0) < store.state_version(redis, repo, number):
+        return False
+    posted = redis.get(keys.posted(repo, number))
+    try:
+        found = json.loads(posted) if posted else {}
+    except ValueError:
+        return False
+    return (found.get("sha"), found.get("state"), found.get("description")) == (
+        record.get("head_sha"), record.get("state"), record.get("description"))
 
 
 def workers_listening(redis: Redis, queue: Queue) -> bool:
@@ -75,5 +86,5 @@ def hold_gone(redis: Redis, queue: Queue, repo: str, number: int, hold_id: str, 
         return not any(isinstance(h, dict) and h.get("id") == hold_id for h in (record or {}).get("holds") or [])
 
     if not workers_listening(redis, queue):
-        return gone(verdicts.load(redis, repo, number))
-    return _until(lambda: gone(verdicts.load(redis, repo, number)), timeout)
+        return gone(verdicts.load(redis, repo, number)) and verdict_current(redis, repo, number)
+    return _until(lambda: gone(verdicts.load(redis, repo, number)) and verdict_current(redis, repo, number), timeout)

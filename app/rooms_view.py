@@ -30,7 +30,8 @@ def extras(redis: Redis, holds: list[Hold], configs: dict[str, RepoConfig], now:
         rights.append("Freezing needs Sign in with GitHub: a freeze is held by a GitHub user, as from chat.")
     elif not may_freeze_any:
         rights.append("Freezing needs admin access to the repository (for an org, to each of its repositories "
-                      "merge-hold manages), or a link to a chat admin's user (`/hold link` in chat).")
+                      "merge-hold manages), or your GitHub login linked to a chat admin's chat user "
+                      "(/hold link, in chat).")
     if holds and not may_lift_any:
         rights.append("Lifting another's room hold needs maintain access to its repository (the repo config's "
                       "lift_others_permission); an org-wide one, its holder or an admin token.")
