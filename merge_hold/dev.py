@@ -278,6 +278,8 @@ def banner(url: str, token: str, redis_note: str, github: str, folder: Path, *, 
         + (f"Send a sample event from another terminal:\n"
            f"  {me} simulate{extra}          # PR opened, then `/hold waiting for DB migration` by @alice\n"
            f"  {me} simulate unhold{extra}   # @alice lifts her hold\n"
+           + (f"  {me} hook install --demo      # the agent guard against this demo: `gh pr merge 42` is blocked\n"
+              if demo and demo_refusal is None and not extra else "")
            if dry_run else
            "GitHub delivers to the webhooks URL above once it is reachable from GitHub (e.g. via a tunnel).\n")
         + "Ctrl-C stops everything.\n\n"
