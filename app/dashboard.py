@@ -111,6 +111,10 @@ def sentence_filter(entry: Any) -> str:
         return f"@{actor} {verb}{': ' + said if said else ''}{origin}" if actor else compact_filter(data)
     if event in ("verdict.held", "verdict.free") and str(data.get("version")) == "1":
         return f"merge-hold first saw this PR: {'held' if event == 'verdict.held' else 'no holds'}"
+    freezes = [str(h.get("holder") or h.get("id")) for h in data.get("holds") or []
+               if isinstance(h, dict) and h.get("source") == "freeze"]
+    if event == "verdict.held" and freezes:  # a scheduled window began: nobody acted, the clock did
+        return f"Freeze {', '.join(freezes)} started: this PR is held"
     template = SENTENCES.get(event)
     if template is None:
         return f"{event}: {compact_filter(data)}"

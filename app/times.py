@@ -1,13 +1,14 @@
 """Times on the pages, exact where they matter: "ends 14:32 UTC, in 1 h 59 min", "14:30 UTC, 3 min ago".
 
-A glance ("in 1 h 59 min") always sits beside the exact moment, and it is never rounded down: what is
+A glance ("in 1 h 59 min") always sits beside the exact moment, and neither is rounded down: what is
 left is counted up to the next whole minute (a hold "for 2h" placed seconds ago ends "in 2 h", never
-"in 1 h"); what has passed is counted down (never older than it is). Everything is shown in UTC, said so.
+"in 1 h"), and a moment ahead shows the minute it is reached (14:29:50 is "14:30"); what has passed is
+counted down (never older than it is). Everything is shown in UTC, said so.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from core.holds import from_iso
 
@@ -57,7 +58,11 @@ def exact(iso: object, now: datetime | None = None) -> str:
     if moment is None:
         return "" if iso in (None, "") else str(iso)
     now = now or datetime.now(UTC)
-    return f"{clock(moment, now)}, {relative(moment, now)}"
+    shown = moment
+    if moment > now and (moment.second or moment.microsecond):
+        # A moment ahead is shown at the minute it is reached, never before it (14:29:50 is "14:30").
+        shown = moment.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return f"{clock(shown, now)}, {relative(moment, now)}"
 
 
 def ends(iso: object, now: datetime | None = None) -> str:

@@ -209,8 +209,8 @@ def test_a_hold_delivered_after_its_later_unhold_is_answered_and_recorded_as_not
     assert reply.startswith("@alice: not held — this /hold") and "which stands" in reply
     assert [(r["comment_id"], r["content"]) for r in emu.reactions if r["comment_id"] == hold_id] == [
         (hold_id, "eyes")]
-    events = [fields[b"event"].decode() for _id, fields in svc.redis.xrange(keys.history(REPO))
-              if fields[b"event"].startswith(b"hold.")]
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], svc.redis.xrange(keys.history(REPO)))
+    events = [fields[b"event"].decode() for _id, fields in entries if fields[b"event"].startswith(b"hold.")]
     assert events == ["hold.lifted", "hold.superseded"]
 
 

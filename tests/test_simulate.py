@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from redis import Redis
@@ -218,9 +218,9 @@ def test_the_readmes_lines_pasted_in_one_go_end_as_the_last_one_says(
     assert out.count("merge-hold: failure — Held by @alice") == 2 and out.count("merge-hold: success") == 1
     result = real_read("acme/widgets", 42)
     assert result is not None and result.holders() == {"alice"}
-    kinds = [json.loads(fields[b"data"])["message"] for _id, fields in
-             reversed(redis_client.xrange(keys.history("acme/widgets"))) if fields[b"event"].startswith(b"hold.")]
-    assert kinds == ["@alice held this PR", "@alice lifted the hold", "@alice held this PR"], kinds
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], redis_client.xrange(keys.history("acme/widgets")))
+    kinds = [json.loads(fields[b"data"])["message"] for _id, fields in entries if fields[b"event"].startswith(b"hold.")]
+    assert kinds == ["@alice held this PR", "@alice lifted the hold", "@alice held this PR"], kinds  # oldest first
 
 
 @pytest.mark.parametrize(("argv", "secret", "code", "message"), [
