@@ -92,10 +92,12 @@ def sign_in_as(page: Any, base: str, login: str) -> None:
     page.get_by_role("link", name="Sign in as a demo user").click()
     page.get_by_role("button", name=f"Sign in as {login}").click()
     page.wait_for_url(f"{base}/")
-    assert page.locator("header .who").inner_text() == login
+    assert page.locator("header .who strong").inner_text() == login
 
 
 def sign_out(page: Any) -> None:
+    if page.locator(".menu-button").is_visible():  # a phone: the menu folds into its button
+        page.locator(".menu-button").click()
     page.get_by_role("button", name="Sign out").click()
 
 
