@@ -113,7 +113,7 @@ ROWS = (
          program("expect")),
     Need("tmux", "the differential oracle runs commands a tmux session starts later", "apt-get install -y tmux",
          program("tmux")),
-    Need("chromium", "the dashboard's browser tests (Playwright drives Debian's Chromium; it downloads none)",
+    Need("chromium", "the dashboard's browser tests, in Debian's Chromium (Playwright downloads no browser)",
          "apt-get install -y chromium", program("chromium")),
     Need("docker", "the image test builds the root Dockerfile and runs web and worker containers",
          "install Docker Engine (docs.docker.com/engine/install) and start it", _docker),
