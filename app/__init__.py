@@ -43,6 +43,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
         github_login,
         health,
         incidents,
+        live,
         security,
         setup,
         webhook_endpoints,
@@ -125,6 +126,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
     metrics.registry.register(health.IntakeCollector(redis, settings.queue_name))  # the intake's dead letters
     setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
+    live.install(app)  # the live pages' conditional refresh (static/live.js)
 
     _register_errors(app)
     return app
@@ -139,19 +141,56 @@ def _wants_json() -> bool:
     return request.path.startswith(MACHINE_ROUTES)
 
 
+ERROR_PAGES = {
+    400: ("Not accepted", "merge-hold could not use that request."),
+    403: ("Not allowed", "Your sign-in does not allow this."),
+    404: ("Not found", "There is no such page here, or it is about a repository your sign-in cannot see "
+                       "(merge-hold does not say which)."),
+    405: ("Not this way", "This address does not take that kind of request."),
+    413: ("Too large", "That request is larger than merge-hold accepts."),
+    500: ("Something went wrong", "merge-hold failed to answer this page; the error is logged. The holds are "
+                                  "safe: they live in Redis and in GitHub's commit statuses, not on this page."),
+    503: ("Unavailable for a moment", "The state store is unavailable; retry in a moment."),
+}
+"""Pages a browser gets for an error (JSON clients get JSON): code -> (title, what it means)."""
+
+
+def _error_page(code: int, description: str | None = None) -> tuple[str, int]:
+    from flask import render_template, session
+
+    title, message = ERROR_PAGES.get(code, ("Error", "merge-hold could not answer this request."))
+    hint = None
+    if code == 403 and session.get("user"):
+        hint = f"You are signed in as {session.get('user')}; another sign-in may have the access this needs."
+    detail = description if description and code in (400, 403, 413) else None
+    try:  # the page reads nothing from Redis: it must render when Redis is what failed
+        return render_template("error.html", error_page=True, code=code, title=title, message=detail or message,
+                               hint=hint), code
+    except Exception:
+        log.exception("the %s page failed to render", code)
+        return f"{code} {title}: {detail or message}", code
+
+
 def _register_errors(app: Flask) -> None:
     @app.errorhandler(RedisError)
     def redis_down(exc: RedisError) -> tuple[Response | str, int]:
         log.warning("redis unavailable: %s", exc)
         if _wants_json():
             return jsonify(error="state store unavailable; retry later"), 503
-        return "The state store is unavailable; retry in a moment.", 503
+        return _error_page(503)
 
     @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException) -> Response | HTTPException:
-        # JSON clients get JSON errors (413 from the body cap, 404, 405...); browsers get HTML.
+    def http_error(exc: HTTPException) -> Response | HTTPException | tuple[str, int]:
+        # JSON clients get JSON errors (413 from the body cap, 404, 405...); browsers get a page.
         if _wants_json():
             response = jsonify(error=exc.description or exc.name)
             response.status_code = exc.code or 500
             return response
-        return exc
+        if exc.code is None or exc.code < 400 or request.method == "HEAD":
+            return exc
+        page, code = _error_page(exc.code, exc.description)
+        response = Response(page, status=code, mimetype="text/html")
+        for name, value in exc.get_headers():
+            if name.lower() not in ("content-type", "content-length"):
+                response.headers[name] = value  # Allow on a 405, Retry-After on a 503
+        return response

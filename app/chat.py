@@ -54,6 +54,9 @@ NOT_BOUND = ("This workspace is not bound to any GitHub organisation, so merge-h
              "MERGE_HOLD_MATTERMOST_TEAMS).")
 NOT_ADMIN = ("Org- and repo-wide holds, lifting them, and exemptions need a merge-hold chat admin "
              "(MERGE_HOLD_CHAT_ADMINS); a single PR (`owner/repo#123`) you may hold yourself.")
+FOLLOWS = "X-Merge-Hold-Follows"
+"""Header on an answer whose command was queued: its outcome comes later through the ``response_url``.
+Chat platforms ignore it; `merge-hold simulate chat` waits for a reply only when it is there."""
 BAD_RESPONSE_URL = "merge-hold answers only to this server's MATTERMOST_URL; this command's response_url is elsewhere."
 
 
@@ -144,10 +147,11 @@ def _dispatch(req: ChatRequest) -> tuple[Response, int]:
     except Exception:
         log.exception("could not queue a chat command from %s", req.room)
         return ephemeral("merge-hold could not queue that command just now; please try again.", req.platform)
-    if parsed.action == "list":
-        return ephemeral("Looking up the holds…", req.platform)
-    return ephemeral(f"Working on `{req.command} {req.text.strip()}`; the channel will hear when it is done.",
-                     req.platform)
+    answer, status = ephemeral("Looking up the holds…" if parsed.action == "list" else
+                               f"Working on `{req.command} {req.text.strip()}`; the channel will hear when it is done.",
+                               req.platform)
+    answer.headers[FOLLOWS] = "response_url"
+    return answer, status
 
 
 def _bound(platform: str, binding: Binding, *team_ids: str) -> tuple[tuple[str, ...] | None,

@@ -10,14 +10,16 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, abort, render_template, url_for
+from flask import Blueprint, abort, render_template, request, url_for
 
-from app import reads
-from app.auth import login_required, may_see
-from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment
+from app import history, reads, timeline, times
+from app.auth import login_required, may_see, role_in
+from app.dashboard_actions import github_login, may_hold, may_lift, may_lift_comment, repo_config
 from app.exemption_actions import page_exemption
 from app.services import services
+from core import keys
 from core.holds import from_iso, named
+from core.scopes import scope_applies
 from state import room_holds
 
 bp = Blueprint("dashboard", __name__)
@@ -45,6 +47,23 @@ def ago(iso: str | None, now: datetime | None = None) -> str:
 @bp.app_template_filter("ago")
 def ago_filter(iso: str | None) -> str:
     return ago(iso)
+
+
+@bp.app_template_filter("exact")
+def exact_filter(iso: str | None) -> str:
+    """``14:32 UTC, 3 min ago``: the moment and a glance at it (`app.times`)."""
+    return times.exact(iso)
+
+
+@bp.app_template_filter("ends")
+def ends_filter(iso: str | None) -> str:
+    """``ends 14:32 UTC, in 1 h 59 min`` (never rounded down)."""
+    return times.ends(iso)
+
+
+@bp.app_template_filter("clock")
+def clock_filter(moment: datetime) -> str:
+    return times.clock(moment, datetime.now(UTC))
 
 
 @bp.app_template_filter("compact")
@@ -100,6 +119,12 @@ def sentence_filter(entry: Any) -> str:
             return f"{message}{': ' + reason if reason and reason not in message else ''}{origin}"
         said = message or reason
         return f"@{actor} {verb}{': ' + said if said else ''}{origin}" if actor else compact_filter(data)
+    if event in ("verdict.held", "verdict.free") and str(data.get("version")) == "1":
+        return f"merge-hold first saw this PR: {'held' if event == 'verdict.held' else 'no holds'}"
+    freezes = [str(h.get("holder") or h.get("id")) for h in data.get("holds") or []
+               if isinstance(h, dict) and h.get("source") == "freeze"]
+    if event == "verdict.held" and freezes:  # a scheduled window began: nobody acted, the clock did
+        return f"Freeze {', '.join(freezes)} started: this PR is held"
     template = SENTENCES.get(event)
     if template is None:
         return f"{event}: {compact_filter(data)}"
@@ -137,6 +162,7 @@ def index() -> str:
     visible = [r for r in reads.managed_repos(svc.redis) if may_see(r)]
     return render_template(
         "index.html",
+        live=True,
         groups=sorted(groups.items()),
         errors=reads.error_records(svc.redis, visible),
         repos=visible,
@@ -160,22 +186,78 @@ def pull(owner: str, name: str, number: int) -> str:
     # A comment's or a dashboard's hold (one per-holder register): lifted like an `/unhold` comment.
     liftable |= {str(h.get("id")) for h in holds if str(h.get("id", "")).startswith("comment:")
                  and may_lift_comment(repo, number, str(h.get("holder") or ""))}
-    history = reads.pr_history(redis, repo, number)
+    managed = reads.is_managed(redis, repo)
+    active = [h for h in holds if reads.hold_active(h, now)]
+    base = str(record["base"]) if record and record.get("base") else None
+    kind = request.args.get("kind") if request.args.get("kind") in history.KINDS else None
+    before = request.args.get("before")
+    before = before if before and reads.STREAM_ID.fullmatch(before) else None
+    acts, older = history.page(redis, repo, number, base, before=before, kind=kind)
+    posted = reads.last_posted(redis, repo, number)
+    waiting = [] if record else _waiting(repo, number, now)
     return render_template(
         "pull.html",
+        live=True,
         repo=repo,
         number=number,
         record=record,
-        active=[h for h in holds if reads.hold_active(h, now)],
+        active=active,
         expired=[h for h in holds if not reads.hold_active(h, now)],
-        managed=reads.is_managed(redis, repo),
-        posted=reads.last_posted(redis, repo, number),
-        history=history,
-        exemption=page_exemption(repo, number, history),
+        unseen=waiting,
+        managed=managed,
+        posted=posted,
+        settled=_settled(record, posted),
+        acts=acts,
+        older=older,
+        kind=kind,
+        kinds=history.KINDS,
+        before=before,
+        chart=timeline.pr_chart(history.recent(redis, repo, number, base, now - timeline.PR_SPAN),
+                                holds or waiting, now),
+        exemption=page_exemption(repo, number, reads.pr_history(redis, repo, number)),
         liftable=liftable,
-        may_hold=reads.is_managed(redis, repo) and github_login() is not None and may_hold(repo, number),
+        may_hold=managed and github_login() is not None and may_hold(repo, number),
         token_login=github_login() is None,
+        rights=_rights(repo, number, managed, active, liftable),
     )
+
+
+def _settled(record: dict[str, Any] | None, posted: dict[str, Any] | None) -> bool:
+    """Whether the status on GitHub is the verdict's: same commit, state and description."""
+    if record is None:
+        return True
+    return posted is not None and (posted.get("sha"), posted.get("state"), posted.get("description")) == (
+        record.get("head_sha"), record.get("state"), record.get("description"))
+
+
+def _waiting(repo: str, number: int, now: datetime) -> list[dict[str, Any]]:
+    """Room holds that reach a PR merge-hold has not seen (no verdict yet): they hold it once it is seen."""
+    redis = services().redis
+    found = room_holds.holds_in(redis, keys.room_holds(repo)) + \
+        room_holds.holds_in(redis, keys.org_room_holds(repo.split("/", 1)[0].lower()))
+    return [h.to_dict() for h in found
+            if h.active(now) and ("@" in h.scope or scope_applies(h.scope, repo, number, ""))]
+
+
+def _rights(repo: str, number: int, managed: bool, active: list[dict[str, Any]], liftable: set[str]) -> list[str]:
+    """What a signed-in GitHub user who may not act here would need, said plainly (the rules are the
+    repo config's: `app.dashboard_actions`)."""
+    login = github_login()
+    if not managed or login is None:
+        return []
+    config, role = repo_config(repo), role_in(repo)
+    said = []
+    if not may_hold(repo, number):
+        author = " or being this PR's author" if config.author_can_hold else ""
+        said.append(f"You have {role} access to {repo}: holding this PR needs {config.hold_permission} "
+                    f"access{author}.")
+    others = [h for h in active if str(h.get("id")) not in liftable]
+    if others:
+        rooms = any(h.get("source") in ("room", "freeze") for h in others)
+        said.append(f"Lifting another's hold needs {config.lift_others_permission} access to {repo}"
+                    + ("; a room hold is lifted where it was placed (its chat room, or Rooms), a freeze window "
+                       "ends on its own." if rooms else "; your own you may lift yourself."))
+    return said
 
 
 @bp.get("/dry-run")

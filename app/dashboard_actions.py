@@ -23,9 +23,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from rq.job import Job
 from werkzeug.wrappers import Response
 
-from app import reads, rights
+from app import read_your_writes, reads, rights, rooms_view
 from app.auth import RANK, current_identity, github_user, login_required, may_see, role_in
 from app.chat_links import link_note
 from app.services import services
@@ -126,7 +127,7 @@ def _repo_or_404(owner: str, name: str) -> str:
     return repo
 
 
-def _command(repo: str, number: int, data: dict[str, Any]) -> None:
+def _command(repo: str, number: int, data: dict[str, Any]) -> Job:
     """Queue a dashboard command for the workers, dated by the server clock now."""
     login = github_login()
     assert login is not None
@@ -134,8 +135,16 @@ def _command(repo: str, number: int, data: dict[str, Any]) -> None:
     command = {**data, "actor": login, "permission": int(Permission.parse(role_in(repo))),
                "is_author": facts is not None and facts.author.lower() == login.lower(),
                "at": to_iso(datetime.now(UTC)), "ref": f"{DASHBOARD_REF}{uuid.uuid4().hex}"}
-    services().queue.enqueue(DASHBOARD_JOB, repo, number, command, **options(jobs.DASHBOARD_COMMAND),
-                             description=f"dashboard {data['kind']} on {repo}#{number} by {login}")
+    return services().queue.enqueue(DASHBOARD_JOB, repo, number, command, **options(jobs.DASHBOARD_COMMAND),
+                                    description=f"dashboard {data['kind']} on {repo}#{number} by {login}")
+
+
+def _landed(landed: bool, done: str) -> None:
+    """The flash after an act: what was done, or that it is on its way (read your writes)."""
+    if landed:
+        flash(f"{done}.", "ok")
+    else:
+        flash(f"{done}: pending — the worker has not applied it yet; this page updates when it lands.", "pending")
 
 
 def _pull_page(owner: str, name: str, number: int) -> Response:
@@ -159,12 +168,16 @@ def hold(owner: str, name: str, number: int) -> Response:
     reason = clean_reason(request.form.get("reason", ""))
     span = request.form.get("for", "").strip()
     duration = parse_duration(span) if span else None
-    if not reason or (span and duration is None):
-        flash("A hold needs a reason; the time, if given, reads like 30m, 2h or 1d (at most 90d).", "error")
+    if span and duration is None:  # blame what is wrong: the time, not a reason that was given
+        flash(f"“{span}” is not a time merge-hold reads: write it like 30m, 2h or 1d (at most 90d). "
+              "Nothing was held.", "error")
         return back
-    _command(repo, number, {"kind": "hold", "reason": reason,
-                            "seconds": int(duration.total_seconds()) if duration is not None else None})
-    flash(f"Held {repo}#{number}: {reason}. The status updates in a moment.", "ok")
+    if not reason:
+        flash("A hold needs a reason (why it must wait). Nothing was held.", "error")
+        return back
+    job = _command(repo, number, {"kind": "hold", "reason": reason,
+                                  "seconds": int(duration.total_seconds()) if duration is not None else None})
+    _landed(read_your_writes.job_landed(services().redis, job, repo, number), f"Held {repo}#{number}: {reason}")
     return back
 
 
@@ -185,8 +198,9 @@ def unhold(owner: str, name: str, number: int) -> Response:
               f"Lifting your hold needs {repo_config(repo).hold_permission} access.", "error")
         return back
     own = holder.lower() == (github_login() or "").lower()
-    _command(repo, number, {"kind": "lift", "target": None if own else holder})
-    flash(f"Lifted @{holder}'s hold on {repo}#{number}. The status updates in a moment.", "ok")
+    job = _command(repo, number, {"kind": "lift", "target": None if own else holder})
+    _landed(read_your_writes.job_landed(services().redis, job, repo, number),
+            f"Lifted @{holder}'s hold on {repo}#{number}")
     return back
 
 
@@ -203,10 +217,15 @@ def lift() -> Response:
     else:
         room_holds.lift_hold(services().redis, found, actor=acting_login(), origin="dashboard")
         republish_scope(found.scope)
-        flash(f"Lifted {named(found.holder)}'s hold on {found.scope}.", "ok")
+        if target != "pull" or "#" not in found.scope:
+            flash(f"Lifted {named(found.holder)}'s hold on {found.scope}.", "ok")
     if target == "pull" and "#" in found.scope:
         owner, _, rest = found.scope.partition("/")
         name, _, number = rest.partition("#")
+        if may_lift(found):
+            gone = read_your_writes.hold_gone(services().redis, services().queue, f"{owner}/{name}", int(number),
+                                              found.id)
+            _landed(gone, f"Lifted {named(found.holder)}'s hold on {found.scope}")
         return redirect(url_for("dashboard.pull", owner=owner, name=name, number=int(number)))
     return redirect(url_for("actions.rooms"))
 
@@ -246,10 +265,13 @@ def rooms() -> str:
     frozen = [{"scope": s, "may_thaw": any(h.scope == s and h.id in liftable for h in holds), "holds": [
         {"hold": h.to_dict(), "progress": progress[h.id]} for h in holds if h.scope == s and h.id in progress]}
         for s in scopes]
-    return render_template("rooms.html", rows=rows,
-                           exemptions=[{**e.to_dict(), "covers": coverage(e.head_sha, e.sticky)} for e in exemptions],
-                           freezes=freezes, days=DAYS, frozen=frozen, may_freeze_any=_may_freeze_any(visible),
-                           link_note=link_note(github_login()))
+    may_freeze_any = _may_freeze_any(visible)
+    shown = rooms_view.extras(redis, holds, configs, now, github_login=github_login(), may_freeze_any=may_freeze_any,
+                              may_lift_any=any(row["may_lift"] for row in rows))
+    shown_exemptions = [{**e.to_dict(), "covers": coverage(e.head_sha, e.sticky)} for e in exemptions]
+    return render_template("rooms.html", rows=rows, exemptions=shown_exemptions,
+                           freezes=freezes, days=DAYS, frozen=frozen, may_freeze_any=may_freeze_any,
+                           link_note=link_note(github_login()), live=True, **shown)
 
 
 def _may_freeze_any(visible: list[str]) -> bool:

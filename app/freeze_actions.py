@@ -109,8 +109,12 @@ def freeze() -> Response:
     reason = clean_reason(request.form.get("reason", ""))
     span = request.form.get("for", "").strip()
     duration = parse_duration(span) if span else None
-    if not reason or (span and duration is None):
-        flash("A freeze needs a reason; the time, if given, reads like 30m, 2h or 1d (at most 90d).", "error")
+    if span and duration is None:  # blame what is wrong: the time, not a reason that was given
+        flash(f"“{span}” is not a time merge-hold reads: write it like 30m, 2h or 1d (at most 90d). "
+              "Nothing was frozen.", "error")
+        return back
+    if not reason:
+        flash("A freeze needs a reason (why it must wait). Nothing was frozen.", "error")
         return back
     listed = split_list(request.form.get("paths", ""))
     try:

@@ -52,7 +52,7 @@ def page() -> str | tuple[str, int]:
     repo = request.args.get("repo") or None
     if repo is not None and not (reads.valid_repo(repo) and may_see(repo)):
         repo = None  # not a filter the reader may use: the whole (visible) list instead
-    return render_template("incidents.html", repo=None, filter=repo,
+    return render_template("incidents.html", repo=None, filter=repo, dry_run=services().settings.dry_run,
                            incidents=incidents.listing(redis, visible=may_see, repo=repo, limit=MAX_LIMIT),
                            tampered=gates.active(redis, may_see, repo), kinds=incident_rules.KINDS)
 

@@ -1,9 +1,10 @@
 """Web hardening shared by every page: same-site redirects, security headers and CSRF tokens.
 
-The dashboard is server-rendered and needs no script at all, so the CSP forbids scripts outright and
-every form works without JavaScript. A form POST carries a per-session CSRF token; the JSON API,
-webhooks and chat commands are authenticated by bearer token or signature instead, never by the
-cookie, so their routes (not their paths: `MACHINE_ROUTES`) are exempt.
+The dashboard is server-rendered and works without any script; its one script (`static/live.js`, a
+file of this site, refreshing the live pages) is all the CSP allows: no inline script, no other
+origin. A form POST carries a per-session CSRF token; the JSON API, webhooks and chat commands are
+authenticated by bearer token or signature instead, never by the cookie, so their routes (not their
+paths: `MACHINE_ROUTES`) are exempt.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from urllib.parse import unquote, urlsplit
 
 from flask import Flask, Response, abort, request, session
 
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'{forms}; base-uri 'none'; "
-       "frame-ancestors 'none'")
-"""No script source at all: the pages have none, so injected markup cannot run any. Forms may post here
-and to GitHub's web pages (the App manifest set-up posts a form there)."""
+CSP = ("default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; "
+       "form-action 'self'{forms}; base-uri 'none'; frame-ancestors 'none'")
+"""Scripts only from this site's own files (one: `static/live.js`, which refreshes the live pages by
+fetching them from here): no inline script, no ``eval``, no other origin, so injected markup still
+cannot run any. Forms may post here and to GitHub's web pages (the App manifest set-up posts there)."""
 CSRF_FIELD = "csrf_token"
 MACHINE_ROUTES = ("/api/", "/webhooks/", "/chat/")
 """Machine endpoints: their routes' rules start so. They are authenticated by bearer token or request

@@ -74,6 +74,12 @@ class ChatUsageError:
 _TARGETS = "TARGET: owner/repo#12, a PR URL, owner/repo, owner/repo@branch-glob or owner."
 
 
+def _sibling(prefix: str, verb: str) -> str:
+    """Another verb spelled as the user spells this one: ``/hold`` -> ``/unhold``, ``/mh hold`` -> ``/mh unhold``."""
+    head, _, _last = prefix.rpartition(" ")
+    return f"{head} {verb}" if head else f"/{verb}"
+
+
 def _lines(prefix: str, verb: str) -> list[str]:
     if verb == "hold":
         return [
@@ -85,6 +91,9 @@ def _lines(prefix: str, verb: str) -> list[str]:
             f"{prefix} unsubscribe owner/repo|owner: stop them",
             f"{prefix} link: a one-time dashboard link that ties you to your GitHub login (for freezes there)",
             f"{prefix} unlink: undo that tie",
+            # The way back out, from the usage someone reads first: `/hold` alone, or a `/hold` gone wrong.
+            f"{_sibling(prefix, 'unhold')} TARGET: lift the hold; {_sibling(prefix, 'unhold')} exempt "
+            f"owner/repo#12: end an exemption; {_sibling(prefix, 'holds')} [TARGET]: list the holds",
         ]
     if verb == "unhold":
         return [f"{prefix} TARGET: lift this room's hold on TARGET", f"{prefix} exempt owner/repo#12: end an exemption"]

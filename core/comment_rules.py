@@ -31,8 +31,10 @@ from core.repo_config import RepoConfig
 class Outcome:
     """What one command did, for the audit log and any reply.
 
-    ``kind``: ``held``, ``lifted``, ``lifted_all`` or ``refused``; ``target`` is whose hold (the
-    holder for holds and lifts, ``all`` for a lift of every hold).
+    ``kind``: ``held``, ``lifted``, ``lifted_all``, ``refused``, or ``superseded`` (a command older than
+    one already recorded, which stands: deliveries may arrive out of order, and the audit log, the
+    answer on the PR and the verdict must still agree); ``target`` is whose hold (the holder for holds
+    and lifts, ``all`` for a lift of every hold).
     """
 
     kind: str
@@ -98,9 +100,13 @@ def _apply_one(
         expires = at + command.duration if command.duration is not None else None
         register = Register(at=at, held=True, ref=ref, reason=command.reason, expires_at=expires, origin=origin)
         timed = f" for {format_duration(command.duration)}" if command.duration is not None else ""
-        return record_comment(state, actor, register), Outcome(
-            "held", actor, actor, command.reason, f"@{actor} held this PR{timed}"
-        )
+        recorded = record_comment(state, actor, register)
+        later = _later_lift(recorded, actor, register)
+        if later is not None:
+            return recorded, Outcome("superseded", actor, actor, command.reason,
+                                     f"@{actor}: not held — this /hold (written {_when(at)}) arrived after {later}, "
+                                     "which stands")
+        return recorded, Outcome("held", actor, actor, command.reason, f"@{actor} held this PR{timed}")
 
     own = command.target is None or command.target.lower() == actor.lower()
     why = command.reason  # a lift's reason is kept with what it did, refused or not (audit log, history)
@@ -113,6 +119,10 @@ def _apply_one(
         if not may_hold:
             return state, _refused(actor, actor, why, f"lifting your hold needs {_hold_rule(config)}")
         lifted = record_comment(state, actor, Register(at=at, held=False, ref=ref))
+        later = _later_hold(state, lifted, actor, ref)
+        if later is not None:
+            return lifted, Outcome("superseded", actor, actor, why, f"@{actor}: your hold stays — this lift (written "
+                                   f"{_when(at)}) arrived after {later}, which stands")
         return lifted, Outcome("lifted", actor, actor, why, f"@{actor} lifted the hold")
     target = command.target or actor
     if not _may_lift_others(permission, config):
@@ -123,7 +133,38 @@ def _apply_one(
     if target == "all":
         return _lift_all(state, actor, at, ref, why, f"@{actor} lifted every comment hold")
     lifted = record_comment(state, target, Register(at=at, held=False, ref=ref))
+    later = _later_hold(state, lifted, target, ref)
+    if later is not None:
+        return lifted, Outcome("superseded", actor, target.lower(), why, f"@{actor}: @{target}'s hold stays — this "
+                               f"lift (written {_when(at)}) arrived after {later}, which stands")
     return lifted, Outcome("lifted", actor, target.lower(), why, f"@{actor} lifted @{target}'s hold")
+
+
+def _when(at: datetime) -> str:
+    return at.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _later_lift(state: PullState, holder: str, register: Register) -> str | None:
+    """What already lifted ``holder``'s hold after ``register`` was written, when something did: a later
+    lift of it (theirs or a maintainer's), or a later ``/unhold all``. None when the hold stands."""
+    standing = state.comments.get(holder.lower())
+    if standing is not None and standing.ref != register.ref and not standing.held:
+        return f"a later lift of @{holder}'s hold ({_when(standing.at)})"
+    if state.lifted_all_at is not None:
+        lifted_at, lifted_ref = state.lifted_all_at
+        if not register.newer_than(Register(at=lifted_at, held=False, ref=lifted_ref)):
+            return f"a later `/unhold all` ({_when(lifted_at)})"
+    return None
+
+
+def _later_hold(before: PullState, after: PullState, holder: str, ref: str) -> str | None:
+    """What keeps ``holder``'s hold after a lift that changed nothing: a later hold of theirs."""
+    if after is not before:
+        return None
+    standing = before.comments.get(holder.lower())
+    if standing is None or standing.ref == ref or not standing.held:
+        return None
+    return f"a later /hold of theirs ({_when(standing.at)})"
 
 
 DASHBOARD_ORIGIN = "dashboard"

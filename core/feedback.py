@@ -2,10 +2,10 @@
 
 Pure: given the comment, what its commands did (`core.comment_rules.Outcome`) and the PR's state before
 them, decide. Every command is answered — 👀 when received and 👍 once applied; one reply when a command
-was refused (saying which permission it needs), lifts a hold that does not exist, or looks like a typo
-of a command. The reply never starts a line with `/`, so neither merge-hold nor another bot (Prow's
-hold plugin) reads a command in it, and mentions only the people its commands named
-(`core.escaping`, on the final text).
+was refused (saying which permission it needs), lifts a hold that does not exist, came in after a later
+command that stands (deliveries arrive out of order), or looks like a typo of a command. The reply never
+starts a line with `/`, so neither merge-hold nor another bot (Prow's hold plugin) reads a command in it,
+and mentions only the people its commands named (`core.escaping`, on the final text).
 """
 
 from __future__ import annotations
@@ -120,6 +120,7 @@ def decide(body: str, outcomes: Sequence[Outcome], *, mode: str, before: PullSta
     if mode == "off":
         return Feedback()
     problems = [o.message.replace(": not done, ", ": not done — ", 1) + "." for o in outcomes if o.kind == "refused"]
+    problems += [o.message + "." for o in outcomes if o.kind == "superseded"]
     problems += _unknown_lifts(outcomes, before, at)
     problems += _unreadable(body)
     problems += [f"`{written}` is not a merge-hold command — did you mean `{meant}`?"

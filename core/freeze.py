@@ -93,11 +93,13 @@ def active_interval(window: FreezeWindow, now: datetime) -> tuple[datetime, date
     return None
 
 
-def occurrences(window: FreezeWindow, now: datetime, until: datetime) -> list[tuple[datetime, datetime]]:
-    """The window's occurrences (start, end in UTC) that overlap ``[now, until)``: what the per-repo freeze
-    record lists ahead (`core.branch_freezes`), so that its readers need no clock of the window's own.
-    ``until`` at most `HORIZON_DAYS` after ``now``."""
-    return [(start, end) for start, end in _intervals(window, now) if end > now and start < until]
+def occurrences(window: FreezeWindow, start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
+    """The window's occurrences (UTC) overlapping ``start``..``end``, a span of at most a week: the
+    dashboard's week on `/rooms`, and what the per-repo freeze record lists ahead (`core.branch_freezes`),
+    so that its readers need no clock of the window's own. Looked for around the span's middle, within
+    `HORIZON_DAYS` of it."""
+    middle = start + (end - start) / 2
+    return [(s, e) for s, e in _intervals(window, middle) if s < end and e > start]
 
 
 def window_reason(window: FreezeWindow, end: datetime) -> str:

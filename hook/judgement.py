@@ -115,6 +115,21 @@ def label_of(hold: dict[str, Any]) -> str:
     return ident.partition(":")[2] if ident.startswith("label:") else str(hold.get("reason") or "the hold label")
 
 
+def _room_lift(hold: dict[str, Any]) -> str:
+    """Where a room hold is lifted: where it was placed (its origin says: a chat room, the dashboard, a
+    token of the holds API)."""
+    scope = hold.get("scope") or "TARGET"
+    origin = str(hold.get("origin") or "")
+    if origin == "dashboard":
+        return (f"someone allowed to lift it thaws `{scope}` on merge-hold's dashboard (Rooms), or runs "
+                f"`/unhold {scope}` in a chat room bound to it")
+    if origin.startswith("api:"):
+        return (f"its holder lifts it over merge-hold's holds API (token `{origin.removeprefix('api:')}`), or an "
+                f"admin on the dashboard (Rooms)")
+    room = f" ({origin})" if origin else ""
+    return f"someone allowed to lift it runs `/unhold {scope}` in the chat room{room}"
+
+
 def how_to_lift(hold: dict[str, Any]) -> str:
     source = hold.get("source")
     who = _holder(hold) or "the holder"
@@ -126,9 +141,7 @@ def how_to_lift(hold: dict[str, Any]) -> str:
     if source == "label":
         return f"remove the label `{label_of(hold)}` from the PR"
     if source == "room":
-        room = f" ({hold['origin']})" if hold.get("origin") else ""
-        return (f"someone allowed to lift it runs `/unhold {hold.get('scope') or 'TARGET'}` in the chat room{room}"
-                + (f"; it also expires at {hold['expires_at']}" if hold.get("expires_at") else ""))
+        return _room_lift(hold) + (f"; it also expires at {hold['expires_at']}" if hold.get("expires_at") else "")
     if source == "freeze":
         until = f" ({hold['expires_at']})" if hold.get("expires_at") else ""
         return f"wait until the freeze window `{_freeze_name(hold)}` ends{until}"

@@ -40,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         sys.stderr.write(f"merge-hold: unknown command {args[0]!r}\n\n{USAGE}")
         return 64  # EX_USAGE; never 2, which the agent hook reserves for "block"
+    if args[0] not in ("hook-guard", "hook"):  # the guard's start-up stays bare
+        import os
+
+        from merge_hold.local_instance import adopt
+
+        adopt(args[0], args[1:], os.environ)  # doctor, reconcile, token: the `make run` instance when unset
     from importlib import import_module
 
     command: int = import_module(entry[0]).main(args[1:])

@@ -10,7 +10,10 @@ finds the same state, secret and login:
     tokens           hashed API tokens (MERGE_HOLD_API_TOKENS_FILE, unless set)
     dev-token        the dashboard login token in clear, for this machine only (0600)
     slack-signing-secret  the demo chat workspace's signing secret, for `simulate chat` (0600)
-    dev.json         while running: URL, embedded Redis URL and process ids (no secrets)
+    hook/            the demo's agent guard: spec, token and a checkout of acme/widgets
+                     (`merge_hold.dev_hook`; `merge-hold hook install --demo` registers it)
+    dev.json         while running: URL, embedded Redis URL, dry run or not, process ids (no secrets);
+                     `simulate`, `doctor`, `reconcile` and `token` find this instance through it
 
 Web and worker run as `merge-hold serve` / `merge-hold worker` child processes, each in its own
 session so that Ctrl-C reaches only this supervisor, which then stops them in order: worker and web
@@ -80,18 +83,10 @@ def kept_secret(path: Path) -> str:
 
 def dev_token(tokens_file: Path, token_file: Path) -> str:
     """The dashboard login token: the kept one while its hash is still in the tokens file, else a new one."""
-    from app.token_store import parse_tokens, token_hash
-    from app.tokens import create, revoke
+    from merge_hold.dev_hook import kept_token
 
-    with contextlib.suppress(FileNotFoundError):
-        token = token_file.read_text(encoding="utf-8").strip()
-        stored = parse_tokens(tokens_file.read_text(encoding="utf-8")) if tokens_file.exists() else {}
-        if token and stored.get(TOKEN_NAME) == token_hash(token):
-            return token
-    revoke(tokens_file, TOKEN_NAME)
-    token = create(tokens_file, TOKEN_NAME, "admin")  # this machine's operator: dashboard, API, hook records
-    _write_private(token_file, token + "\n")
-    return token
+    # this machine's operator: dashboard, API, hook records
+    return kept_token(tokens_file, token_file, TOKEN_NAME, "admin")
 
 
 def read_state(folder: Path) -> dict[str, Any]:
@@ -283,6 +278,8 @@ def banner(url: str, token: str, redis_note: str, github: str, folder: Path, *, 
         + (f"Send a sample event from another terminal:\n"
            f"  {me} simulate{extra}          # PR opened, then `/hold waiting for DB migration` by @alice\n"
            f"  {me} simulate unhold{extra}   # @alice lifts her hold\n"
+           + (f"  {me} hook install --demo      # the agent guard against this demo: `gh pr merge 42` is blocked\n"
+              if demo and demo_refusal is None and not extra else "")
            if dry_run else
            "GitHub delivers to the webhooks URL above once it is reachable from GitHub (e.g. via a tunnel).\n")
         + "Ctrl-C stops everything.\n\n"
@@ -331,13 +328,17 @@ def _run(args: argparse.Namespace, settings: Settings, folder: Path, stop: threa
         env = child_env(os.environ, folder, redis_url=redis_url, url=url, dry_run=dry_run,
                         demo=dry_run and refusal is None)
         token = dev_token(Path(env["MERGE_HOLD_API_TOKENS_FILE"]), folder / "dev-token")
+        if dry_run and refusal is None:  # the demo: a guard spec `merge-hold hook install --demo` registers
+            from merge_hold.dev_hook import prepare
+
+            prepare(folder, url, Path(env["MERGE_HOLD_API_TOKENS_FILE"]))
         children.append(Child("web", ["serve", "--host", args.host, "--port", str(args.port)], env,
                               sys.stdout, out_lock))
         children.append(Child("worker", ["worker"], env, sys.stdout, out_lock))
         pids = {c.name: c.process.pid for c in children}
         if redis is not None and redis.process is not None:
             pids["redis"] = redis.process.pid
-        state = {"pid": os.getpid(), "url": url, "children": pids}
+        state = {"pid": os.getpid(), "url": url, "children": pids, "dry_run": dry_run}
         if redis is not None:
             state["redis_url"] = redis.url  # embedded: loopback, no password
         (folder / "dev.json").write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")

@@ -121,6 +121,10 @@ def github_checks(settings: Settings, api: Api, clock: Callable[[], float] = tim
     """Every GitHub-side check, in order. `known_repo` says whether merge-hold tracks a repo (Redis);
     None skips that comparison (Redis unreachable)."""
     checks: list[Check] = []
+    if not settings.has_app_credentials and settings.dry_run:
+        # `merge-hold dev` without an App: nothing is posted, so there is nothing on GitHub to check.
+        return [Check("app credentials", True, "none: a dry run (MERGE_HOLD_DRY_RUN), statuses are recorded, not "
+                      "posted; the GitHub checks run once GITHUB_APP_ID and GITHUB_PRIVATE_KEY are set")]
     if not settings.has_app_credentials:
         return [Check("app credentials", False, "GITHUB_APP_ID and GITHUB_PRIVATE_KEY are not set "
                       "(dry run: statuses are recorded, not posted)",

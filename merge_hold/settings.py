@@ -194,11 +194,19 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
 }
 
 
+OTHERS: frozenset[str] = frozenset({
+    "MERGE_HOLD_HOOK_REGISTRY",  # the agent hook's install record (`hook.tools.registry`), not the server's
+    "MERGE_HOLD_TEST_WITHOUT", "MERGE_HOLD_STORM_RUNS", "MERGE_HOLD_STORM_SEEDS", "MERGE_HOLD_README_SHOT",
+})
+"""``MERGE_HOLD_*`` variables that other parts read (the hook's tools, the test suite): a server started
+with them set, as the tests start one, must not refuse them as unknown settings."""
+
+
 def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     """Read and validate the settings; `SettingsError` names the first bad variable."""
     env = os.environ if environ is None else environ
     for name in env:
-        if name.startswith("MERGE_HOLD_") and name not in FIELDS:
+        if name.startswith("MERGE_HOLD_") and name not in FIELDS and name not in OTHERS:
             raise SettingsError(f"{name}: unknown setting (known: {', '.join(sorted(FIELDS))})")
     values: dict[str, Any] = {}
     for name, (attr, parse, _why) in FIELDS.items():

@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -98,11 +98,9 @@ def scenario(args: argparse.Namespace, now: datetime) -> list[samples.Delivery]:
         deliveries.append(samples.delivery("pull_request", samples.pull_request_event(
             args.repo, args.pr, author="octocat", at=now)))
     body = f"/hold {args.reason}".rstrip() if args.action == "hold" else "/unhold"
-    if args.action != "hold":
-        # GitHub dates comments to the second, and a hold and a lift of the same second resolve toward
-        # held (design §4: ties fail closed): an `unhold` run right after `hold` is dated a second on.
-        now += timedelta(seconds=1)
-    # Comment ids grow with time on GitHub; commands in one second are then still ordered.
+    # Dated now, as GitHub dates a comment: to the second. Comment ids grow with time on GitHub, and the
+    # workers order one second's commands by id (design §4), so runs pasted in one go apply in the order
+    # they ran — never dated ahead, where a later run's command would arrive "before" an earlier one's.
     comment_id = int(now.timestamp() * 1000)
     deliveries.append(samples.delivery("issue_comment", samples.issue_comment_event(
         args.repo, args.pr, body=body, commenter=args.user, association=args.association, at=now,

@@ -3,10 +3,11 @@
 For `merge-hold dev`'s demo: the dev server binds a demo workspace (`core.demo_users.DEMO_SLACK_TEAM`,
 bound to ``acme``, its user a chat admin) and keeps the signing secret in its data folder. This posts
 the command to ``/chat/slack`` with Slack's ``v0`` signature (`X-Slack-Signature` over
-``v0:TIMESTAMP:BODY``), prints the immediate (ephemeral) answer, and prints what the worker reports
-through the command's ``response_url`` — a small HTTP listener on loopback stands in for Slack there,
-so a fan-out's outcome ("@alice held acme/widgets (1 open PR): …") shows in this terminal, and every
-further reply until the channel goes quiet.
+``v0:TIMESTAMP:BODY``) and prints the immediate (ephemeral) answer: the whole answer for what the server
+answers at once (a link, a subscription, usage, a refusal). For a command the server queued (it says so
+in a header) it also prints what the worker reports through the command's ``response_url``: a small
+HTTP listener on loopback stands in for Slack there, so a fan-out's outcome ("@alice held acme/widgets
+(1 open PR): …") shows in this terminal, and every further reply until the channel goes quiet.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from urllib.parse import urlencode
 
 from core.demo_users import DEMO_SLACK_TEAM, DEMO_SLACK_USER
 
+FOLLOWS = "X-Merge-Hold-Follows"
+"""Set by the server (`app.chat.FOLLOWS`) when the command was queued and a reply will follow."""
 COMMANDS = ("/hold", "/unhold", "/holds")
 """The slash commands of `deploy/slack-app.yml`."""
 QUIET_S = 2.0
@@ -118,9 +121,9 @@ def run(url: str, folder: Path, line: str, *, user: str, wait: float) -> int:
             "X-Slack-Signature": sign(secret, stamp, body)})
         try:
             with urllib.request.urlopen(request, timeout=15) as answer:
-                status, raw = answer.status, answer.read()
+                status, raw, follows = answer.status, answer.read(), answer.headers.get(FOLLOWS)
         except urllib.error.HTTPError as exc:
-            status, raw = exc.code, exc.read()
+            status, raw, follows = exc.code, exc.read(), None
         except OSError as exc:
             print(f"merge-hold simulate chat: cannot reach {url} ({exc}); is `merge-hold dev` running?",
                   file=sys.stderr)
@@ -129,8 +132,8 @@ def run(url: str, folder: Path, line: str, *, user: str, wait: float) -> int:
               f"{_text(raw)}")
         if status != 200:
             return 1
-        if wait <= 0:
-            return 0
+        if not follows or wait <= 0:
+            return 0  # answered at once (a link, a subscription, a usage or refusal): that is the answer
         deadline = time.monotonic() + wait
         seen = 0
         while True:

@@ -1,5 +1,5 @@
 """Shared fixtures: a real Redis (REDIS_URL, else a throwaway redis-server), the GitHub API emulator,
-fixture paths."""
+fixture paths; and the `needs` marker's hooks (tests/needs.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,12 @@ import redis
 
 from merge_hold.redis_server import LocalRedis
 from tests.emulator import GitHubEmulator
+
+# What this machine lacks: each test's `needs` looked up at collection time, skipped with the reason and
+# the install line, and listed at the end of the run (tests/needs.py).
+from tests.needs import pytest_collection_modifyitems, pytest_configure, pytest_terminal_summary
+
+__all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_terminal_summary"]
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -91,7 +91,9 @@ class Sandbox:
         (self.home / "extra.gitconfig").write_text("[alias]\n\tpp = push origin HEAD:main\n")
         self.tmux = root / "tmux"  # a tmux server of its own: sessions a program starts run here, later
         self.tmux.mkdir(exist_ok=True)
-        self.env = {"PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home),
+        # The machine's programs as the tests look them up (tests/needs.py): a row the probe lets run finds
+        # its program here too, and a machine without one skips the row instead of running it blind.
+        self.env = {"PATH": f"{self.bin}:{os.environ.get('PATH') or os.defpath}", "HOME": str(self.home),
                     "MH_ORACLE_LOG": str(self.log), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
                     "LC_ALL": "C.UTF-8", "TMPDIR": str(root), "TMUX_TMPDIR": str(self.tmux),
                     "SHELL": "/bin/sh", "TERM": "dumb"}

@@ -40,6 +40,7 @@ from tests.e2e_support import Service, held_widgets
 from tests.emulator import GitHubEmulator
 from tests.gemini_stub import GeminiStub, response_text
 from tests.hook_support import write_spec
+from tests.needs import needs
 from tests.npm_cli import CODEX, GEMINI, QWEN, NpmCli, Run, find_cli, run_prompt
 from tests.openai_stub import ChatStub, message_text
 from tests.responses_stub import ResponsesStub
@@ -136,7 +137,11 @@ CLIENTS = [Client("gemini", GEMINI, ".gemini/settings.json", _gemini, "Tool exec
                   False, ((f"{CODEX_HOME}/config.toml", CODEX_CONFIG),))]
 
 
-@pytest.fixture(params=CLIENTS, ids=[c.agent for c in CLIENTS], scope="module")
+NEED = {"gemini": "gemini-cli", "qwen": "qwen-code", "codex": "codex"}
+"""Each client's row of tests/needs.py."""
+
+
+@pytest.fixture(params=[pytest.param(c, marks=needs(NEED[c.agent]), id=c.agent) for c in CLIENTS], scope="module")
 def client(request: pytest.FixtureRequest) -> tuple[Client, str]:
     chosen: Client = request.param
     try:
@@ -236,6 +241,7 @@ def test_the_cli_sends_the_hook_the_input_the_guard_reads(client: tuple[Client, 
     assert call.cwd == str(tmp_path / "work") and call.session_id == sent["session_id"]
 
 
+@needs("codex")
 def test_codex_skips_the_installed_guard_until_it_is_trusted(service: Service, redis_url: str, tmp_path: Path) -> None:
     """Codex's trust gate, as docs/hook.md states it: a user hook nobody has reviewed in ``/hooks`` (and no
     ``--dangerously-bypass-hook-trust``) is skipped without a word, so the held merge runs. A managed
@@ -262,6 +268,7 @@ def _install_codex_project(home: Path, work: Path, spec: Path) -> str:
     return done.stdout
 
 
+@needs("codex")
 def test_codex_project_install_guards_only_in_a_trusted_project(service: Service, redis_url: str,
                                                                 tmp_path: Path) -> None:
     """Issue 16 item 6, with the real Codex CLI: a project install (``.codex/hooks.json``) is not loaded
@@ -301,6 +308,7 @@ def test_codex_project_install_guards_only_in_a_trusted_project(service: Service
     assert 'marks the project' in _install_codex_project(home, work, write_spec(tmp_path, redis_url))
 
 
+@needs("codex")
 def test_codex_loads_no_project_hooks_in_a_linked_worktree(service: Service, redis_url: str, tmp_path: Path) -> None:
     """Pinned as seen with Codex CLI 0.171.0: in a linked git worktree no project ``.codex/`` loads, even
     with the main checkout trusted (where ``codex exec --trust`` writes it) and the hook trust bypassed;

@@ -123,7 +123,7 @@ def test_a_hold_placed_through_the_api_freezes_pushes_until_it_is_lifted(
     guard_view = client.get(f"/api/v1/repos/{REPO}/guard", headers=headers["hooker"]).get_json()
     assert guard_view["managed"] and guard_view["held"] == [1] and guard_view["heads"]["1"]["base"] == "main"
     assert [(f["branches"], f["holder"], f["reason"]) for f in guard_view["freezes"]["freezes"]] == [
-        ("*", "deploy", "deploy 4711")]
+        ("*", "token:deploy", "deploy 4711")]
     done = run_guard(spec, push)
     assert done.returncode == 2 and "`main` of acme/widgets is frozen" in done.stderr and "deploy 4711" in done.stderr
 

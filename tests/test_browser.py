@@ -18,15 +18,15 @@ from redis import Redis
 from werkzeug.serving import make_server
 
 from merge_hold.redis_server import free_port
-from tests.browser_support import ARTIFACTS, CHROMIUM, SKIP_REASON, phone_page, shot, wait_for
+from tests.browser_support import ARTIFACTS, phone_page, shot, wait_for
 from tests.chat_support import head_sha, seed_repo
 from tests.e2e_support import Service, service_settings
 from tests.emulator import APP_ID, GitHubEmulator, private_key_pem
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
+from tests.needs import needs
 from tests.webapp_support import hold, store_verdict
 
-if not CHROMIUM.exists():
-    pytest.skip(SKIP_REASON, allow_module_level=True)
+pytestmark = needs("chromium")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is a dev dependency: make install")
 
 

@@ -27,11 +27,11 @@ from core.demo_users import DEMO_SLACK_ORGS, DEMO_SLACK_TEAM, DEMO_SLACK_USER
 from merge_hold import samples, simulate_chat
 from merge_hold.redis_server import free_port
 from merge_hold.settings import Settings
-from tests.browser_support import CHROMIUM, OVERFLOW, SKIP_REASON, phone_page, shot, wait_for
+from tests.browser_support import OVERFLOW, phone_page, shot, wait_for
 from tests.e2e_support import WEBHOOK_SECRET, Service
+from tests.needs import needs
 
-if not CHROMIUM.exists():
-    pytest.skip(SKIP_REASON, allow_module_level=True)
+pytestmark = needs("chromium")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is a dev dependency: make install")
 
 REPO = "acme/widgets"
@@ -92,10 +92,12 @@ def sign_in_as(page: Any, base: str, login: str) -> None:
     page.get_by_role("link", name="Sign in as a demo user").click()
     page.get_by_role("button", name=f"Sign in as {login}").click()
     page.wait_for_url(f"{base}/")
-    assert page.locator("header .who").inner_text() == login
+    assert page.locator("header .who strong").inner_text() == login
 
 
 def sign_out(page: Any) -> None:
+    if page.locator(".menu-button").is_visible():  # a phone: the menu folds into its button
+        page.locator(".menu-button").click()
     page.get_by_role("button", name="Sign out").click()
 
 

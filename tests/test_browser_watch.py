@@ -3,12 +3,11 @@ with GitHub through the emulator's OAuth flow. Two repos lose their protection; 
 acme/widgets, sees its red banner on the dashboard, on the held PR's page and on /incidents, never the
 other repo's; once the requirement comes back the banner is gone. Screenshots under `TEST_ARTIFACTS`.
 
-Needs `/usr/bin/chromium`; skipped, saying so, without it.
+Needs Debian's Chromium (tests/needs.py); skipped, saying so, without it.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +17,11 @@ import pytest
 from werkzeug.serving import make_server
 
 from merge_hold.redis_server import free_port
-from tests.conftest import ROOT
+from tests.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS
 from tests.e2e_support import fixture
 from tests.emulator import APP_ID, GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
+from tests.needs import needs
 from tests.watch_support import (  # fast_chat: a fixture
     INSTALLATION,
     REPO,
@@ -30,18 +30,11 @@ from tests.watch_support import (  # fast_chat: a fixture
     watched,
 )
 
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
-ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS") or ROOT / ".test-artifacts") / "browser"
 SECRET_REPO = "acme/secret"
 
-if not CHROMIUM.exists():
-    pytest.skip(f"browser tests need Debian's Chromium at {CHROMIUM} (`apt-get install -y chromium`; "
-                ".ci/run installs it)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is a dev dependency: make install")
 
-pytestmark = pytest.mark.usefixtures("fast_chat")
+pytestmark = [needs("chromium"), pytest.mark.usefixtures("fast_chat")]
 
 
 @pytest.fixture()

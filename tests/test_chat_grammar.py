@@ -125,6 +125,8 @@ ERRORS: list[tuple[str, str, str, str]] = [
     # (command, text, in the message, in the usage)
     ("/hold", "", "", "/hold TARGET [for DURATION] REASON"),
     ("/hold", "help", "", "/hold exempt [--sticky] owner/repo#12"),
+    ("/hold", "", "", "/unhold TARGET: lift the hold; /unhold exempt owner/repo#12: end an exemption"),
+    ("/hold", "exempt", "which PR", "/unhold exempt owner/repo#12"),
     ("/hold", "acme/widgets", "needs a reason", "a reason is required"),
     ("/hold", "acme/widgets for 2h", "needs a reason", "/hold TARGET"),
     ("/hold", "acme/widgets   ", "needs a reason", "/hold TARGET"),
@@ -158,6 +160,7 @@ ERRORS: list[tuple[str, str, str, str]] = [
     ("/hold", "link release week", "link takes nothing after it", "/hold TARGET"),
     ("/mh", "", "", "/mh hold TARGET"),
     ("/mh", "help", "", "/mh hold link"),
+    ("/mh", "hold", "", "/mh unhold exempt owner/repo#12: end an exemption; /mh holds [TARGET]"),
     ("/mh", "freeze acme x", "unknown command 'freeze'", "/mh unhold TARGET"),
     ("/mh", "hold acme", "needs a reason", "/mh hold TARGET"),
 ]

@@ -237,11 +237,20 @@ def test_hold_and_lift_from_slack_reach_the_channel_and_the_statuses(redis_clien
         assert sorted(s["sha"][-1] for s in posted) == ["1", "2", "3"]
         assert {s["description"] for s in posted} == {"Held by @dana in slack:acme-eng/#releases: incident 4711"}
 
-        body = slack_body("/unhold", "acme/widgets", response_url=catcher.url, user_name="erin", user_id="U0ERIN")
+        # dana again on the same target: one hold per holder and scope, so the reply says it replaced hers
+        body = slack_body("/hold", "acme/widgets incident 4711, second wave", response_url=catcher.url)
         client.post("/chat/slack", data=body, headers=slack_headers(body))
         drain(rt)
         said = catcher.wait(2)
-        assert said[1] == {"response_type": "in_channel",
+        assert said[1]["text"] == ("@dana held acme/widgets (3 open PRs): incident 4711, second wave (this replaces "
+                                   "@dana's earlier hold on acme/widgets: incident 4711)")
+        assert redis_client.hlen(keys.room_holds("acme/widgets")) == 1
+
+        body = slack_body("/unhold", "acme/widgets", response_url=catcher.url, user_name="erin", user_id="U0ERIN")
+        client.post("/chat/slack", data=body, headers=slack_headers(body))
+        drain(rt)
+        said = catcher.wait(3)
+        assert said[2] == {"response_type": "in_channel",
                            "text": "@erin lifted the hold on acme/widgets (3 open PRs) (placed by @dana)"}
         assert redis_client.hlen(keys.room_holds("acme/widgets")) == 0
         latest = [json.loads(s) for s in redis_client.lrange(keys.DRY_RUN_STATUSES, 0, 2)]

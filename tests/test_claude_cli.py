@@ -30,6 +30,9 @@ from tests.claude_stub import FINAL_TEXT, TOOL_USE_ID, MessagesStub, result_text
 from tests.e2e_support import Service, held_widgets
 from tests.emulator import GitHubEmulator
 from tests.hook_support import CC_KEYS, write_spec
+from tests.needs import needs
+
+pytestmark = needs("claude-code")
 
 REPO = "acme/widgets"
 PROMPT = "Merge the pull request."

@@ -79,10 +79,22 @@ ROWS: list[tuple[str, RepoConfig, list[C], set[str], list[str]]] = [
      [C("alice", W, "/hold"), C("bob", W, "/unhold all", 1)], {"alice"}, ["held", "refused"]),
     ("hold after lift-all stands", DEFAULT_CONFIG,
      [C("root", A, "/unhold all", 1), C("alice", W, "/hold", 2)], {"alice"}, ["lifted_all", "held"]),
+    # deliveries out of order: an older command arriving late changes nothing, and says so
     ("older hold arriving after lift-all stays lifted", DEFAULT_CONFIG,
-     [C("root", A, "/unhold all", 2), C("alice", W, "/hold", 1)], set(), ["lifted_all", "held"]),
+     [C("root", A, "/unhold all", 2), C("alice", W, "/hold", 1)], set(), ["lifted_all", "superseded"]),
     ("older own lift arriving late changes nothing", DEFAULT_CONFIG,
-     [C("alice", W, "/hold", 2), C("alice", W, "/unhold", 1)], {"alice"}, ["held", "lifted"]),
+     [C("alice", W, "/hold", 2), C("alice", W, "/unhold", 1)], {"alice"}, ["held", "superseded"]),
+    ("older hold arriving after its holder's lift is not held", DEFAULT_CONFIG,
+     [C("alice", W, "/unhold", 2), C("alice", W, "/hold", 1)], set(), ["lifted", "superseded"]),
+    ("older lift of another's hold arriving late changes nothing", DEFAULT_CONFIG,
+     [C("alice", W, "/hold", 2), C("carol", M, "/unhold @alice", 1)], {"alice"}, ["held", "superseded"]),
+    ("older hold under a newer hold of the same holder still holds", DEFAULT_CONFIG,
+     [C("alice", W, "/hold b", 2), C("alice", W, "/hold a", 1)], {"alice"}, ["held", "held"]),
+    ("the same hold delivered twice is held twice", DEFAULT_CONFIG,
+     [C("alice", W, "/hold", 1, ref="500"), C("alice", W, "/hold", 1, ref="500")], {"alice"}, ["held", "held"]),
+    ("older lift under a newer lift is a lift", DEFAULT_CONFIG,
+     [C("alice", W, "/hold", 0), C("alice", W, "/unhold", 2), C("alice", W, "/unhold", 1)], set(),
+     ["held", "lifted", "lifted"]),
     ("hold and lift another in one comment", DEFAULT_CONFIG,
      [C("alice", W, "/hold"), C("carol", M, "/hold mine\n/unhold @alice", 1)],
      {"carol"}, ["held", "held", "lifted"]),
@@ -123,6 +135,17 @@ def test_rules(config: RepoConfig, comments: list[C], held_by: set[str], kinds: 
     state, outcomes = run(comments, config)
     assert holders(state) == held_by
     assert [o.kind for o in outcomes] == kinds
+
+
+def test_a_superseded_command_says_what_stands() -> None:
+    _, outcomes = run([C("alice", W, "/unhold", 2), C("alice", W, "/hold", 1)])
+    assert outcomes[-1].message == ("@alice: not held — this /hold (written 2026-03-02 09:01:00 UTC) arrived after a "
+                                    "later lift of @alice's hold (2026-03-02 09:02:00 UTC), which stands")
+    _, outcomes = run([C("alice", W, "/hold", 2), C("carol", M, "/unhold @alice", 1)])
+    assert outcomes[-1].message == ("@carol: @alice's hold stays — this lift (written 2026-03-02 09:01:00 UTC) "
+                                    "arrived after a later /hold of theirs (2026-03-02 09:02:00 UTC), which stands")
+    _, outcomes = run([C("root", A, "/unhold all", 2), C("alice", W, "/hold", 1)])
+    assert "arrived after a later `/unhold all` (2026-03-02 09:02:00 UTC)" in outcomes[-1].message
 
 
 def test_hold_register_and_expiry() -> None:

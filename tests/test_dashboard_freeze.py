@@ -141,14 +141,17 @@ def test_a_thaw_lifts_exactly_its_scope(world: GitHubEmulator, redis_client: red
     ({"target": "acme/unmanaged", "reason": "x"}, "merge-hold manages no repository acme/unmanaged that you can see."),
     ({"target": "beta", "reason": "x"}, "merge-hold manages no organisation beta that you can see."),
     ({"target": "acme/widgets", "reason": "  "}, "A freeze needs a reason"),
-    ({"target": "acme/widgets", "reason": "x", "for": "forever"}, "reads like 30m, 2h or 1d (at most 90d)"),
-    ({"target": "acme/widgets", "reason": "x", "for": "100d"}, "reads like 30m, 2h or 1d (at most 90d)"),
+    ({"target": "acme/widgets", "reason": "x", "for": "forever"},
+     "“forever” is not a time merge-hold reads: write it like 30m, 2h or 1d (at most 90d). Nothing was frozen."),
+    ({"target": "acme/widgets", "reason": "x", "for": "100d"}, "“100d” is not a time merge-hold reads"),
+    ({"target": "acme/widgets", "reason": "", "for": "2h"}, "A freeze needs a reason (why it must wait)."),
 ])
 def test_bad_input_is_refused(world: GitHubEmulator, redis_client: redis.Redis, tmp_path: Path,
                               data: dict[str, str], message: str) -> None:
     ada = client_for(world, redis_client, tmp_path, "ada")
     page = act(ada, "/rooms/freeze", data, page="/rooms")
     assert message in page and "flash-error" in page
+    assert ("needs a reason" in page) == ("needs a reason" in message)  # a bad time alone never blames the reason
     assert all_room_holds(redis_client) == [] and queued(redis_client) == []
 
 

@@ -165,7 +165,8 @@ def test_sign_in_lists_the_users_and_fills_the_github_viewer(seeded: Redis, redi
     assert "waiting for the release" in index and "elsewhere" not in index  # only her repos
     page = client.get(f"/{REPO}/pull/3").get_data(as_text=True)
     assert 'id="reason"' in page, "a writer gets the Hold form"
-    assert "Lift" not in page, "carol's hold is not hers to lift"
+    assert "/pull/3/unhold" not in page, "carol's hold is not hers to lift: no Lift form"
+    assert "Lifting another&#39;s hold needs maintain access to acme/widgets" in page  # and she is told why
     assert client.get("/other/thing/pull/9").status_code == 404
 
 
@@ -179,6 +180,9 @@ def test_each_demo_user_gets_the_pages_their_role_gives(seeded: Redis, redis_url
     page = client.get(f"/{REPO}/pull/3").get_data(as_text=True)
     assert ('id="reason"' in page) is may_hold
     assert ('value="carol"' in page) is may_lift_carol
+    # whoever may not act is told what would let them (rita: read access)
+    assert ("You have read access to acme/widgets: holding this PR needs write access" in page) is not may_hold
+    assert ("Lifting another&#39;s hold needs maintain access" in page) is not may_lift_carol
 
 
 def test_a_demo_record_is_never_a_github_sign_in(seeded: Redis, redis_url: str, tmp_path: Path) -> None:

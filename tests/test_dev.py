@@ -26,6 +26,7 @@ from app.token_store import parse_tokens, token_hash
 from core import keys
 from merge_hold import dev, supervise
 from merge_hold.redis_server import free_port
+from tests.dev_support import clean_env, running_dev
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -128,41 +129,7 @@ def test_a_second_dev_on_one_folder_is_refused(tmp_path: Path) -> None:
 # --- end to end ----------------------------------------------------------------------------------------
 
 
-def _env() -> dict[str, str]:
-    """The user's environment without any REDIS_URL, App credentials or merge-hold settings."""
-    return {k: v for k, v in os.environ.items()
-            if k != "REDIS_URL" and not k.startswith(("MERGE_HOLD_", "GITHUB_"))}
-
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"dev exited early:\n{log.read_text()}"
-        if "merge-hold dev is running" in log.read_text():
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as answer:
-                assert answer.status == 200
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"dev did not come up:\n{log.read_text()}")
-
-
-@contextmanager
-def _dev(folder: Path, port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "merge_hold.cli", "dev", "--port", str(port),
-                                    "--data-dir", str(folder)], env=_env(), cwd=ROOT, stdout=out,
-                                   stderr=subprocess.STDOUT)
-        try:
-            _wait_healthy(f"http://127.0.0.1:{port}", process, log)
-            yield process
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(20)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+_env, _dev = clean_env, running_dev
 
 
 def _alive(pid: int) -> bool:
@@ -193,6 +160,19 @@ def test_dev_then_simulate_holds_survive_a_restart(tmp_path: Path) -> None:
                                  "--data-dir", str(folder)], env=_env(), cwd=ROOT, capture_output=True, text=True,
                                 timeout=60)
         assert unheld.returncode == 0 and "lifted" in unheld.stdout, unheld.stdout + unheld.stderr
+        # A command the server answers at once (no job, no response_url reply): that answer is the answer.
+        started = time.monotonic()
+        linked = subprocess.run([sys.executable, "-m", "merge_hold.cli", "simulate", "chat", "/hold link",
+                                 "--data-dir", str(folder), "--wait", "30"], env=_env(), cwd=ROOT, capture_output=True,
+                                text=True, timeout=60)
+        assert linked.returncode == 0 and f"open http://127.0.0.1:{port}/link/" in linked.stdout, linked
+        assert time.monotonic() - started < 15 and "no reply" not in linked.stderr
+        # The README's lines pasted in one go: each run reports what its own comment did.
+        for action, said in (("unhold", "success — No holds"), ("hold", "failure — Held by @alice"),
+                             ("unhold", "success — No holds"), ("hold", "failure — Held by @alice")):
+            pasted = subprocess.run([sys.executable, "-m", "merge_hold.cli", "simulate", action, "--data-dir",
+                                     str(folder)], env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=30)
+            assert pasted.returncode == 0 and said in pasted.stdout, (action, pasted.stdout + pasted.stderr)
         redis = Redis.from_url(state["redis_url"])
         recorded = [json.loads(item) for item in redis.lrange(keys.DRY_RUN_STATUSES, 0, -1)]
         assert recorded[0]["state"] == "failure" and "@alice" in recorded[0]["description"]

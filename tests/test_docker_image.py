@@ -12,7 +12,6 @@ image must have `/` at mode 0755, as the official one does, or a non-root image 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 import urllib.request
@@ -28,6 +27,7 @@ from core import keys
 from merge_hold import samples
 from merge_hold.redis_server import LocalRedis, free_port
 from merge_hold.simulate import post
+from tests.needs import needs
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE = "merge-hold:test"
@@ -36,22 +36,7 @@ BUILD_TIMEOUT = 1800
 """A first build installs every dependency from the package registry; later ones hit the layer cache."""
 
 
-def _engine_problem() -> str | None:
-    if shutil.which("docker") is None:
-        return "no `docker` CLI on PATH"
-    try:
-        found = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True,
-                               text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"`docker info` failed: {exc}"
-    if found.returncode != 0:
-        return "no Docker engine reachable (`docker info`: " + (found.stderr.strip().splitlines() or ["?"])[-1] + \
-            "); start one to run these tests"
-    return None
-
-
-_PROBLEM = _engine_problem()
-pytestmark = pytest.mark.skipif(_PROBLEM is not None, reason=str(_PROBLEM))
+pytestmark = needs("docker")
 
 
 def docker(*args: str, timeout: float = 300) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pytest
@@ -93,6 +93,19 @@ def test_unknown_unhold_target_says_who_holds() -> None:
     assert "@carol has no hold" in answer.reply and "@alice" in answer.reply
 
 
+def test_a_hold_that_came_in_after_a_later_lift_is_answered_as_not_held() -> None:
+    """Deliveries arrive out of order: a /hold written before its holder's /unhold but delivered after
+    it changes nothing, and the answer says so instead of a 👍 (the verdict stays free)."""
+    lifted, _a, _o = _apply("/unhold", "alice", Permission.WRITE)
+    lifted = apply_comment(lifted, "/unhold", actor="alice", permission=Permission.WRITE, is_author=False,
+                           at=AT + timedelta(seconds=1), ref="9", origin="", config=DEFAULT_CONFIG)[0]
+    before, after, outcomes = _apply("/hold wait", "alice", Permission.WRITE, lifted)
+    assert after == before
+    answer = decide("/hold wait", outcomes, mode="reactions", before=before, at=AT)
+    assert answer.reactions == ("eyes",)
+    assert answer.reply is not None and answer.reply.startswith("@alice: not held — this /hold")
+
+
 def test_modes() -> None:
     before, _after, outcomes = _apply("/hold wait", "alice", Permission.WRITE)
     comments = decide("/hold wait", outcomes, mode="comments", before=before, at=AT)
@@ -178,6 +191,27 @@ def test_accepted_hold_is_acknowledged_with_reactions(svc: Service, github_emula
     assert [(r["comment_id"], r["content"]) for r in emu.reactions] == [(comment_id, "eyes"), (comment_id, "+1")]
     assert replies(emu) == []
     assert (emu.latest_status(REPO, SHA) or {}).get("state") == "failure"
+
+
+def test_a_hold_delivered_after_its_later_unhold_is_answered_and_recorded_as_not_held(
+        svc: Service, github_emulator: GitHubEmulator) -> None:
+    """GitHub does not promise delivery order: alice's /hold, then her /unhold, delivered the other way
+    round. The verdict is free, and the answer and the history say the hold changed nothing."""
+    emu = github_emulator
+    hold_id = emu.add_issue_comment(REPO, PR, user="alice", body="/hold wait", created_at="2026-01-05T10:00:00Z",
+                                    author_association="MEMBER")
+    unhold_id = emu.add_issue_comment(REPO, PR, user="alice", body="/unhold", created_at="2026-01-05T10:00:00Z",
+                                      author_association="MEMBER")
+    deliver_comment(svc, emu, "/unhold", comment_id=unhold_id)
+    deliver_comment(svc, emu, "/hold wait", comment_id=hold_id)
+    assert (emu.latest_status(REPO, SHA) or {}).get("state") == "success"
+    [reply] = replies(emu)
+    assert reply.startswith("@alice: not held — this /hold") and "which stands" in reply
+    assert [(r["comment_id"], r["content"]) for r in emu.reactions if r["comment_id"] == hold_id] == [
+        (hold_id, "eyes")]
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], svc.redis.xrange(keys.history(REPO)))
+    events = [fields[b"event"].decode() for _id, fields in entries if fields[b"event"].startswith(b"hold.")]
+    assert events == ["hold.lifted", "hold.superseded"]
 
 
 def test_refused_hold_gets_a_reply_naming_the_permission(svc: Service, github_emulator: GitHubEmulator) -> None:

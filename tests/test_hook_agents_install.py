@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -24,6 +23,7 @@ from hook.tools.install import main as install_main
 from hook.tools.install import uninstall_main
 from tests.agent_shapes import BY_NAME
 from tests.hook_support import hold, record, store, write_spec
+from tests.needs import needs
 
 DOCUMENTED = {
     # (agent, scope): the file, relative to HOME (~), the project (.) or absolute
@@ -254,7 +254,7 @@ def test_the_installed_command_refuses_a_held_merge(live_spec: Path, dirs: dict[
     assert outcome.blocked and "acme/widgets#5 is on hold" in outcome.reason
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@needs("node")
 def test_the_opencode_plugin_throws_the_reason(live_spec: Path, dirs: dict[str, Path]) -> None:
     """The plugin file under real Node: a held merge throws the guard's reason, a free call resolves."""
     assert install_main(["--config", str(live_spec), "--agent", "opencode", "--scope", "project",

@@ -22,6 +22,7 @@ import pytest
 import redis
 
 from core import records
+from hook.judgement import how_to_lift
 from hook.tools.claude_settings import block_for
 from merge_hold.redis_server import free_port
 from tests.hook_support import NOW, git_checkout, hold, payload, record, run_guard, store, write_spec
@@ -110,6 +111,16 @@ def test_held_message_names_everything_the_agent_needs(world: dict[str, Any]) ->
                    "#releases", "wait until the freeze window `weekend` ends",
                    "ask the user", "Do not work around the hold"]:
         assert phrase in text, phrase
+
+
+@pytest.mark.parametrize(("origin", "says", "never"), [
+    ("slack:acme/#releases", "runs `/unhold acme/widgets` in the chat room (slack:acme/#releases)", "dashboard"),
+    ("dashboard", "thaws `acme/widgets` on merge-hold's dashboard (Rooms)", "in the chat room (dashboard)"),
+    ("api:release-bot", "over merge-hold's holds API (token `release-bot`)", "in the chat room (api:"),
+])
+def test_a_room_hold_is_lifted_where_it_was_placed(origin: str, says: str, never: str) -> None:
+    told = how_to_lift({"source": "room", "scope": "acme/widgets", "origin": origin, "holder": "ada"})
+    assert says in told and never not in told
 
 
 def test_expired_holds_no_longer_count(world: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from hook.verdicts.redis_client import Connection, RedisError, ReplyError, conne
 from hook.verdicts.sources import HttpSource, PrQuery, RedisSource, Unreachable, open_source
 from merge_hold.redis_server import free_port
 from tests.hook_support import CountingRelay, freezes_record, hold, record, store, store_freezes
+from tests.needs import needs
 
 REPO = "Acme/Widgets"
 
@@ -381,13 +382,13 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
+@needs("redis-server-tls")
 def test_rediss_with_a_private_ca(tmp_path: Path) -> None:
     import shutil
     import subprocess
 
     binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("no redis-server on PATH")
+    assert binary is not None
     cert, key = _self_signed(tmp_path)
     port = free_port()
     process = subprocess.Popen(

@@ -47,12 +47,15 @@ def test_without_a_terminal_one_line_per_repository_then_the_summary() -> None:
     drive(progress, clock)
     summary = progress.summary(rebuild=True)
     assert out.getvalue().splitlines() == [
-        "acme/widgets: 3 open PRs, 1 statuses posted",
+        "acme/widgets: 3 open PRs, 1 status posted",
         "acme/gadgets: 0 open PRs, 0 statuses posted",
         summary,
     ]
-    assert summary.startswith("reconciled 2 repos, re-read from GitHub: 3 open PRs, 1 statuses posted in ")
+    assert summary.startswith("reconciled 2 repos, re-read from GitHub: 3 open PRs, 1 status posted in ")
     assert "\r" not in out.getvalue()
+    one = Progress(io.StringIO(), 1, tty=False, clock=clock)
+    one.finish("acme/widgets", 1, 2)
+    assert one.summary(rebuild=False).startswith("reconciled 1 repo: 1 open PR, 2 statuses posted in ")
 
 
 def test_on_a_terminal_each_repositorys_line_is_redrawn_in_place() -> None:
@@ -68,7 +71,7 @@ def test_on_a_terminal_each_repositorys_line_is_redrawn_in_place() -> None:
         "[1/2] acme/widgets: recomputing 1/3 PRs",
         "[1/2] acme/widgets: recomputing 2/3 PRs",
         "[1/2] acme/widgets: recomputing 3/3 PRs",
-        "[1/2] acme/widgets: 3 open PRs, 1 statuses posted",
+        "[1/2] acme/widgets: 3 open PRs, 1 status posted",
     ]
     assert lines[1].split("\r")[-1].rstrip() == "[2/2] acme/gadgets: 0 open PRs, 0 statuses posted"
     assert lines[2].startswith("reconciled 2 repos: 3 open PRs")
@@ -134,6 +137,6 @@ def test_reconcile_shows_each_repository_and_a_summary(github_emulator: GitHubEm
         assert "[2/2] acme/widgets: 2 open PRs, " in text
     else:
         lines = text.strip().splitlines()
-        assert lines[0].startswith("acme/gadgets: 1 open PRs, "), text
+        assert lines[0].startswith("acme/gadgets: 1 open PR, "), text
         assert lines[1].startswith("acme/widgets: 2 open PRs, ")
     assert "reconciled 2 repos, re-read from GitHub: 3 open PRs" in text

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from redis import Redis
@@ -15,6 +15,7 @@ from rq import SimpleWorker
 
 from app import create_app
 from app.webhooks import signature_valid
+from core import keys
 from core.comments import parse_comment
 from core.deliveries import ignore_reason
 from merge_hold import samples, simulate
@@ -119,6 +120,21 @@ def test_comment_ids_grow_with_time_so_a_quick_unhold_wins() -> None:
     assert second > first
 
 
+def _order(delivery: samples.Delivery) -> tuple[str, int]:
+    comment = json.loads(delivery.body)["comment"]
+    return comment["created_at"], comment["id"]
+
+
+def test_runs_one_after_another_are_ordered_as_they_ran() -> None:
+    """`simulate unhold` then `simulate`, pasted in one go a millisecond apart: the later run's comment is
+    the later command (dated to the second as GitHub does, its id decides), never dated behind."""
+    unhold = simulate.scenario(_args("unhold"), AT)[-1]
+    hold = simulate.scenario(_args(), AT.replace(microsecond=1000))[-1]
+    assert _order(hold) > _order(unhold)
+    again = simulate.scenario(_args("unhold"), AT.replace(microsecond=2000))[-1]
+    assert _order(again) > _order(hold)
+
+
 @pytest.fixture()
 def service(redis_client: Redis, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Runtime]]:
     """The app on a real HTTP server in dry-run mode, with the runtime the worker jobs use."""
@@ -178,6 +194,33 @@ def test_simulate_reports_the_outcome_it_waited_for(service: tuple[str, Runtime]
     out = capsys.readouterr().out
     assert "merge-hold: failure — Held by @bob: release" in out
     assert "dry run" in out
+
+
+def test_the_readmes_lines_pasted_in_one_go_end_as_the_last_one_says(
+        service: tuple[str, Runtime], tmp_path: Path, redis_url: str, redis_client: Redis,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """hold, unhold, hold, one right after the other: each run's report, the verdict and the history agree
+    (the last hold holds; no "held" entry for a hold that never took effect)."""
+    url, rt = service
+    real_read = simulate.redis_reader(redis_url)
+
+    def draining_reader(url: str) -> simulate.Reader:
+        def read(repo: str, number: int) -> simulate.Result | None:
+            _drain(rt)
+            return real_read(repo, number)
+        return read
+
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setattr(simulate, "redis_reader", draining_reader)
+    base = ["--url", url, "--data-dir", str(tmp_path), "--wait", "5"]
+    assert [simulate.main(base), simulate.main([*base, "unhold"]), simulate.main(base)] == [0, 0, 0]
+    out = capsys.readouterr().out
+    assert out.count("merge-hold: failure — Held by @alice") == 2 and out.count("merge-hold: success") == 1
+    result = real_read("acme/widgets", 42)
+    assert result is not None and result.holders() == {"alice"}
+    entries = cast(list[tuple[bytes, dict[bytes, bytes]]], redis_client.xrange(keys.history("acme/widgets")))
+    kinds = [json.loads(fields[b"data"])["message"] for _id, fields in entries if fields[b"event"].startswith(b"hold.")]
+    assert kinds == ["@alice held this PR", "@alice lifted the hold", "@alice held this PR"], kinds  # oldest first
 
 
 @pytest.mark.parametrize(("argv", "secret", "code", "message"), [

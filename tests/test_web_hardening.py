@@ -103,8 +103,10 @@ def test_security_headers_on_every_answer(redis_client: redis.Redis, tmp_path: P
     app, _ = make_app(redis_client, tmp_path)
     headers = app.test_client().get(path).headers
     csp = headers["Content-Security-Policy"]
-    assert "frame-ancestors 'none'" in csp and "script-src" not in csp and "default-src 'none'" in csp
-    assert "unsafe-inline" not in csp
+    assert "frame-ancestors 'none'" in csp and "default-src 'none'" in csp
+    # one script, a file of this site (static/live.js): nothing inline, evaluated or from elsewhere
+    assert "script-src 'self';" in csp and "connect-src 'self';" in csp
+    assert "unsafe-inline" not in csp and "unsafe-eval" not in csp and "nonce-" not in csp
     assert "form-action 'self' https://github.com;" in csp  # the App manifest set-up posts a form there
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert headers["Referrer-Policy"] == "same-origin"

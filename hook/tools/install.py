@@ -47,7 +47,7 @@ def _parser(prog: str, with_console: bool) -> Any:
         "ConfigChange hook that keeps these entries from being removed or weakened, and the SessionEnd fold. "
         "Every install is recorded so that `merge-hold doctor` reports a hook that disappeared or was edited.")
         if with_console else "Remove merge-hold's hooks from a coding agent's configuration (and its record).")
-    parser.add_argument("--config", required=with_console, metavar="SPEC", help="the guard's spec file")
+    parser.add_argument("--config", metavar="SPEC", help="the guard's spec file (required, unless --demo)")
     parser.add_argument("--agent", choices=NAMES, default=DEFAULT, help="the coding agent (default: claude)")
     parser.add_argument("--scope", choices=("user", "project", "local", "managed", "plugin"), default="user",
                         help="user (default), project, local (Claude Code, Auggie, Qoder), managed (the agent's "
@@ -59,6 +59,9 @@ def _parser(prog: str, with_console: bool) -> Any:
     if with_console:
         parser.add_argument("--console-script", action="store_true",
                             help="run the guard as `merge-hold hook-guard` (slower start-up)")
+        parser.add_argument("--demo", action="store_true",
+                            help="against the running `merge-hold dev` demo (`make run`): its spec, for its demo "
+                                 "checkout of acme/widgets (project scope); see hook/tools/demo.py")
     return parser
 
 
@@ -81,7 +84,19 @@ def main(argv: list[str]) -> int:
     from hook.tools.agent_files import command_lines, extra_lines, install
 
     prog = "merge-hold hook install"
-    args = _parser(prog, True).parse_args(argv)
+    parser = _parser(prog, True)
+    args = parser.parse_args(argv)
+    demo = None
+    if args.demo:
+        from hook.tools.demo import demo_target
+
+        demo = demo_target()
+        if isinstance(demo, str):
+            print(f"{prog}: {demo}")
+            return 69  # EX_UNAVAILABLE
+        args.config, args.project_dir, args.scope = demo[0], demo[1], "project"
+    elif not args.config:
+        parser.error("--config SPEC is required (or --demo, against `make run`)")
     found = _target(args, prog)
     if found is None:
         return 64
@@ -105,6 +120,10 @@ def main(argv: list[str]) -> int:
     note = getattr(agent, "TRUST_NOTE", None)
     if note and args.scope != "managed":
         print(f"merge-hold: note: {note}")
+    if demo is not None:
+        from hook.tools.demo import try_it
+
+        print(try_it(demo[0], demo[1], args.agent))
     return 0
 
 

@@ -34,7 +34,7 @@ from core.holds import Hold, named
 from core.paths import describe as describe_paths
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
-from state.room_holds import holds_in, lift_exemption, lift_holds, place_exemption, place_hold
+from state.room_holds import find_hold, holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.events.fanout import repos_in_scope
 from workers.events.republish import republish
 from workers.github.gateway import NotFound
@@ -213,15 +213,20 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         return Reply(f"merge-hold does not manage {scope}: is the GitHub App installed there?")
     span = f" for {format_duration(command.duration)}" if command.duration else ""
     if command.action == "hold":
+        holder_id = f"{req.platform}:{req.team_id}:{req.user_id}"
+        # One hold per holder and scope: a second /hold on the same target replaces the first; say so.
+        earlier = find_hold(redis, f"room:{holder_id}:{scope}")
         hold = place_hold(redis, scope, holder=req.user_name or req.user_id, reason=command.reason,
-                          holder_id=f"{req.platform}:{req.team_id}:{req.user_id}", origin=req.room, now=now,
-                          duration=command.duration, paths=command.paths)
+                          holder_id=holder_id, origin=req.room, now=now, duration=command.duration,
+                          paths=command.paths)
         gate = republish(rt, scope, now)
         if hold.paths:
             gate = _path_gate(rt, scope)  # the rulesets do not carry it, whatever they say
         where = f" where a PR changes {describe_paths(hold.paths)}" if hold.paths else ""
+        replaced = "" if earlier is None or not earlier.active(now) else \
+            f" (this replaces {who}'s earlier hold on {scope}: {earlier.reason})"
         return Reply(f"{who} held {scope}{_reach(redis, scope)}{where}{span}{_until(hold.expires_at)}: "
-                     f"{command.reason}{gate}", in_channel=True)
+                     f"{command.reason}{replaced}{gate}", in_channel=True)
     if command.action == "unhold":
         lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room,
                             may_lift=chat_may_lift(rt, req))

@@ -57,7 +57,7 @@ class Progress:
         self.totals["repos"] += 1
         self.totals["prs"] += prs
         self.totals["posted"] += posted
-        line = f"{self._prefix() if self.tty else ''}{repo}: {prs} open PRs, {posted} statuses posted"
+        line = f"{self._prefix() if self.tty else ''}{repo}: {_counted(prs, posted)}"
         if self.tty:
             self._draw(line)
             self.out.write("\n")
@@ -70,8 +70,8 @@ class Progress:
         seconds = max(0.0, self._now() - self._started)
         how = ", re-read from GitHub" if rebuild else ""
         repos = self.totals["repos"]
-        line = (f"reconciled {repos} repo{'' if repos == 1 else 's'}{how}: {self.totals['prs']} open PRs, "
-                f"{self.totals['posted']} statuses posted in {seconds:.1f} s")
+        line = (f"reconciled {repos} repo{'' if repos == 1 else 's'}{how}: "
+                f"{_counted(self.totals['prs'], self.totals['posted'])} in {seconds:.1f} s")
         self.out.write(line + "\n")
         self.out.flush()
         return line
@@ -85,3 +85,8 @@ class Progress:
         self.out.write("\r" + text + " " * pad)
         self.out.flush()
         self._width = len(text)
+
+
+def _counted(prs: int, posted: int) -> str:
+    """``1 open PR, 2 statuses posted``: singular where it is one."""
+    return f"{prs} open PR{'' if prs == 1 else 's'}, {posted} status{'' if posted == 1 else 'es'} posted"
