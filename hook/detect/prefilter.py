@@ -23,7 +23,7 @@ _KEYWORDS = ("merge", "push", "graphql", "enqueue", "updateref", "refs", "ship",
              "hold", "label", "comment", "review", "dismiss",
              # GitHub's REST API by path (a write that weakens the gate: protection, rulesets, statuses, the
              # App's installation), wherever a program is handed it
-             "repos/", "/pulls/", "api.github", "/api/v3", "installations", "ruleset", "/properties")
+             "repos/", "repositories/", "/pulls/", "api.github", "/api/v3", "installations", "ruleset", "/properties")
 _QUOTING = str.maketrans("", "", "'\"\\`")
 # gh's built-in commands; any other `gh NAME` is an alias or extension that may merge
 GH_BUILTINS = frozenset("""
