@@ -45,6 +45,7 @@ class Ctx(Shell):
         self.traps: list[str] = []  # `trap ACTION …` actions, read again when the command ends
         self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
         self.hinting = 0  # depth of hints read from what an opaque program is handed (opaque.py)
+        self.github_hosts: frozenset[str] | None = None  # GitHub's hosts for this machine (hosts.py), read once
         self.powershell_hosts = 0  # PowerShell hosts (`pwsh -Command …`) whose text is being read (sapling.py)
         self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str]]] = []
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}

@@ -11,7 +11,6 @@ from __future__ import annotations
 from hook.detect.gitargs import positional as _positional
 from hook.detect.model import Merge
 from hook.detect.prefilter import GIT_BUILTINS as _BUILTINS
-from hook.detect.prefilter import merge_shaped
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -25,7 +24,6 @@ _UPSTREAM_FLAGS = frozenset({"-u", "--set-upstream-to", "--track", "-t", "--set-
 _GLOBAL_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
 _MERGE_VALUE = frozenset({"-m", "-F", "-s", "-X", "--message", "--file", "--strategy", "--strategy-option",
                           "--into-name", "--cleanup"})
-_MERGEISH = ("merge", "land", "ship")
 # configuration keys whose value git runs as a command (or reads commands from)
 _COMMAND_KEYS = ("pager", "editor", "command", "askpass", "fsmonitor", "helper", "external", "driver", "clean",
                  "smudge", "process", "program", "hookspath", "cmd", "difffilter", "receivepack", "uploadpack",
@@ -278,9 +276,18 @@ def _split_cmdline(value: str) -> list[str] | None:
 
 def _external(ctx: Ctx, cwd: str | None, sub: str, rest: list[str]) -> None:
     """A third-party ``git-NAME``: an unknown program (hook/detect/opaque.py); a merge-sounding one may merge."""
-    if any(word in sub.lower() for word in _MERGEISH) or any(merge_shaped(r) for r in rest):
+    from hook.detect.shaped import merge_shaped, words
+
+    if _mergeish(words(sub)) or any(merge_shaped(r) for r in rest):
         number = next((r.lstrip("#") for r in rest if r.lstrip("#").isdigit()), None)
         found = ctx.repo(cwd)
         ctx.add(Merge(via="git_ext", repo=found[1] if found else None, host=found[0] if found else None,
                       pr=int(number) if number else None, undetermined=True,
                       detail=f"git {sub}: a third-party command"))
+
+
+def _mergeish(parts: list[str]) -> bool:
+    """A subcommand's words say merge, land or ship (``git merge-pr``, ``git land``; not ``git merged-report``)."""
+    from hook.detect.shaped import acts
+
+    return acts(parts) or "land" in parts or "ship" in parts

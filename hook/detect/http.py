@@ -6,6 +6,7 @@ Invoke-RestMethod. The method follows each tool's rules (curl: ``-X`` > ``-T`` P
 from __future__ import annotations
 
 from hook.detect import api
+from hook.detect.hosts import is_github
 from hook.detect.model import Merge
 from hook.detect.pflag import exact, may_be_flag
 from hook.shell.syntax import DYN
@@ -229,6 +230,8 @@ def _requests(ctx: Ctx, via: str, method: str, urls: list[str], body: str | None
     for url in urls:
         if not url or url.startswith("-"):
             continue
+        if not is_github(ctx, url):
+            continue  # another host (`http://localhost:3000/api/…`, another forge): no GitHub act
         host, segments = api.split_url(url)
         visible = [s for s in segments if DYN not in s]
         if segments and segments[-1] == "graphql":

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
-_MERGEISH = ("merge", "ship", "land")
 _MAKE_VALUE = frozenset({"-C", "-f", "-I", "-o", "-W", "-j", "-l", "--directory", "--file", "--makefile",
                          "--include-dir", "--old-file", "--what-if", "--assume-new", "--new-file"})
 _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -98,10 +97,18 @@ def runner(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
 
 def _named(ctx: Ctx, tool: str, goals: list[str]) -> None:
     for goal in goals:
-        if any(word in goal.lower() for word in _MERGEISH):
+        if _mergeish(goal):
             branch = ctx.branch()
             ctx.add(Merge(via="make", branch=branch if branch and DYN not in branch else None, undetermined=True,
                           detail=f"{tool} {goal}: a target whose recipe is not in sight"))
+
+
+def _mergeish(goal: str) -> bool:
+    """A target named for merging: its words say merge, land or ship (``make ship``, ``make merge-pr``; not
+    ``make merged-report`` or ``make landing-page``)."""
+    from hook.detect.shaped import acts, tokens, words
+
+    return any(acts(words(t)) or {"land", "ship"} & set(words(t)) for t in tokens(goal))
 
 
 def _read_makefile(ctx: Ctx, directory: str | None, makefile: str | None) -> str | None:

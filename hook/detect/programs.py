@@ -17,7 +17,7 @@ Kinds:
 - ``client``: reaches GitHub or git itself and has its own detector (``gh``, ``git``, ``curl``);
 - ``unknown``: everything else (and the few rows listed only for a property, such as ``openssl``, a
   decoder). An unknown program whose arguments, stdin, here-document or named files carry merge-shaped
-  text (`hook.detect.prefilter.merge_shaped`) makes the answer undetermined (hook/detect/opaque.py).
+  text (`hook.detect.shaped.merge_shaped`) makes the answer undetermined (hook/detect/opaque.py).
 
 Each row is ``(kind, reading, reason, names)``; ``reading`` is ``""`` (the kind says it all),
 ``"decoder"`` (its output may be a script hidden on purpose), ``"shell"`` (read by the shell model) or

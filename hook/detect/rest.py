@@ -70,8 +70,9 @@ def rest(ctx: Ctx, via: str, method: str, host: str | None, segments: list[str],
         found = [m.replace(undetermined=True, detail=m.detail or why) for m in ctx.merges[before:]]
         ctx.merges[before:] = found
         here = ctx.repo() if ctx.cwd is not None else None
-        for merge in found if here is not None else []:
-            ctx.add(merge.replace(repo=here[1], host=here[0]))
+        if here is not None:
+            for merge in found:
+                ctx.add(merge.replace(repo=here[1], host=here[0]))
 
 
 def _tails(method: str, segments: list[str]) -> list[Match]:

@@ -158,7 +158,7 @@ def editor(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
         a[0].startswith("-") and not a[0].startswith("--") and ("e" in a[0] or "s" in a[0]) for a in args[1:])
     opaque(ctx, args[0][0], [args[0], *code], cmd if reads_stdin else None, what="an editor given commands",
            files=False)
-    from hook.detect.script import code as program_code
+    from hook.detect.code import code as program_code
 
     for text, _ in code:
         if DYN not in text and ("!" in text or "system" in text or "shell" in text or "call-process" in text):
