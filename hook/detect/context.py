@@ -45,9 +45,11 @@ class Ctx(Shell):
         self.traps: list[str] = []  # `trap ACTION …` actions, read again when the command ends
         self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
         self.hinting = 0  # depth of hints read from what an opaque program is handed (opaque.py)
+        self.config_edits: list[tuple[str, str, str, str, str, str]] = []  # git remote/config writes (remotes.py)
         self.github_hosts: frozenset[str] | None = None  # GitHub's hosts for this machine (hosts.py), read once
         self.powershell_hosts = 0  # PowerShell hosts (`pwsh -Command …`) whose text is being read (sapling.py)
-        self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str]]] = []
+        self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str],
+                                int]] = []
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
         self._branch_cache: dict[str | None, str | None] = {}
 
@@ -86,14 +88,17 @@ class Ctx(Shell):
         return self.substitution_output(inner)
 
     def mark(self) -> int:
-        self._marks.append((dict(self.branches), dict(self.files), dict(self.gh_aliases), dict(self.git_aliases)))
+        self._marks.append((dict(self.branches), dict(self.files), dict(self.gh_aliases), dict(self.git_aliases),
+                            len(self.config_edits)))
         return len(self.merges)
 
     def uncertain(self, mark: int, why: str) -> None:
         """What ran since `mark` may not have run: its merges are undetermined, and what it changed of
         the detection state is unknown (a branch checked out, a file written) or forgotten (an alias)."""
         self.merges[mark:] = [m.replace(undetermined=True, detail=m.detail or why) for m in self.merges[mark:]]
-        branches, files, gh_aliases, git_aliases = self._marks.pop()
+        branches, files, gh_aliases, git_aliases, edits = self._marks.pop()
+        if len(self.config_edits) > edits:  # a remote or URL rewrite set there may not be set: unknown
+            self.config_edits.append(("?", "unknown", "remote", "", "", ""))
         for key in set(branches) | set(self.branches):
             if branches.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
                 self.branches[key] = DYN
@@ -106,22 +111,29 @@ class Ctx(Shell):
                     table.pop(name, None)  # an unknown alias: read as one whose expansion is not known
 
     def save_scope(self) -> object:
-        return dict(self.branches)
+        return dict(self.branches), len(self.config_edits)
 
     def restore_scope(self, saved: object) -> None:
-        if isinstance(saved, dict):
-            self.branches = saved
+        if isinstance(saved, tuple):  # a subshell's checkout is its own; a remote it configured stays configured
+            self.branches = saved[0]
 
     def join_scope(self, saved: object) -> None:
-        if isinstance(saved, dict):
-            for key in set(saved) | set(self.branches):
-                if saved.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
+        if isinstance(saved, tuple):
+            branches, edits = saved
+            for key in set(branches) | set(self.branches):
+                if branches.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
                     self.branches[key] = DYN
+            if len(self.config_edits) > edits:  # a remote set there may not be set
+                self.config_edits.append(("?", "unknown", "remote", "", "", ""))
 
     # --- what detectors ask --------------------------------------------------------------------
     def repo(self, cwd: str | None = None) -> tuple[str | None, str] | None:
         """``(host, owner/name)`` of the git remote of ``cwd`` (default: the current directory)."""
         where = cwd if cwd is not None else self.cwd
+        if self.config_edits:  # a remote added, renamed or rewritten earlier in this command (remotes.py)
+            from hook.detect.remotes import repo_of
+
+            return repo_of(self, where)
         if where not in self._repo_cache:
             from hook.detect import gitrepo  # loaded when a detector asks (a non-merge read does not)
 

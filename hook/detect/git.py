@@ -37,6 +37,7 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     cwd = ctx.cwd
     aliases = dict(ctx.git_aliases)  # `git config alias.…` earlier in this command, then -c (last wins)
     settings: dict[str, str] = {}  # -c KEY=VALUE: what `git push` reads (push.default, remote.X.push)
+    overrides: list[tuple[str, str]] = []  # the same as written, in order (a key given twice has two values)
     if any(ctx.getenv(name, overlay) is not None for name in ("GIT_DIR", "GIT_WORK_TREE")):
         cwd = None  # another repository than the directory's: not followed
     if any(ctx.getenv(name, overlay) is not None for name in _CONFIG_ENV):
@@ -54,6 +55,7 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         elif a in ("-c", "--config-env") and i + 1 < len(args):
             key, eq, value = args[i + 1][0].partition("=")
             settings[key.lower() if DYN not in key else ""] = value if eq and a == "-c" else DYN
+            overrides.append((key if DYN not in key else "", value if eq and a == "-c" else DYN))
             if key.lower().startswith("alias."):
                 aliases[key[6:].lower()] = value if eq and a == "-c" else DYN
             elif DYN in key:
@@ -96,9 +98,11 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     elif sub == "reset" and "--hard" in rest:
         _record(ctx, cwd, _positional(rest, frozenset()))
     elif sub == "config":
+        from hook.detect import gitremote
         from hook.detect.gitconfig import config_command
 
         config_command(ctx.git_aliases, rest)
+        gitremote.config(ctx, cwd, rest)
         keys = [w.lower() for w in rest if not w.startswith("-")][:2]
         if not keys or any(DYN in w for w in rest) or {"-e", "--edit"} & set(rest) or any(
                 k.startswith(("push.", "remote.", "branch.", "include", "url.")) or k == "edit" for k in keys):
@@ -106,9 +110,13 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     elif sub == "push":
         from hook.detect.push import push
 
-        push(ctx, cwd, rest, settings)
+        push(ctx, cwd, rest, settings, overrides)
         if {"-u", "--set-upstream"} & set(rest):
             ctx.push_config_changed = True
+    elif sub == "remote":
+        from hook.detect import gitremote
+
+        gitremote.remote(ctx, cwd, rest)
     elif sub == "branch" and any(a.split("=", 1)[0] in _UPSTREAM_FLAGS for a in rest):
         ctx.push_config_changed = True
     elif sub in ("bisect", "submodule", "filter-branch"):

@@ -4,7 +4,7 @@ GitHub's hosts are ``github.com`` and ``api.github.com``, GitHub Enterprise Clou
 (``api.SUBDOMAIN.ghe.com``), any host whose path has GitHub Enterprise Server's API shape (REST under
 ``/api/v3``, GraphQL at ``/api/graphql``), and the hosts this machine is configured for: ``GH_HOST``,
 ``GITHUB_API_URL``/``GITHUB_SERVER_URL`` (GitHub Actions), the hosts ``gh auth login`` wrote to gh's
-``hosts.yml``, and the host of the current directory's git remote. A host only the run knows may be any of
+``hosts.yml``, and the hosts of the current directory's git remotes. A host only the run knows may be any of
 them. Anything else — ``http://localhost:3000/api/…``, another forge whose paths look alike (Gitea's
 ``/api/v1/repos/{o}/{r}/pulls/{n}/merge``) — is not GitHub, and a request there lands nothing the gate
 guards. Used for the raw HTTP clients (curl, wget, httpie, PowerShell) and program code; ``gh`` talks to
@@ -46,6 +46,12 @@ def is_github(ctx: Ctx, url: str) -> bool:
     return host in configured(ctx)
 
 
+def is_git_host(ctx: Ctx, host: str | None) -> bool:
+    """Whether a git remote's host (``None``: github.com, as `hook.detect.gitrepo.normalize_host` gives it) is
+    GitHub's: github.com, a ``ghe.com`` tenant, or a configured host."""
+    return host is None or DYN in host or host.endswith(".ghe.com") or host in _GITHUB or host in configured(ctx)
+
+
 def configured(ctx: Ctx) -> frozenset[str]:
     """The GitHub hosts this machine is set up for (read once per tool call)."""
     if ctx.github_hosts is not None:
@@ -56,9 +62,7 @@ def configured(ctx: Ctx) -> frozenset[str]:
         if value:
             found.add(split(value)[0] if "://" in value else value.lower().split(":", 1)[0])
     found.update(_gh_hosts(ctx))
-    remote = ctx.repo() if ctx.cwd is not None else None
-    if remote is not None and remote[0]:
-        found.add(remote[0])
+    found.update(_remote_hosts(ctx.cwd))
     hosts = frozenset(h for h in found if h) | frozenset("api." + h for h in found if h)
     ctx.github_hosts = hosts
     return hosts
@@ -79,3 +83,16 @@ def _gh_hosts(ctx: Ctx) -> set[str]:
         return set()
     return {line.split(":", 1)[0].strip().strip("'\"").lower() for line in text.splitlines()
             if line[:1] not in ("", " ", "\t", "#", "-") and ":" in line}
+
+
+def _remote_hosts(cwd: str | None) -> set[str]:
+    """The hosts of the current directory's git remotes, as its config file names them (before this command)."""
+    from hook.detect import gitrepo
+
+    config = gitrepo.read_config(cwd) if cwd is not None else None
+    hosts = set()
+    for _, url in gitrepo.remote_urls(config or {}):
+        parsed = gitrepo.parse_remote_url(url)
+        if parsed is not None and parsed[0]:
+            hosts.add(parsed[0])
+    return hosts
