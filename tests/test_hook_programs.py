@@ -83,6 +83,14 @@ ROWS: dict[str, tuple[str, str]] = {
     **{i: (f"{i} 'system({M})'", UND) for i in ("m4", "mlr", "socat", "pdflatex", "latexmk", "lualatex",
                                                 "xelatex", "ansible", "ansible-playbook", "terraform", "tofu",
                                                 "pulumi", "helm", "salt", "fab", "invoke")},
+    # compilers: the source text the command hands them is read like interpreter code (issue 26 item 1)
+    **{c: (f"printf 'int main(){{return system(\"{M}\");}}' | {c} -x c - -o /tmp/m && /tmp/m", UND)
+       for c in ("gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "gfortran")},
+    **{c: (f"cat > m.{ext} <<'EOF'\nrun(\"{M}\")\nEOF\n{c} {sub}m.{ext}", UND) for c, ext, sub in (
+        ("go", "go", "run "), ("rustc", "rs", ""), ("zig", "zig", "run "), ("javac", "java", ""),
+        ("java", "java", ""), ("kotlinc", "kt", ""), ("swift", "swift", ""), ("swiftc", "swift", ""),
+        ("nim", "nim", "r "), ("crystal", "cr", "run "), ("dart", "dart", "run "), ("as", "s", ""),
+        ("nasm", "asm", ""), ("yasm", "asm", ""))},
     # task runners, text tools, agents
     **{t: (f"printf 'ship:\\n\\t{M}\\n' > Makefile && {t} ship", DET) for t in ("make", "gmake")},
     **{t: (f"{t} merge", UND) for t in ("just", "task", "rake", "mage")},

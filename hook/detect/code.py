@@ -98,7 +98,7 @@ def _read(ctx: Ctx, text: str, seen: _Seen) -> None:
         if len(group) == 1 and _command_like(group[0]) and might_merge(group[0], constructed=False):
             ctx.run_text(group[0], powershell=False)
         elif len(group) > 1 and group[0].rsplit("/", 1)[-1] in _PROGRAMS:
-            ctx.run_text(" ".join(_quote(word) for word in group), powershell=False)
+            ctx.run_text(" ".join(quote_word(word) for word in group), powershell=False)
     from hook.detect import api
 
     method = _method(text.lower())
@@ -299,7 +299,8 @@ def string_literals(text: str) -> list[list[str]]:
     return groups
 
 
-def _quote(word: str) -> str:
+def quote_word(word: str) -> str:
+    """A word as shell text (quoted when it needs to be)."""
     if word and all(c.isalnum() or c in "-_./:#=@%+," for c in word):
         return word
     return "'" + word.replace("'", "'\\''") + "'"

@@ -46,6 +46,10 @@ class Ctx(Shell):
         self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
         self.hinting = 0  # depth of hints read from what an opaque program is handed (opaque.py)
         self.config_edits: list[tuple[str, str, str, str, str, str]] = []  # git remote/config writes (remotes.py)
+        self.plants: dict[str, tuple[str, bool]] = {}  # path -> (text this command wrote there, exact?): planted.py
+        self._plant_prior: dict[str, str] = {}  # what a path held before the command writing it now
+        self.hooks_paths: set[str] = set()  # core.hooksPath set by this command (git config, -c)
+        self.preloads: set[str] = set()  # LD_PRELOAD / LD_AUDIT libraries a command ran with
         self.github_hosts: frozenset[str] | None = None  # GitHub's hosts for this machine (hosts.py), read once
         self.powershell_hosts = 0  # PowerShell hosts (`pwsh -Command …`) whose text is being read (sapling.py)
         self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str],
@@ -71,6 +75,17 @@ class Ctx(Shell):
         finally:
             self._expanding.discard(name)
         self.uncertain(mark, f"alias {name}: expanded or not, as the shell's options decide")
+
+    def wrote(self, key: str, append: bool) -> None:
+        prior = self.plants.get(key, ("", True))[0] if append else ""
+        self._plant_prior[key] = prior
+        self.plants[key] = (prior + DYN, True)  # the program's output, unless it is one the reader knows
+
+    def planted(self, key: str, text: str | None, *, append: bool, exact: bool = True) -> None:
+        """``key`` now holds ``text`` (None: unknown) from this command: ``append`` after what it held before the
+        command writing it; ``exact``: the text itself (else text it may insert, judged by its shape alone)."""
+        prior = self._plant_prior.get(key, self.plants.get(key, ("", True))[0]) if append else ""
+        self.plants[key] = (prior + (DYN if text is None else text), exact)
 
     def call(self, name: str, args: list[Arg], overlay: Mapping[str, str | None] | None = None) -> None:
         if name in self.tool_functions:  # `pyenv shell 3.12`: the tool's own function sets variables

@@ -24,6 +24,7 @@ UNWRAPPED = frozenset({"eval", "iex", "invoke-expression", "pnpm"})
 """Programs hook/detect/wrappers.py unwraps that the table does not class as wrappers: eval runs shell text
 (an interpreter), pnpm runs scripts too (a task runner); their rows say so."""
 _MAX_UNWRAP = 16
+_PRELOADS = ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES")
 
 
 def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -45,6 +46,10 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
         if unwrapped is args:
             break
         args = unwrapped
+    if (overlay or ctx.exported) and any(n in overlay or n in ctx.exported for n in _PRELOADS):
+        from hook.detect.compiled import preloads
+
+        preloads(ctx, overlay)  # a library this command wrote runs before the program (hook/detect/planted.py)
     handler = _HANDLERS.get(name)
     written = ctx.files.get(ctx.path(args[0][0])) if "/" in args[0][0] else None
     if written is None and ctx.files and "/" not in args[0][0]:

@@ -58,6 +58,8 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
             overrides.append((key if DYN not in key else "", value if eq and a == "-c" else DYN))
             if key.lower().startswith("alias."):
                 aliases[key[6:].lower()] = value if eq and a == "-c" else DYN
+            elif key.lower() == "core.hookspath":  # the hooks this invocation runs (hook/detect/planted.py)
+                ctx.hooks_paths.add(value if DYN in value or not eq else ctx.path(value, cwd))
             elif DYN in key:
                 aliases[""] = DYN  # some key computed at run time: maybe an alias
             i += 1
@@ -103,6 +105,7 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
 
         config_command(ctx.git_aliases, rest)
         gitremote.config(ctx, cwd, rest)
+        _configured(ctx, cwd, rest)
         keys = [w.lower() for w in rest if not w.startswith("-")][:2]
         if not keys or any(DYN in w for w in rest) or {"-e", "--edit"} & set(rest) or any(
                 k.startswith(("push.", "remote.", "branch.", "include", "url.")) or k == "edit" for k in keys):
@@ -123,6 +126,24 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         _runs(ctx, sub, args[i + 1 :], cmd, overlay)
     elif DYN not in sub and sub not in _BUILTINS:
         _external(ctx, cwd, sub, rest)
+
+
+def _configured(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
+    """``git config [scope] KEY VALUE`` of an alias, a command-valued setting or ``core.hooksPath``: set up now,
+    run by a later git (hook/detect/planted.py)."""
+    from hook.detect.gitremote import config_words
+
+    _, words, flags = config_words(rest)
+    if len(words) < 2 or flags & {"--unset", "--unset-all", "unset", "--get", "--get-all", "-l", "--list", "get",
+                                  "list", "--rename-section", "--remove-section", "rename-section", "remove-section"}:
+        return
+    from hook.detect.planted import setting
+
+    saved, ctx.cwd = ctx.cwd, cwd
+    try:
+        setting(ctx, words[0], words[1])
+    finally:
+        ctx.cwd = saved
 
 
 def _commands_in_settings(ctx: Ctx, settings: dict[str, str], overlay: dict[str, str | None]) -> None:

@@ -52,7 +52,7 @@ def remote(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
 def config(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
     """``git config [scope] KEY VALUE`` (and ``--add``, ``--unset[-all]``, ``--replace-all``, ``set``, ``unset``,
     ``--rename-section``, ``--remove-section``) for the keys a push reads."""
-    scope, words, flags = _config_words(rest)
+    scope, words, flags = config_words(rest)
     if flags & _READS and not flags & {"--unset", "--unset-all", "unset"}:
         return
     if flags & {"-e", "--edit", "edit"} or any(DYN in w for w in words):
@@ -87,7 +87,7 @@ def config(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
     edit(ctx, where if action != "unknown" else UNKNOWN, action, section, subsection, key, value)
 
 
-def _config_words(rest: list[str]) -> tuple[str, list[str], set[str]]:
+def config_words(rest: list[str]) -> tuple[str, list[str], set[str]]:
     """``(scope: "global" | "file" | "local", positional words, flags)`` of a ``git config`` command line."""
     scope, words, flags = "local", list[str](), set[str]()
     i = 0

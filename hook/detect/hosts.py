@@ -17,7 +17,15 @@ from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hook.detect.context import Ctx
+    from collections.abc import Mapping
+    from typing import Protocol
+
+    class Ctx(Protocol):
+        """What this module reads of the detection context (hook/detect/context.py, which calls it back)."""
+
+        env: Mapping[str, str]
+        cwd: str | None
+        github_hosts: frozenset[str] | None
 
 _GITHUB = frozenset({"github.com", "api.github.com", "www.github.com", "uploads.github.com"})
 _ENV_URLS = ("GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_GRAPHQL_URL")

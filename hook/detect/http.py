@@ -78,6 +78,8 @@ def _curl(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
                 elif name in ("-K", "--config"):
                     bodies.append(None)  # options from a file: anything may be in there
                     config = True
+                elif name in ("-o", "--output"):
+                    _downloaded(ctx, value)
         else:
             urls.append(a)
         i += 1
@@ -112,6 +114,8 @@ def _wget(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
                 method, body = method or "POST", value
             elif name in ("--post-file", "--body-file"):
                 method, body = method or "POST", _read_body(ctx, cmd, value)
+            elif name in ("-O", "--output-document"):
+                _downloaded(ctx, value)
         else:
             urls.append(a)
         i += 1
@@ -218,6 +222,14 @@ def _curl_shorts(args: list[Arg], i: int) -> tuple[list[tuple[str, str]], int]:
             break
         out.append(("-" + letter, ""))
     return out, i
+
+
+def _downloaded(ctx: Ctx, name: str) -> None:
+    """A file a download writes: text only the run knows (judged where another program runs it: planted.py)."""
+    if name and name != "-" and DYN not in name:
+        key = ctx.path(name)
+        ctx.files[key] = DYN
+        ctx.planted(key, None, append=False)
 
 
 def _read_body(ctx: Ctx, cmd: Command, name: str) -> str | None:

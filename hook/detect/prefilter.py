@@ -23,7 +23,14 @@ _KEYWORDS = ("merge", "push", "graphql", "mutation", "enqueue", "updateref", "re
              "hold", "label", "comment", "review", "dismiss",
              # GitHub's REST API by path (a write that weakens the gate: protection, rulesets, statuses, the
              # App's installation), wherever a program is handed it
-             "repos/", "repositories/", "/pulls/", "api.github", "/api/v3", "installations", "ruleset", "/properties")
+             "repos/", "repositories/", "/pulls/", "api.github", "/api/v3", "installations", "ruleset", "/properties",
+             # places another program runs a file from, on its own (hook/detect/planted.py): what is written there
+             # is read, whoever writes it (`cp x .git/hooks/pre-commit`)
+             "hooks/", "hookspath", "husky", "bashrc", "zshrc", "zshenv", "zprofile", "zlogin", "bash_profile",
+             "bash_login", "bash_logout", "/.profile", "profile.d", "config.fish", ".envrc", "cron", "atjobs",
+             "systemd/", "launchagents", "launchdaemons", "autostart", "rc.local", "ld_preload", "ld_audit",
+             "dyld_insert", "bash_env", "makefile", ".mk", "justfile", "package.json", "taskfile", "lefthook",
+             "pre-commit-config", "conftest", "sitecustomize", "usercustomize", ".pth", ".gitconfig", ".git/config")
 _QUOTING = str.maketrans("", "", "'\"\\`")
 # gh's built-in commands; any other `gh NAME` is an alias or extension that may merge
 GH_BUILTINS = frozenset("""

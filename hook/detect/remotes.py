@@ -21,10 +21,18 @@ from hook.shell.syntax import DYN
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-    from hook.detect.context import Ctx
+    from typing import Protocol
 
     Entry = tuple[str, str, str, str]  # (section, subsection, key, value): section and key lower case
+
+    class Ctx(Protocol):
+        """What this module reads of the detection context (hook/detect/context.py, which calls it back)."""
+
+        env: Mapping[str, str]
+        cwd: str | None
+        files: dict[str, str]
+        config_edits: list[tuple[str, str, str, str, str, str]]
+        github_hosts: frozenset[str] | None
 
 GLOBAL = "global"
 UNKNOWN = "?"

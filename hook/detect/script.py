@@ -82,6 +82,7 @@ def _record_writes(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
         key = ctx.path(target)
         # appended to a file whose text is not known here, or text not known: only the run knows it
         ctx.files[key] = DYN if text is None or target in appends else text
+        ctx.planted(key, text, append=target in appends)  # what it writes there (hook/detect/planted.py)
 
 
 def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:

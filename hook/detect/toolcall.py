@@ -40,6 +40,10 @@ def detect(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | None, en
 
             for action in list(ctx.traps):
                 run_trap(ctx, action)
+        if ctx.plants or ctx.hooks_paths:  # what it set up for another program to run (hook/detect/planted.py)
+            from hook.detect.planted import judge
+
+            judge(ctx)
     except Exception as exc:  # a reader bug must not hide a merge: fail towards "maybe"
         ctx.add(Merge(via="unparsed", undetermined=True, detail=f"detector error: {type(exc).__name__}"))
     return Detection(tuple(ctx.merges), tuple(ctx.notes))
