@@ -9,7 +9,8 @@ merges is undetermined (hook/detect/wrappers.py), never a determined guess.
 
 A grammar is written the way manuals list options: ``Grammar("ab:c::", "user= login color=? shell=")`` — ``b``
 takes a value, ``c`` an optional attached one; ``--user`` and ``--shell`` take a value, ``--color`` an optional
-one; ``plus`` lists the letters a shell also takes after ``+`` (``+o pipefail``).
+one; ``plus`` lists the letters a shell also takes after ``+`` (``+o pipefail``); ``abbrev=False`` for a program
+that takes long names whole (bash); ``digits``: optional values made of digits only (perl's ``-l``, ``-0``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from hook.shell.syntax import DYN
 class Grammar:
     """One program's options (see the module's docstring)."""
 
-    __slots__ = ("flags", "longs", "optional", "plus", "values")
+    __slots__ = ("abbrev", "digits", "flags", "longs", "optional", "plus", "values")
 
-    def __init__(self, shorts: str = "", longs: str = "", *, plus: str = "") -> None:
+    def __init__(self, shorts: str = "", longs: str = "", *, plus: str = "", abbrev: bool = True,
+                 digits: str = "") -> None:
         self.flags: set[str] = set()
         self.values: set[str] = set()
         self.optional: set[str] = set()
@@ -37,6 +39,8 @@ class Grammar:
             name, eq, rest = spec.partition("=")
             self.longs[name] = eq + rest
         self.plus = plus
+        self.abbrev = abbrev  # getopt_long takes a unique prefix; a shell's own parser does not
+        self.digits = digits  # optional values that are digits only (perl's -l, -0): `-le` is -l then -e
 
     def takes(self, letter: str) -> str:
         """``"flag"``, ``"value"``, ``"optional"`` or ``""`` (unknown)."""
@@ -84,31 +88,29 @@ def parse(grammar: Grammar, words: list[str], start: int = 1) -> Parsed:
             out.options.append((word, None))
             i += 1
             continue
-        if word.startswith("--"):
-            i = _long(grammar, words, i, out)
-        else:
-            i = _shorts(grammar, words, i, out)
+        i = _long(grammar, words, i, out) if word.startswith("--") else _shorts(grammar, words, i, out)
     out.end = i
     return out
 
 
 def _long(grammar: Grammar, words: list[str], i: int, out: Parsed) -> int:
-    name, eq, value = words[i].partition("=")
+    spelled, eq, value = words[i].partition("=")
+    name = spelled[2:]
     kind = grammar.longs.get(name)
     if kind is None:
-        matches = [n for n in grammar.longs if n.startswith(name)]
+        matches = [n for n in grammar.longs if n.startswith(name)] if grammar.abbrev and name else []
         if len(matches) == 1:
             name, kind = matches[0], grammar.longs[matches[0]]
         else:
             out.exact = False  # unknown, or an ambiguous prefix: getopt_long refuses it
-            out.options.append((name, value if eq else None))
+            out.options.append((spelled, value if eq else None))
             return i + 1
     if kind == "=" and not eq:
-        out.options.append((name, words[i + 1] if i + 1 < len(words) else None))
+        out.options.append(("--" + name, words[i + 1] if i + 1 < len(words) else None))
         return i + 2
     if kind == "" and eq:
         out.exact = False  # a flag given a value: getopt_long refuses it
-    out.options.append((name, value if eq else None))
+    out.options.append(("--" + name, value if eq else None))
     return i + 1
 
 
@@ -127,6 +129,11 @@ def _shorts(grammar: Grammar, words: list[str], i: int, out: Parsed) -> int:
             k += 1
             continue
         attached = word[k + 1 :]
+        if letter in grammar.digits:
+            digits = len(attached) - len(attached.lstrip("0123456789"))
+            out.options.append((sign + letter, attached[:digits] or None))
+            k += 1 + digits
+            continue
         if attached or kind == "optional":
             out.options.append((sign + letter, attached or None))
             return i + 1

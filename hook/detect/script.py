@@ -86,6 +86,11 @@ def _record_writes(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
 
 
 def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
+    from hook.detect.grammars import INTERPRETERS
+
+    if family in INTERPRETERS:
+        _by_grammar(ctx, family, args, cmd)
+        return
     flags = _CODE_FLAGS[family]
     k = 1
     if family == "deno" and len(args) > 1 and args[1][0] in ("run", "test", "bench", "serve"):
@@ -122,6 +127,44 @@ def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
         code(ctx, source, handed=handed_to(ctx, args[k + 1 :], None))
     elif cmd.piped or any(r.op == "<" for r in cmd.redirects):  # `curl … | python3`
         ctx.runtime("an interpreter reads code produced at run time", via="script")
+
+
+def _by_grammar(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
+    """An interpreter's command line by its grammar (hook/detect/grammars.py): the code its code options carry
+    (``-c``, ``-e``/``-E`` — perl and ruby join several ``-e``), a module (``-m``: the user's program), else the
+    first operand, a script file (``-`` or none: stdin). A spelling the grammar does not settle: undetermined."""
+    from hook.detect.code import code, handed_to
+    from hook.detect.getopt import parse
+    from hook.detect.grammars import INTERPRETERS, NODE_BUNDLES
+
+    grammar, code_options, modules = INTERPRETERS[family]
+    words = [NODE_BUNDLES.get(a[0], a[0]) if family in ("node", "nodejs", "ts-node", "tsx") else a[0] for a in args]
+    start = 2 if family == "bun" and words[1:2] == ["run"] else 1
+    parsed = parse(grammar, words, start)
+    mark = ctx.mark() if not parsed.exact else -1
+    before = len(ctx.merges)
+    given = [v for o, v in parsed.options if o in code_options]
+    rest = args[parsed.end :]
+    if given:
+        text = "\n".join(v if v is not None else DYN for v in given)
+        code(ctx, text, handed=handed_to(ctx, rest, cmd))
+    elif parsed.has(*modules):
+        pass  # an installed module: the user's program
+    elif rest and rest[0][0] != "-":
+        _file(ctx, rest[0], rest[1:])
+    else:
+        source = ctx.stdin_text(cmd)
+        if source is not None:
+            code(ctx, source, handed=handed_to(ctx, rest[1:], None))
+        elif cmd.piped or any(r.op == "<" for r in cmd.redirects):  # `curl … | python3`
+            ctx.runtime("an interpreter reads code produced at run time", via="script")
+    if mark >= 0:
+        name = args[0][0].rsplit("/", 1)[-1]
+        ctx.uncertain(mark, f"{name}: a spelling of its options the guard does not read exactly")
+        if len(ctx.merges) == before:
+            from hook.detect.opaque import opaque
+
+            opaque(ctx, name, args, cmd, what="an interpreter whose options are not read exactly", files=False)
 
 
 def _file(ctx: Ctx, arg: Arg, rest: list[Arg]) -> None:
