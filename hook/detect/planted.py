@@ -53,18 +53,30 @@ _GIT_CONFIGS = ("/.gitconfig", "/.config/git/config", "/etc/gitconfig")
 
 
 def judge(ctx: Ctx) -> None:
-    """At the end of the tool call: every file this command planted where another program runs it."""
-    plants = list(ctx.plants.items())
+    """At the end of the tool call: every file this command planted where another program runs it. Text that
+    cannot spell a merge (the prefilter's sound "no") is skipped unread, so an ordinary write costs nothing."""
+    from hook.detect.prefilter import might_merge
+
+    plants = [(key, value) for key, value in ctx.plants.items() if DYN in value[0] or might_merge(value[0])]
     for key, (text, exact) in plants:  # git's configuration first: it may name a hooks directory
         if kind_of(ctx, key, []) == "gitconfig":
             read(ctx, key, "gitconfig", text, exact=exact)
     for directory in sorted(ctx.hooks_paths):
         _hooks_dir(ctx, directory)
-    hooks = _hook_dirs(ctx)
+    hooks: list[str] | None = None
     for key, (text, exact) in plants:
-        kind = kind_of(ctx, key, hooks)
+        kind = kind_of(ctx, key, sorted(ctx.hooks_paths))
+        if kind is None and _may_be_hook(key):  # a configured hooks directory: read git's files only then
+            hooks = _hook_dirs(ctx) if hooks is None else hooks
+            kind = kind_of(ctx, key, hooks)
         if kind is not None and kind != "gitconfig":
             read(ctx, key, kind, text, exact=exact)
+
+
+def _may_be_hook(key: str) -> bool:
+    """A file whose directory may be ``core.hooksPath`` (by name: ``hooks``, ``.githooks``, ``git-hooks``)."""
+    parent = key.rsplit("/", 2)[-2] if key.count("/") >= 1 else ""
+    return "hook" in parent.lower()
 
 
 def kind_of(ctx: Ctx, key: str, hooks: list[str] | None = None) -> str | None:
