@@ -25,7 +25,8 @@ LOOK_ALIKES = [
     "git merged-branches", "make merged-report", "make landing-page", "claude -p 'list the mergeable PRs'",
     "gemini -p 'summarise merged_at for last week'", "emerge --sync", "graphql-codegen --config codegen.yml",
     "mytool ~/repos/project", "code2prompt ~/repos/merge-hold/src", "tree-sitter parse ~/repos/widgets/x.sh",
-    "mytool --since merged --exclude-merges", "stats --no-merge-commits",
+    "mytool --since merged --exclude-merges", "stats --no-merge-commits", "node dist/merge-sort.js",
+    "./bench/mergesort --size 1000", "python3 tools/merge_conflicts_report.py",
     # another host than GitHub's
     "curl -X PUT http://localhost:3000/api/repos/acme/widgets/pulls/5/merge",
     "curl -X PUT localhost:3000/repos/acme/widgets/pulls/5/merge",

@@ -55,6 +55,8 @@ ROWS: list[tuple[str, list[tuple[str, str]], str]] = [
     (f"git remote set-url origin {OTHER} https://github.com/acme/widgets.git && git push origin feature:main", [], UND),
     ("git config --unset remote.origin.url 'widg.*' && git push origin feature:main", [], UND),
     ("git config -e && git push origin feature:main", [], UND),
+    (f"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0={OTHER} git push origin feature:main",
+     [], UND),
 ]
 
 # gh picks the repository among the remotes as they are after the command's edits
@@ -62,6 +64,8 @@ GH_ROWS: list[tuple[str, str | None, str]] = [
     (f"git remote add upstream {OTHER} && gh pr merge 7", "acme/other", DET),
     (f"git remote set-url origin {OTHER} && gh pr merge 7", "acme/other", DET),
     (f"git remote add fork {OTHER} && gh pr merge 7", "acme/widgets", DET),
+    (f"git remote add fork {OTHER} && gh repo set-default acme/other && gh pr merge 7", "acme/other", DET),
+    (f"git remote add fork {OTHER} && gh repo set-default \"$R\" && gh pr merge 7", None, UND),
 ]
 
 # look-alikes: remotes that are no GitHub repository, remotes gone

@@ -49,6 +49,7 @@ class Ctx(Shell):
         self.plants: dict[str, tuple[str, bool]] = {}  # path -> (text this command wrote there, exact?): planted.py
         self._plant_prior: dict[str, str] = {}  # what a path held before the command writing it now
         self.hooks_paths: set[str] = set()  # core.hooksPath set by this command (git config, -c)
+        self.set_up: list[tuple[str, str]] = []  # (where, shell text) a later program runs: planted.py
         self.preloads: set[str] = set()  # LD_PRELOAD / LD_AUDIT libraries a command ran with
         self.github_hosts: frozenset[str] | None = None  # GitHub's hosts for this machine (hosts.py), read once
         self.powershell_hosts = 0  # PowerShell hosts (`pwsh -Command …`) whose text is being read (sapling.py)
@@ -100,6 +101,9 @@ class Ctx(Shell):
     def substitution(self, inner: list[Event]) -> str | None:
         if _is_current_branch(inner):
             return self.branch() or DYN
+        where = _git_path(self, inner)
+        if where is not None:
+            return where
         return self.substitution_output(inner)
 
     def mark(self) -> int:
@@ -197,3 +201,25 @@ def _is_current_branch(inner: list[Event]) -> bool:
         return False
     words = tuple(w.literal() for w in commands[0].words)
     return words in _CURRENT_BRANCH_COMMANDS
+
+
+def _git_path(ctx: Ctx, inner: list[Event]) -> str | None:
+    """``$(git rev-parse --git-path hooks)``, ``--git-dir``, ``--git-common-dir``, ``--show-toplevel``: where git
+    keeps what it runs (a hook written there is judged: hook/detect/planted.py). None: another substitution."""
+    commands = [e for e in inner if isinstance(e, Command)]
+    words = tuple(w.literal() for w in commands[0].words) if len(commands) == 1 else ()
+    if words[:2] != ("git", "rev-parse") or len(words) not in (3, 4) or ctx.cwd is None:
+        return None
+    from hook.detect import gitrepo
+    from hook.shell.paths import join
+
+    dirs = gitrepo.git_dirs(ctx.cwd)
+    if dirs is None:
+        return DYN
+    if words[2:] == ("--git-path", "hooks"):
+        return join(dirs[1], "hooks")
+    if words[2:] in (("--git-dir",), ("--absolute-git-dir",)):
+        return dirs[0]
+    if words[2:] == ("--git-common-dir",):
+        return dirs[1]
+    return None

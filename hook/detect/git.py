@@ -42,6 +42,7 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         cwd = None  # another repository than the directory's: not followed
     if any(ctx.getenv(name, overlay) is not None for name in _CONFIG_ENV):
         settings[""] = aliases[""] = DYN  # configuration from the environment (GIT_CONFIG_COUNT…): not read
+        overrides.append(("", DYN))
     i = 1
     while i < len(args) and args[i][0].startswith("-"):
         a = args[i][0]

@@ -81,6 +81,9 @@ def runner(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
     """``npm run X`` (package.json scripts are read), ``just X``, ``yarn X``: by name otherwise."""
     name = args[0][0].rsplit("/", 1)[-1].lower()
     words = [a[0] for a in args[1:] if not a[0].startswith("-")]
+    if name in ("npm", "pnpm", "yarn", "bun") and (words[:2] == ["pkg", "set"] or words[:1] == ["set-script"]):
+        _set_scripts(ctx, words)  # writes package.json's scripts: run by a later `npm run` (planted.py)
+        return
     if name in ("npm", "pnpm", "bun") or (name == "yarn" and words[:1] == ["run"]):
         if words[:1] not in (["run"], ["run-script"]):
             return
@@ -93,6 +96,17 @@ def runner(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
                     ctx.run_text(scripts[hook], powershell=False)
         else:
             _named(ctx, name, [script])
+
+
+def _set_scripts(ctx: Ctx, words: list[str]) -> None:
+    """``npm pkg set scripts.NAME=CMD …``, ``npm set-script NAME CMD``: the commands a later ``npm run`` runs,
+    judged now (hook/detect/planted.py)."""
+    if words[:1] == ["set-script"]:
+        commands = words[2:3]
+    else:
+        commands = [w.partition("=")[2] for w in words[2:] if w.startswith("scripts.") and "=" in w]
+    key = ctx.path("package.json") if ctx.cwd else "package.json"
+    ctx.set_up += [(key, command) for command in commands]
 
 
 def _named(ctx: Ctx, tool: str, goals: list[str]) -> None:

@@ -63,6 +63,8 @@ def judge(ctx: Ctx) -> None:
             read(ctx, key, "gitconfig", text, exact=exact)
     for directory in sorted(ctx.hooks_paths):
         _hooks_dir(ctx, directory)
+    for key, text in ctx.set_up:  # `npm pkg set scripts.X=CMD`: commands written for a later run
+        read(ctx, key, "shell", text)
     hooks: list[str] | None = None
     for key, (text, exact) in plants:
         kind = kind_of(ctx, key, sorted(ctx.hooks_paths))
@@ -152,12 +154,28 @@ def read(ctx: Ctx, key: str, kind: str, text: str, *, exact: bool = True) -> Non
             ctx.cwd = worktree_top(ctx.cwd) if ctx.cwd else None  # git runs hooks at the top of the working tree
         for line in found:
             ctx.run(["("])
+            functions, aliases = set(ctx.functions), set(ctx.aliases)
             ctx.run_text(line, powershell=kind == "powershell")
+            if kind in ("shell", "fish", "powershell"):
+                _defined(ctx, functions, aliases)
             ctx.run([")"])
         ctx.cwd = saved
     ctx.uncertain(mark, what)
     if len(ctx.merges) > before and all(m.repo is None for m in ctx.merges[before:]):
         ctx.runtime(what, via="planted")  # judged where gh would look first too
+
+
+def _defined(ctx: Ctx, functions: set[str], aliases: set[str]) -> None:
+    """What a start-up file defines runs later too: an agent's shell snapshot keeps its functions and aliases, and a
+    prompt runs ``PROMPT_COMMAND`` and the substitutions in ``PS1``…: each is read as if run."""
+    for name in [n for n in ctx.functions if n not in functions]:
+        ctx.call(name, [])
+    for name in [n for n in ctx.aliases if n not in aliases]:
+        ctx.run_text(ctx.aliases[name], powershell=False)
+    for name in ("PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4"):
+        value = ctx.vars.get(name)
+        if value and (name == "PROMPT_COMMAND" or "$(" in value or "`" in value):
+            ctx.run_text(value if name == "PROMPT_COMMAND" else f"echo {value}", powershell=False)
 
 
 _WHAT = {"shell": "run by a shell on its own", "cron": "a cron table", "crontab": "a cron table",
@@ -270,8 +288,12 @@ def copy(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]
     if target is None or not sources:
         return
     into = target.endswith("/") or len(sources) > 1 or _is_dir(ctx, target)
+    symbolic = name == "ln" and any((w.startswith("-") and not w.startswith("--") and "s" in w) or w == "--symbolic"
+                                    for w in words)
     for source in sources:
         dest = paths.join(target, source.rstrip("/").rsplit("/", 1)[-1]) if into else target
+        if symbolic and not source.startswith("/") and DYN not in dest:  # relative to the link's own directory
+            source = paths.normpath(paths.join(ctx.path(dest).rsplit("/", 1)[0], source))
         _put(ctx, dest, None if DYN in source else ctx.read_file(source))
 
 

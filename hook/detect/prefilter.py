@@ -137,7 +137,7 @@ def merge_shaped(text: str) -> bool:
 
 # `gh repo` commands that change nothing the gate relies on; any other (`sync` merges upstream into a fork's
 # branch, `edit`/`delete`/`archive`/`rename` change what the gate protects: hook/detect/ghadmin.py) is read
-_GH_REPO_READS = frozenset({"view", "clone", "list", "create", "fork", "set-default", "unarchive", "gitignore",
+_GH_REPO_READS = frozenset({"view", "clone", "list", "create", "fork", "unarchive", "gitignore",
                             "license", "credits", "garden"})
 
 

@@ -27,10 +27,11 @@ SHAPED_WORDS = frozenset({"gh", "push", "curl", "wget", "land", "ship", "graphql
 """Whole tokens that are merge-shaped (`land` and `ship` are the stack tools' merge words: ``spr land``,
 ``ghstack land``, ``git town ship``)."""
 _INFLECTIONS = frozenset({"merged", "merges", "merging", "mergeable", "mergeability", "mergeably", "merger",
-                          "mergers", "mergeables"})
+                          "mergers", "mergeables", "mergesort", "mergetool", "mergetools"})
 _ATTRIBUTES = frozenset({"state", "status", "statuses", "commit", "commits", "sha", "base", "able", "ability",
                          "conflict", "conflicts", "group", "message", "title", "time", "date", "at", "by", "info",
-                         "check", "checks", "tree", "file", "files", "driver", "ff", "log", "strategy", "hold"})
+                         "check", "checks", "tree", "file", "files", "driver", "ff", "log", "strategy", "hold", "sort",
+                         "sorted", "sorting"})
 """Words after ``merge`` that make it a field or a local git notion, not an act: ``mergeStateStatus``,
 ``merge_commit_sha``, ``merge-base``, ``mergeGroup`` (the merge queue's webhook), ``merge.driver``, and this
 project's own name (``merge-hold``: its paths, its status context)."""

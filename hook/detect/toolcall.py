@@ -41,7 +41,7 @@ def detect(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | None, en
 
             for action in list(ctx.traps):
                 run_trap(ctx, action)
-        if ctx.hooks_paths or any(DYN in text or might_merge(text) for text, _ in ctx.plants.values()):
+        if ctx.hooks_paths or ctx.set_up or any(DYN in text or might_merge(text) for text, _ in ctx.plants.values()):
             from hook.detect.planted import judge  # what it set up for another program to run, if it can merge
 
             judge(ctx)
