@@ -182,4 +182,18 @@ ROWS: list[tuple[str, str]] = [
     ("tmux new-session -d 'gh pr merge 5'", "undetermined"),
     ("tmux new-session -d 'echo gh pr merge 5 > /dev/null'", "determined"),
     ("tmux ls 2>/dev/null || true", "determined"),
+    # issue 26: what a command sets up for another program to run, run here by that program (and removed again)
+    ("printf '#!/bin/sh\\ngh pr merge 5\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; "
+     "git commit --allow-empty -qm x; rm -f .git/hooks/pre-commit", "undetermined"),
+    ("git config alias.shp '!gh pr merge 5'; git shp; git config --unset alias.shp", "undetermined"),
+    ("printf 'all:\\n\\tgh pr merge 5\\n' > ../ship.mk; make -s -f ../ship.mk; rm -f ../ship.mk",
+     "determined"),  # run here, exactly: the same merge the planted file holds
+    ("printf 'gh pr merge 5\\n' > ../env.mh; BASH_ENV=../env.mh bash -c true; rm -f ../env.mh", "determined"),
+    # issue 26: launchers' option grammars, for real
+    ("script -qec 'gh pr merge 5' /dev/null", "determined"),
+    ("env -S'gh pr merge 5 -R acme/other'", "determined"),
+    ("bash -c -e 'gh pr merge 5'", "determined"),
+    ("bash -s 5 <<< 'gh pr merge $1'", "determined"),
+    ("timeout --sig=KILL 10 gh pr merge 5", "determined"),
+    ("nice -n5 stdbuf -oL gh pr merge 5", "determined"),
 ]

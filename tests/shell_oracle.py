@@ -98,7 +98,8 @@ class Sandbox:
                     "LC_ALL": "C.UTF-8", "TMPDIR": str(root), "TMUX_TMPDIR": str(self.tmux),
                     "SHELL": "/bin/sh", "TERM": "dumb"}
         git = {"check": True, "capture_output": True, "env": self.env}
-        subprocess.run(["git", "init", "-q", "--bare", str(remotes / f"{REPO}.git")], **git)  # type: ignore[call-overload]
+        for bare in (REPO, "acme/other"):  # a push to either is recorded (and refused) by the checkout's hook
+            subprocess.run(["git", "init", "-q", "--bare", str(remotes / f"{bare}.git")], **git)  # type: ignore[call-overload]
         subprocess.run(["git", "init", "-q", "-b", BRANCH, str(self.checkout)], **git)  # type: ignore[call-overload]
         subprocess.run(["git", "-C", str(self.checkout), "remote", "add", "origin",  # type: ignore[call-overload]
                         f"https://github.com/{REPO}.git"], **git)

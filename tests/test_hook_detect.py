@@ -226,7 +226,9 @@ ROWS: list[tuple[str, str, Any, str, dict[str, str], list[dict[str, Any]]]] = [
      [maybe(pr=None)]),
     ("fresh-pr", "Bash", "gh pr create --fill && gh pr merge --auto", "app", {}, [maybe(branch=CURRENT)]),
     ("gh-alias-from-config", "Bash", "gh land 7", "app", {GH_ALIAS_ENV: "home/.config/gh"}, [pr(7)]),
-    ("gh-alias-set-here", "Bash", "gh alias set sq 'pr merge --squash' && gh sq 7", "app", {}, [pr(7)]),
+    # set up for any later `gh sq` too (issue 26 item 1): the current branch's PR, undetermined
+    ("gh-alias-set-here", "Bash", "gh alias set sq 'pr merge --squash' && gh sq 7", "app", {},
+     [maybe(branch=CURRENT), pr(7)]),
     ("gh-extension-unknown", "Bash", "gh poi", "app", {}, [maybe(via="gh_alias", branch=CURRENT)]),
     # gh api
     ("api-placeholders", "Bash", "gh api -X PUT repos/{owner}/{repo}/pulls/7/merge", "app", {}, [pr(7)]),

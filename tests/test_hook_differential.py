@@ -108,7 +108,13 @@ def git_push(draw: Draw) -> Invocation:
     refspec = draw(st.sampled_from(["HEAD:main", "feature/login:main", "feature/login", "HEAD:refs/heads/main",
                                     "feature/login:feature/login"]))
     flags = draw(st.sampled_from([[], ["-q"], ["--no-verify"]])) if "main" not in refspec else []
-    return Invocation(["git", "push", *flags, "origin", refspec])
+    # where it goes: the checkout's origin, or a remote made for this one invocation (issue 26 item 5)
+    url = f"https://github.com/{draw(st.sampled_from(REPOS))}.git"
+    form = draw(st.sampled_from(["origin", "origin", "url", "-c url", "-c pushurl", "-c url twice"]))
+    configs = {"-c url": ["-c", f"remote.x.url={url}"], "-c pushurl": ["-c", f"remote.origin.pushurl={url}"],
+               "-c url twice": ["-c", f"remote.x.url={url}", "-c", "remote.x.url=https://github.com/acme/widgets"]}
+    remote = {"url": url, "-c url": "x", "-c url twice": "x"}.get(form, "origin")
+    return Invocation(["git", *configs.get(form, []), "push", *flags, remote, refspec])
 
 
 @st.composite

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hook.detect import prefilter, programs, wrappers
+from hook.detect import prefilter, programs, shaped, wrappers
 from hook.detect.dispatch import UNWRAPPED
 from hook.detect.model import Detection
 from hook.detect.toolcall import detect
@@ -83,6 +83,14 @@ ROWS: dict[str, tuple[str, str]] = {
     **{i: (f"{i} 'system({M})'", UND) for i in ("m4", "mlr", "socat", "pdflatex", "latexmk", "lualatex",
                                                 "xelatex", "ansible", "ansible-playbook", "terraform", "tofu",
                                                 "pulumi", "helm", "salt", "fab", "invoke")},
+    # compilers: the source text the command hands them is read like interpreter code (issue 26 item 1)
+    **{c: (f"printf 'int main(){{return system(\"{M}\");}}' | {c} -x c - -o /tmp/m && /tmp/m", UND)
+       for c in ("gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "gfortran")},
+    **{c: (f"cat > m.{ext} <<'EOF'\nrun(\"{M}\")\nEOF\n{c} {sub}m.{ext}", UND) for c, ext, sub in (
+        ("go", "go", "run "), ("rustc", "rs", ""), ("zig", "zig", "run "), ("javac", "java", ""),
+        ("java", "java", ""), ("kotlinc", "kt", ""), ("swift", "swift", ""), ("swiftc", "swift", ""),
+        ("nim", "nim", "r "), ("crystal", "cr", "run "), ("dart", "dart", "run "), ("as", "s", ""),
+        ("nasm", "asm", ""), ("yasm", "asm", ""))},
     # task runners, text tools, agents
     **{t: (f"printf 'ship:\\n\\t{M}\\n' > Makefile && {t} ship", DET) for t in ("make", "gmake")},
     **{t: (f"{t} merge", UND) for t in ("just", "task", "rake", "mage")},
@@ -279,24 +287,24 @@ def test_the_dispatcher_unwraps_exactly_the_table_s_wrappers() -> None:
     assert UNWRAPPED <= wrappers.NAMES and set(programs.PROGRAMS) >= UNWRAPPED
 
 
-@pytest.mark.parametrize(("text", "shaped"), [
+@pytest.mark.parametrize(("text", "is_shaped"), [
     ("gh pr merge 5", True), ("pr merge 5", True), ("/usr/bin/gh pr view", True), ("git push origin main", True),
     ("repos/acme/widgets/statuses/abc", True), ("mutation { mergePullRequest }", True), ("/unhold", True),
     ("--remove-label hold", True), ("GH_REPO=acme/x", True), ("query { viewer { login } }", False),
     ("highlight the thigh", False), ("make test", False), ("hello world", False), ("ls -la src", False),
 ])
-def test_merge_shaped(text: str, shaped: bool) -> None:
-    assert prefilter.merge_shaped(text) is shaped
+def test_merge_shaped(text: str, is_shaped: bool) -> None:
+    assert shaped.merge_shaped(text) is is_shaped
 
 
 def test_what_is_merge_shaped_passes_the_prefilter() -> None:
     """An unknown program is judged only when the prefilter lets the text through: every merge-shaped
     marker is one of its keywords, but for gh's own words (``gh pr view`` is gh's, read by its detector) and
     ``GH_REPO`` (it steers gh, and merges nothing by itself)."""
-    for part in prefilter._SHAPED:
+    for part in shaped.SHAPED:
         if part not in ("gh_repo", "gh_host"):
             assert prefilter.might_merge(f"frobnicate {part}"), part
-    for word in prefilter._SHAPED_WORDS - {"gh", "gh.exe"}:
+    for word in shaped.SHAPED_WORDS - {"gh"}:
         assert prefilter.might_merge(f"frobnicate {word}"), word
 
 

@@ -35,12 +35,13 @@ ROWS: list[tuple[str, list[tuple[str | None, int | None]], bool]] = [
     ('a[5]=gh; "${a[@]}" pr merge 5', [("acme/widgets", 5)], True),  # sparse: not modelled
     ('declare -a a=(gh pr merge 2 -R acme/other); "${a[@]}"', [("acme/other", 2)], False),
     ('local a=(echo gh pr merge 2); "${a[@]}"', [], False),
-    ("git config alias.m '!gh pr merge 2 -R acme/other' && git m", [("acme/other", 2)], False),
-    ("git config --global alias.m '!gh pr merge 3'; git m", [("acme/widgets", 3)], False),
+    # the alias merges now, and is set up for any later `git m` too (issue 26 item 1): undetermined as well
+    ("git config alias.m '!gh pr merge 2 -R acme/other' && git m", [("acme/other", 2)], True),
+    ("git config --global alias.m '!gh pr merge 3'; git m", [("acme/widgets", 3)], True),
     ("git config alias.st status && git st", [], False),
     ("git config --get alias.m; git m", [], False),
     ("git config --file other.cfg alias.m '!gh pr merge 2'; git m", [("acme/widgets", None)], True),
-    ('k=alias.m; git config "$k" "!gh pr merge 3"; git m', [("acme/widgets", 3)], False),
+    ('k=alias.m; git config "$k" "!gh pr merge 3"; git m', [("acme/widgets", 3)], True),
     ('read k; git config "$k" "!gh pr merge 3"; git m', [("acme/widgets", None)], True),
     # a push without a refspec writes what push.default and remote.<name>.push say (redteam probe)
     ("git config remote.origin.push HEAD:main; git push", [("acme/widgets", None)], True),

@@ -29,8 +29,10 @@ from hook.detect.toolcall import detect
 from tests.conftest import FIXTURES
 
 FIXTURE = FIXTURES / "github" / "write-operations.tsv"
-ROWS = [line.split("\t") for line in FIXTURE.read_text().splitlines()
-        if line and not line.startswith(("#", "class\t"))]
+LINES = [line.split("\t") for line in FIXTURE.read_text().splitlines()
+         if line and not line.startswith(("#", "class\t"))]
+ROWS = [row for row in LINES if row[0] != "alias"]
+ALIASES = [row for row in LINES if row[0] == "alias"]
 VALUES = {"owner": "acme", "repo": "widgets", "pull_number": "5", "issue_number": "5", "branch": "main",
           "ref": "heads/main", "path": ".github/merge-hold.yml", "org": "acme", "installation_id": "42",
           "sha": "0123456789abcdef0123456789abcdef01234567", "name": "do-not-merge/hold"}
@@ -97,7 +99,8 @@ def test_the_table_is_the_fixture_s_merge_and_gate_rows() -> None:
     wanted = [(c, m, p, o, s) for c, m, p, o, s, _ in ROWS if c != "other"]
     table = [(c, m, p.replace("~", "/repos/{owner}/{repo}", 1), o, s) for c, m, p, o, s in writeops.OPERATIONS]
     assert table == wanted
-    assert len(ROWS) == 265 and {c for c, *_ in ROWS} == {"merge", "gate", "other"}
+    assert len(ROWS) == 267 and {c for c, *_ in ROWS} == {"merge", "gate", "other"}
+    assert [(row[2], "/repos/{owner}/{repo}") for row in ALIASES] == list(writeops.ALIASES)
 
 
 def test_every_gate_row_is_an_act_or_a_lift() -> None:
@@ -136,7 +139,7 @@ def outcome(found: Detection) -> str:
 def test_every_row_through_every_client(row: list[str], checkout: Path) -> None:
     _, method, template, _, _, _ = row
     path = path_of(template)
-    repo = "acme/widgets" if template.startswith("/repos/") else None
+    repo = "acme/widgets" if "/repos/{owner}/{repo}" in template else None
     want = expected(row)
     for client, command in clients(method, path).items():
         found = read(command, checkout)
@@ -154,6 +157,72 @@ def test_every_row_through_every_client(row: list[str], checkout: Path) -> None:
             assert [(m.pr, m.undetermined) for m in found.merges] == [(5, False)], where
         if want == "lift":
             assert all(m.pr == 5 for m in found.lifts if "number}" in template), where
+
+
+BY_ID = "repositories/123456789"
+
+
+BY_ID_ROWS = [r for r in ROWS if r[2].startswith("/repos/{owner}/{repo}") and (
+    r[0] != "other" or r[2].endswith(("/pulls/{pull_number}", "/topics", "/actions/caches")))]
+
+
+@pytest.mark.parametrize("row", BY_ID_ROWS, ids=[f"{r[1]} {r[2]}" for r in BY_ID_ROWS])
+def test_every_row_by_repository_id(row: list[str], checkout: Path) -> None:
+    """``/repositories/{id}/…`` is every operation again (the fixture's alias row) with the repository not in
+    the text: a merge, a lift or an act — undetermined, in an unknown repository and in the current directory's
+    (where gh would look) — never clean; an ``other`` row (a few kept as look-alikes) stays nothing."""
+    _, method, template, _, _, _ = row
+    path = BY_ID + path_of(template).removeprefix("repos/acme/widgets")
+    want = expected(row)
+    for client in ("gh -X", "gh --method=", "curl", "wget", "httpie"):
+        command = clients(method, path)[client]
+        found = read(command, checkout)
+        where = f"{client}: {command}\n{found}"
+        if want == "none":
+            assert not found.gated, where
+            continue
+        assert outcome(found) == want, where
+        assert found.gated and all(m.undetermined for m in found.gated), where
+        assert {m.repo for m in found.gated} == {None, "acme/widgets"}, where
+
+
+@pytest.mark.parametrize(("command", "want"), [
+    # Agent Merge (REST API version 2026-03-10): PUT enrolls the PR, and GitHub's agent merges it
+    ("gh api -X PUT agents/repos/acme/widgets/pulls/5/agent-merge", "merge"),
+    ("gh api --method PUT /agents/repos/acme/widgets/pulls/5/agent-merge -H 'X-GitHub-Api-Version: 2026-03-10'",
+     "merge"),
+    ("gh api -X PUT agents/repos/{owner}/{repo}/pulls/5/agent-merge --input body.json", "merge"),
+    (f"curl -sS -X PUT -H 'X-GitHub-Api-Version: 2026-03-10' {API}/agents/repos/acme/widgets/pulls/5/agent-merge",
+     "merge"),
+    (f"curl -T body.json {API}/agents/repos/acme/widgets/pulls/5/agent-merge", "merge"),
+    (f"http PUT {API}/agents/repos/acme/widgets/pulls/5/agent-merge", "merge"),
+    ("xh put api.github.com/agents/repos/acme/widgets/pulls/5/agent-merge", "merge"),
+    ("https PUT api.github.com/agents/repos/acme/widgets/pulls/5/agent-merge", "merge"),
+    (f"wget -qO- --method=PUT {API}/agents/repos/acme/widgets/pulls/5/agent-merge", "merge"),
+    # reading or disabling the enrollment lands nothing
+    ("gh api agents/repos/acme/widgets/pulls/5/agent-merge", "none"),
+    ("gh api -X DELETE agents/repos/acme/widgets/pulls/5/agent-merge", "none"),
+    (f"curl -X DELETE {API}/agents/repos/acme/widgets/pulls/5/agent-merge", "none"),
+    (f"http {API}/agents/repos/acme/widgets/pulls/5/agent-merge", "none"),
+])
+def test_agent_merge(command: str, want: str, checkout: Path) -> None:
+    found = read(command, checkout)
+    assert outcome(found) == want, found
+    if want == "merge":
+        assert [(m.repo, m.pr, m.undetermined) for m in found.merges] == [("acme/widgets", 5, False)], found
+
+
+@pytest.mark.parametrize(("tool", "merges"), [
+    ("mcp__github__enable_agent_merge", True), ("mcp__github__agent_merge", True),
+    ("mcp__github__update_agent_merge", True), ("mcp__gh__putAgentMergeEnrollment", True),
+    ("mcp__github__github_agent_merge_put_agent_merge_enrollment", True),
+    ("mcp__github__github_agent_merge_get_agent_merge_enrollment", False),
+    ("mcp__github__github_agent_merge_delete_agent_merge_enrollment", False),
+    ("mcp__github__disable_agent_merge", False), ("mcp__github__get_agent_merge", False),
+])
+def test_agent_merge_through_mcp(tool: str, merges: bool) -> None:
+    found = detect(tool, {"owner": "acme", "repo": "widgets", "pull_number": 5}, cwd=None, env={})
+    assert [(m.repo, m.pr, m.undetermined) for m in found.merges] == ([("acme/widgets", 5, False)] if merges else [])
 
 
 # --- GraphQL --------------------------------------------------------------------------------------------

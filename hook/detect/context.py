@@ -53,8 +53,16 @@ class Ctx(Shell):
         self.traps: list[str] = []  # `trap ACTION …` actions, read again when the command ends
         self.tool_functions: set[str] = set()  # functions a trusted set-up program defined (shellenv.py)
         self.hinting = 0  # depth of hints read from what an opaque program is handed (opaque.py)
+        self.config_edits: list[tuple[str, str, str, str, str, str]] = []  # git remote/config writes (remotes.py)
+        self.plants: dict[str, tuple[str, bool]] = {}  # path -> (text this command wrote there, exact?): planted.py
+        self._plant_prior: dict[str, str] = {}  # what a path held before the command writing it now
+        self.hooks_paths: set[str] = set()  # core.hooksPath set by this command (git config, -c)
+        self.set_up: list[tuple[str, str]] = []  # (where, shell text) a later program runs: planted.py
+        self.preloads: set[str] = set()  # LD_PRELOAD / LD_AUDIT libraries a command ran with
+        self.github_hosts: frozenset[str] | None = None  # GitHub's hosts for this machine (hosts.py), read once
         self.powershell_hosts = 0  # PowerShell hosts (`pwsh -Command …`) whose text is being read (sapling.py)
-        self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str]]] = []
+        self._marks: list[tuple[dict[str | None, str | None], dict[str, str], dict[str, str], dict[str, str],
+                                int]] = []
         self._repo_cache: dict[str | None, tuple[str | None, str] | None] = {}
         self._branch_cache: dict[str | None, str | None] = {}
 
@@ -79,6 +87,17 @@ class Ctx(Shell):
             self._expanding.discard(name)
         self.uncertain(mark, f"alias {name}: expanded or not, as the shell's options decide")
 
+    def wrote(self, key: str, append: bool) -> None:
+        prior = self.plants.get(key, ("", True))[0] if append else ""
+        self._plant_prior[key] = prior
+        self.plants[key] = (prior + DYN, True)  # the program's output, unless it is one the reader knows
+
+    def planted(self, key: str, text: str | None, *, append: bool, exact: bool = True) -> None:
+        """``key`` now holds ``text`` (None: unknown) from this command: ``append`` after what it held before the
+        command writing it; ``exact``: the text itself (else text it may insert, judged by its shape alone)."""
+        prior = self._plant_prior.get(key, self.plants.get(key, ("", True))[0]) if append else ""
+        self.plants[key] = (prior + (DYN if text is None else text), exact)
+
     def call(self, name: str, args: list[Arg], overlay: Mapping[str, str | None] | None = None) -> None:
         if name in self.tool_functions:  # `pyenv shell 3.12`: the tool's own function sets variables
             self.poison()
@@ -92,17 +111,23 @@ class Ctx(Shell):
     def substitution(self, inner: list[Event]) -> str | None:
         if _is_current_branch(inner):
             return self.branch() or DYN
+        where = _git_path(self, inner)
+        if where is not None:
+            return where
         return self.substitution_output(inner)
 
     def mark(self) -> int:
-        self._marks.append((dict(self.branches), dict(self.files), dict(self.gh_aliases), dict(self.git_aliases)))
+        self._marks.append((dict(self.branches), dict(self.files), dict(self.gh_aliases), dict(self.git_aliases),
+                            len(self.config_edits)))
         return len(self.merges)
 
     def uncertain(self, mark: int, why: str) -> None:
         """What ran since `mark` may not have run: its merges are undetermined, and what it changed of
         the detection state is unknown (a branch checked out, a file written) or forgotten (an alias)."""
         self.merges[mark:] = [m.replace(undetermined=True, detail=m.detail or why) for m in self.merges[mark:]]
-        branches, files, gh_aliases, git_aliases = self._marks.pop()
+        branches, files, gh_aliases, git_aliases, edits = self._marks.pop()
+        if len(self.config_edits) > edits:  # a remote or URL rewrite set there may not be set: unknown
+            self.config_edits.append(("?", "unknown", "remote", "", "", ""))
         for key in set(branches) | set(self.branches):
             if branches.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
                 self.branches[key] = DYN
@@ -115,22 +140,29 @@ class Ctx(Shell):
                     table.pop(name, None)  # an unknown alias: read as one whose expansion is not known
 
     def save_scope(self) -> object:
-        return dict(self.branches)
+        return dict(self.branches), len(self.config_edits)
 
     def restore_scope(self, saved: object) -> None:
-        if isinstance(saved, dict):
-            self.branches = saved
+        if isinstance(saved, tuple):  # a subshell's checkout is its own; a remote it configured stays configured
+            self.branches = saved[0]
 
     def join_scope(self, saved: object) -> None:
-        if isinstance(saved, dict):
-            for key in set(saved) | set(self.branches):
-                if saved.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
+        if isinstance(saved, tuple):
+            branches, edits = saved
+            for key in set(branches) | set(self.branches):
+                if branches.get(key, DYN + "?") != self.branches.get(key, DYN + "?"):
                     self.branches[key] = DYN
+            if len(self.config_edits) > edits:  # a remote set there may not be set
+                self.config_edits.append(("?", "unknown", "remote", "", "", ""))
 
     # --- what detectors ask --------------------------------------------------------------------
     def repo(self, cwd: str | None = None) -> tuple[str | None, str] | None:
         """``(host, owner/name)`` of the git remote of ``cwd`` (default: the current directory)."""
         where = cwd if cwd is not None else self.cwd
+        if self.config_edits:  # a remote added, renamed or rewritten earlier in this command (remotes.py)
+            from hook.detect.remotes import repo_of
+
+            return repo_of(self, where)
         if where not in self._repo_cache:
             from hook.detect import gitrepo  # loaded when a detector asks (a non-merge read does not)
 
@@ -190,3 +222,25 @@ def _is_current_branch(inner: list[Event]) -> bool:
         return False
     words = tuple(w.literal() for w in commands[0].words)
     return words in _CURRENT_BRANCH_COMMANDS
+
+
+def _git_path(ctx: Ctx, inner: list[Event]) -> str | None:
+    """``$(git rev-parse --git-path hooks)``, ``--git-dir``, ``--git-common-dir``, ``--show-toplevel``: where git
+    keeps what it runs (a hook written there is judged: hook/detect/planted.py). None: another substitution."""
+    commands = [e for e in inner if isinstance(e, Command)]
+    words = tuple(w.literal() for w in commands[0].words) if len(commands) == 1 else ()
+    if words[:2] != ("git", "rev-parse") or len(words) not in (3, 4) or ctx.cwd is None:
+        return None
+    from hook.detect import gitrepo
+    from hook.shell.paths import join
+
+    dirs = gitrepo.git_dirs(ctx.cwd)
+    if dirs is None:
+        return DYN
+    if words[2:] == ("--git-path", "hooks"):
+        return join(dirs[1], "hooks")
+    if words[2:] in (("--git-dir",), ("--absolute-git-dir",)):
+        return dirs[0]
+    if words[2:] == ("--git-common-dir",):
+        return dirs[1]
+    return None

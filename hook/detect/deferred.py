@@ -210,17 +210,26 @@ def _crontab(ctx: Ctx, args: list[Arg], cmd: Command) -> Found:
         ctx.read_file(files[0]) if DYN not in files[0] else None)
     if text is None:
         return [("text", DYN)]
-    found: list[Payload] = []
+    commands = crontab_commands(text)
+    return None if commands is None else [("text", c) for c in commands]
+
+
+def crontab_commands(text: str, *, user_field: bool = False) -> list[str] | None:
+    """The commands of a crontab's lines (``MIN HOUR DOM MON DOW [USER] CMD``, ``@reboot [USER] CMD``; ``%`` a
+    newline); ``user_field`` for the system's tables (``/etc/crontab``, ``/etc/cron.d/*``). None: a line that is
+    none of those."""
+    found: list[str] = []
+    extra = 1 if user_field else 0
     for line in text.splitlines():
         entry = line.strip()
         if not entry or entry.startswith("#") or (entry.split("=", 1)[0].strip().isidentifier() and "=" in entry
                                                   and " " not in entry.split("=", 1)[0].strip()):
             continue
-        fields = entry.split(None, 1 if entry.startswith("@") else 5)
-        if len(fields) == (2 if entry.startswith("@") else 6):
-            found.append(("text", fields[-1].replace("%", "\n")))
-        else:
+        count = (1 if entry.startswith("@") else 5) + extra
+        fields = entry.split(None, count)
+        if len(fields) != count + 1:
             return None
+        found.append(fields[-1].replace("%", "\n"))
     return found
 
 

@@ -24,6 +24,7 @@ UNWRAPPED = frozenset({"eval", "iex", "invoke-expression", "pnpm"})
 """Programs hook/detect/wrappers.py unwraps that the table does not class as wrappers: eval runs shell text
 (an interpreter), pnpm runs scripts too (a task runner); their rows say so."""
 _MAX_UNWRAP = 16
+_PRELOADS = ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES")
 
 
 def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -45,6 +46,10 @@ def dispatch(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | N
         if unwrapped is args:
             break
         args = unwrapped
+    if (overlay or ctx.exported) and any(n in overlay or n in ctx.exported for n in _PRELOADS):
+        from hook.detect.compiled import preloads
+
+        preloads(ctx, overlay)  # a library this command wrote runs before the program (hook/detect/planted.py)
     handler = _HANDLERS.get(name)
     written = ctx.files.get(ctx.path(args[0][0])) if "/" in args[0][0] else None
     if written is None and ctx.files and "/" not in args[0][0]:
@@ -120,27 +125,40 @@ def _shell(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str
 
 
 def _posix_shell(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
-    i = 1
-    while i < len(args):
-        a = args[i][0]
-        if a == "--" or a == "-s":
-            i += 1
-            break
-        if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-C", "--init-command"):
-            i += 2
-            continue
-        if a.startswith(("-", "+")) and not a.startswith("--") and "c" in a[1:] and DYN not in a:
-            if i + 1 < len(args):
-                run_string(ctx, args[i + 1 : i + 2], positional=args[i + 2 :], env=overlay)
-            return
-        if not a.startswith(("-", "+")):  # `bash FILE`, `bash <(…)`, `bash /dev/stdin <<< …`
-            from hook.detect.shellrun import script
+    """A shell's command line by its grammar (hook/detect/grammars.py): ``-c`` (alone or bundled: ``-xec``,
+    ``-lc``) runs the first operand, the rest its ``$0 $1 …``; else an operand is a script file; else stdin.
+    fish's ``-c``/``--command`` takes the text as its value. A spelling the grammar does not settle: the reading
+    is a hint, undetermined."""
+    from hook.detect.getopt import parse
+    from hook.detect.grammars import FISH, SHELLS
 
-            script(ctx, args[i], cmd, positional=args[i:], env=overlay)
-            return
-        i += 1
-    if i < len(args) and args[i - 1][0] != "-s":
-        return
+    name = command_name(args[0][0])
+    words = [a[0] for a in args]
+    parsed = parse(FISH if name == "fish" else SHELLS.get(name, SHELLS["sh"]), words, 1)
+    mark = ctx.mark() if not parsed.exact else -1
+    before = len(ctx.merges)
+    i = parsed.end
+    fish = [v for o, v in parsed.options if o in ("-c", "--command") and v is not None] if name == "fish" else []
+    if fish:
+        run_string(ctx, [(fish[-1], None)], env=overlay)
+    elif name != "fish" and parsed.has("-c"):
+        if i < len(args):
+            run_string(ctx, args[i : i + 1], positional=args[i + 1 :], env=overlay)
+    elif i < len(args) and not parsed.has("-s"):  # `bash FILE`, `bash <(…)`, `bash /dev/stdin <<< …`
+        from hook.detect.shellrun import script
+
+        script(ctx, args[i], cmd, positional=args[i:], env=overlay)
+    else:  # the script on stdin; with -s the operands are its $1 $2 …
+        _stdin_script(ctx, cmd, overlay, [args[0], *args[i:]])
+    if mark >= 0:
+        ctx.uncertain(mark, f"{name}: a spelling of its options the guard does not read exactly")
+        if len(ctx.merges) == before:
+            from hook.detect.opaque import opaque
+
+            opaque(ctx, name, args, cmd, what="a shell whose options are not read exactly", files=False)
+
+
+def _stdin_script(ctx: Ctx, cmd: Command, overlay: dict[str, str | None], positional: list[Arg]) -> None:
     text = ctx.stdin_text(cmd)
     if text is None and (cmd.piped or any(r.op.startswith("<") for r in cmd.redirects)):
         if not ctx.decoder_seen:  # `curl … | bash`: the script is that program's output
@@ -148,7 +166,7 @@ def _posix_shell(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str
             return
         text = DYN  # `... | base64 -d | sh`: the script is hidden on purpose
     if text is not None:
-        run_string(ctx, [(text, None)], env=overlay)
+        run_string(ctx, [(text, None)], env=overlay, positional=positional)
 
 
 def _cd(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:

@@ -65,6 +65,7 @@ def gh(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) 
         gh_api(ctx, rest[i + 1 :], cmd, overlay)
     elif top == "alias" and len(rest) > i + 3 and rest[i + 1][0] == "set":
         ctx.gh_aliases[rest[i + 2][0]] = rest[i + 3][0]
+        _alias_set(ctx, rest[i + 2 :])
     elif top in ("codespace", "cs") and len(rest) > i + 1 and rest[i + 1][0] in ("ssh", "exec"):
         from hook.detect.opaque import handed, undetermined  # runs a command in a codespace: elsewhere
 
@@ -242,6 +243,21 @@ def _unknown(ctx: Ctx, name: str, rest: list[Arg], overlay: dict[str, str | None
             used.add(n)
     extra = " ".join(_quote(w) for n, w in enumerate(words, 1) if n not in used)
     ctx.run_text(f"gh {expansion} {extra}", powershell=False)
+
+
+def _alias_set(ctx: Ctx, rest: list[Arg]) -> None:
+    """``gh alias set NAME EXPANSION [--shell]``: a command set up for a later ``gh NAME`` (hook/detect/planted.py)
+    — judged now, undetermined."""
+    name, expansion = rest[0][0], rest[1][0]
+    shell = expansion.startswith("!") or any(a[0] in ("-s", "--shell") for a in rest[2:])
+    mark = ctx.mark()
+    ctx.run(["("])
+    if DYN in expansion:
+        ctx.runtime(f"gh alias {name}: an expansion only the run knows")
+    else:
+        ctx.run_text(expansion.removeprefix("!") if shell else f"gh {expansion}", powershell=False)
+    ctx.run([")"])
+    ctx.uncertain(mark, f"gh alias {name}: set up now, run by a later gh {name}")
 
 
 def _opaque(ctx: Ctx, rest: list[Arg], overlay: dict[str, str | None], via: str, why: str) -> None:

@@ -103,6 +103,8 @@ def repo(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None], problem: str
         if not parsed.sure("repo") or (sub != "rename" and parsed.problem is not None and not parsed.positional):
             where = DYN  # an argument only the run knows may name another repository
         _tamper(ctx, overlay, where, _REPO_ACTS[sub], f"gh_repo_{sub}")
+    elif sub == "set-default":
+        _set_default(ctx, [a[0] for a in rest])
     elif sub == "sync":
         parsed = parse(rest, _REPO)
         if parsed.problem is None and parsed.flags.get("help") == "true":
@@ -116,6 +118,28 @@ def repo(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None], problem: str
                       branch=branch if branch and DYN not in branch else None,
                       detail="syncs a fork's branch from upstream (merge-upstream): the PRs it merges are not "
                              "in the text" + (" (the repository is not either)" if unknown else "")))
+
+
+def _set_default(ctx: Ctx, words: list[str]) -> None:
+    """``gh repo set-default OWNER/REPO``: marks the remote of that repository ``gh-resolved = base``, which gh
+    picks from then on (hook/detect/remotes.py); ``--view`` reads; anything else (``--unset``, a prompt, a name
+    only the run knows, a repository no remote has) is unknown."""
+    from hook.detect import gitrepo, remotes
+
+    if "-v" in words or "--view" in words or any(w in ("-h", "--help") for w in words):
+        return
+    where = remotes.where_of(ctx.cwd)
+    named = [w for w in words if not w.startswith("-")]
+    urls = remotes.fetch_urls(ctx, ctx.cwd) if len(named) == 1 and DYN not in named[0] and len(words) == 1 else None
+    target = gitrepo.parse_repo_arg(named[0]) if named else None
+    match = [n for n, url in urls or [] if target is not None and (gitrepo.parse_remote_url(url) or (None, ""))[1]
+             .lower() == target[1].lower()]
+    if where is None or target is None or len(match) != 1:
+        remotes.edit(ctx, remotes.UNKNOWN, "unknown", "remote", "", "", "")
+        return
+    for name, _ in urls or []:
+        remotes.edit(ctx, where, "unset", "remote", name, "gh-resolved", "")
+    remotes.edit(ctx, where, "set", "remote", match[0], "gh-resolved", "base")
 
 
 def _sub(args: list[Arg]) -> tuple[str, list[Arg]]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from hook.detect.gitargs import positional as _positional
 from hook.detect.model import Merge
 from hook.detect.prefilter import GIT_BUILTINS as _BUILTINS
-from hook.detect.prefilter import merge_shaped
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -25,7 +24,6 @@ _UPSTREAM_FLAGS = frozenset({"-u", "--set-upstream-to", "--track", "-t", "--set-
 _GLOBAL_VALUE = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
 _MERGE_VALUE = frozenset({"-m", "-F", "-s", "-X", "--message", "--file", "--strategy", "--strategy-option",
                           "--into-name", "--cleanup"})
-_MERGEISH = ("merge", "land", "ship")
 # configuration keys whose value git runs as a command (or reads commands from)
 _COMMAND_KEYS = ("pager", "editor", "command", "askpass", "fsmonitor", "helper", "external", "driver", "clean",
                  "smudge", "process", "program", "hookspath", "cmd", "difffilter", "receivepack", "uploadpack",
@@ -39,10 +37,12 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     cwd = ctx.cwd
     aliases = dict(ctx.git_aliases)  # `git config alias.…` earlier in this command, then -c (last wins)
     settings: dict[str, str] = {}  # -c KEY=VALUE: what `git push` reads (push.default, remote.X.push)
+    overrides: list[tuple[str, str]] = []  # the same as written, in order (a key given twice has two values)
     if any(ctx.getenv(name, overlay) is not None for name in ("GIT_DIR", "GIT_WORK_TREE")):
         cwd = None  # another repository than the directory's: not followed
     if any(ctx.getenv(name, overlay) is not None for name in _CONFIG_ENV):
         settings[""] = aliases[""] = DYN  # configuration from the environment (GIT_CONFIG_COUNT…): not read
+        overrides.append(("", DYN))
     i = 1
     while i < len(args) and args[i][0].startswith("-"):
         a = args[i][0]
@@ -56,8 +56,11 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         elif a in ("-c", "--config-env") and i + 1 < len(args):
             key, eq, value = args[i + 1][0].partition("=")
             settings[key.lower() if DYN not in key else ""] = value if eq and a == "-c" else DYN
+            overrides.append((key if DYN not in key else "", value if eq and a == "-c" else DYN))
             if key.lower().startswith("alias."):
                 aliases[key[6:].lower()] = value if eq and a == "-c" else DYN
+            elif key.lower() == "core.hookspath":  # the hooks this invocation runs (hook/detect/planted.py)
+                ctx.hooks_paths.add(value if DYN in value or not eq else ctx.path(value, cwd))
             elif DYN in key:
                 aliases[""] = DYN  # some key computed at run time: maybe an alias
             i += 1
@@ -98,9 +101,12 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     elif sub == "reset" and "--hard" in rest:
         _record(ctx, cwd, _positional(rest, frozenset()))
     elif sub == "config":
+        from hook.detect import gitremote
         from hook.detect.gitconfig import config_command
 
         config_command(ctx.git_aliases, rest)
+        gitremote.config(ctx, cwd, rest)
+        _configured(ctx, cwd, rest)
         keys = [w.lower() for w in rest if not w.startswith("-")][:2]
         if not keys or any(DYN in w for w in rest) or {"-e", "--edit"} & set(rest) or any(
                 k.startswith(("push.", "remote.", "branch.", "include", "url.")) or k == "edit" for k in keys):
@@ -108,15 +114,37 @@ def git(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
     elif sub == "push":
         from hook.detect.push import push
 
-        push(ctx, cwd, rest, settings)
+        push(ctx, cwd, rest, settings, overrides)
         if {"-u", "--set-upstream"} & set(rest):
             ctx.push_config_changed = True
+    elif sub == "remote":
+        from hook.detect import gitremote
+
+        gitremote.remote(ctx, cwd, rest)
     elif sub == "branch" and any(a.split("=", 1)[0] in _UPSTREAM_FLAGS for a in rest):
         ctx.push_config_changed = True
     elif sub in ("bisect", "submodule", "filter-branch"):
         _runs(ctx, sub, args[i + 1 :], cmd, overlay)
     elif DYN not in sub and sub not in _BUILTINS:
         _external(ctx, cwd, sub, rest)
+
+
+def _configured(ctx: Ctx, cwd: str | None, rest: list[str]) -> None:
+    """``git config [scope] KEY VALUE`` of an alias, a command-valued setting or ``core.hooksPath``: set up now,
+    run by a later git (hook/detect/planted.py)."""
+    from hook.detect.gitremote import config_words
+
+    _, words, flags = config_words(rest)
+    if len(words) < 2 or flags & {"--unset", "--unset-all", "unset", "--get", "--get-all", "-l", "--list", "get",
+                                  "list", "--rename-section", "--remove-section", "rename-section", "remove-section"}:
+        return
+    from hook.detect.planted import setting
+
+    saved, ctx.cwd = ctx.cwd, cwd
+    try:
+        setting(ctx, words[0], words[1])
+    finally:
+        ctx.cwd = saved
 
 
 def _commands_in_settings(ctx: Ctx, settings: dict[str, str], overlay: dict[str, str | None]) -> None:
@@ -278,9 +306,18 @@ def _split_cmdline(value: str) -> list[str] | None:
 
 def _external(ctx: Ctx, cwd: str | None, sub: str, rest: list[str]) -> None:
     """A third-party ``git-NAME``: an unknown program (hook/detect/opaque.py); a merge-sounding one may merge."""
-    if any(word in sub.lower() for word in _MERGEISH) or any(merge_shaped(r) for r in rest):
+    from hook.detect.shaped import merge_shaped, words
+
+    if _mergeish(words(sub)) or any(merge_shaped(r) for r in rest):
         number = next((r.lstrip("#") for r in rest if r.lstrip("#").isdigit()), None)
         found = ctx.repo(cwd)
         ctx.add(Merge(via="git_ext", repo=found[1] if found else None, host=found[0] if found else None,
                       pr=int(number) if number else None, undetermined=True,
                       detail=f"git {sub}: a third-party command"))
+
+
+def _mergeish(parts: list[str]) -> bool:
+    """A subcommand's words say merge, land or ship (``git merge-pr``, ``git land``; not ``git merged-report``)."""
+    from hook.detect.shaped import acts
+
+    return acts(parts) or "land" in parts or "ship" in parts

@@ -34,14 +34,21 @@ def resolve_remote(cwd: str | None, env: Mapping[str, str]) -> tuple[str | None,
     config = read_config(cwd)
     if config is None:
         return None
-    remotes = [(name, url) for name, url in remote_urls(config) if parse_remote_url(url)]
+    return choose_remote(remote_urls(config), {name: v for (s, name, k), v in config.items()
+                                               if s == "remote" and k == "gh-resolved"})
+
+
+def choose_remote(urls: list[tuple[str, str]], resolved: Mapping[str, str]) -> tuple[str | None, str] | None:
+    """gh's choice among ``[(remote name, URL)]``: the one ``gh repo set-default`` marked (``resolved``: its
+    ``gh-resolved`` values), else by name (``upstream``, ``github``, ``origin``), else the first."""
+    remotes = [(name, url) for name, url in urls if parse_remote_url(url)]
     for name, url in remotes:
-        resolved = config.get(("remote", name, "gh-resolved"))
+        mark = resolved.get(name)
         parsed = parse_remote_url(url)
-        if resolved == "base":
+        if mark == "base":
             return parsed
-        if resolved and resolved.count("/") == 1 and parsed:  # older gh stored the chosen owner/name
-            return parsed[0], resolved
+        if mark and mark.count("/") == 1 and parsed:  # older gh stored the chosen owner/name
+            return parsed[0], mark
     if not remotes:
         return None
     order = sorted(range(len(remotes)), key=lambda i: (-_REMOTE_PRIORITY.get(remotes[i][0], 0), i))

@@ -6,6 +6,7 @@ Invoke-RestMethod. The method follows each tool's rules (curl: ``-X`` > ``-T`` P
 from __future__ import annotations
 
 from hook.detect import api
+from hook.detect.hosts import is_github
 from hook.detect.model import Merge
 from hook.detect.pflag import exact, may_be_flag
 from hook.shell.syntax import DYN
@@ -77,6 +78,8 @@ def _curl(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
                 elif name in ("-K", "--config"):
                     bodies.append(None)  # options from a file: anything may be in there
                     config = True
+                elif name in ("-o", "--output"):
+                    _downloaded(ctx, value)
         else:
             urls.append(a)
         i += 1
@@ -111,6 +114,8 @@ def _wget(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
                 method, body = method or "POST", value
             elif name in ("--post-file", "--body-file"):
                 method, body = method or "POST", _read_body(ctx, cmd, value)
+            elif name in ("-O", "--output-document"):
+                _downloaded(ctx, value)
         else:
             urls.append(a)
         i += 1
@@ -219,6 +224,14 @@ def _curl_shorts(args: list[Arg], i: int) -> tuple[list[tuple[str, str]], int]:
     return out, i
 
 
+def _downloaded(ctx: Ctx, name: str) -> None:
+    """A file a download writes: text only the run knows (judged where another program runs it: planted.py)."""
+    if name and name != "-" and DYN not in name:
+        key = ctx.path(name)
+        ctx.files[key] = DYN
+        ctx.planted(key, None, append=False)
+
+
 def _read_body(ctx: Ctx, cmd: Command, name: str) -> str | None:
     if name == "-":
         return ctx.stdin_text(cmd)
@@ -229,6 +242,8 @@ def _requests(ctx: Ctx, via: str, method: str, urls: list[str], body: str | None
     for url in urls:
         if not url or url.startswith("-"):
             continue
+        if not is_github(ctx, url):
+            continue  # another host (`http://localhost:3000/api/…`, another forge): no GitHub act
         host, segments = api.split_url(url)
         visible = [s for s in segments if DYN not in s]
         if segments and segments[-1] == "graphql":

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
-_MERGEISH = ("merge", "ship", "land")
 _MAKE_VALUE = frozenset({"-C", "-f", "-I", "-o", "-W", "-j", "-l", "--directory", "--file", "--makefile",
                          "--include-dir", "--old-file", "--what-if", "--assume-new", "--new-file"})
 _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -82,6 +81,9 @@ def runner(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
     """``npm run X`` (package.json scripts are read), ``just X``, ``yarn X``: by name otherwise."""
     name = args[0][0].rsplit("/", 1)[-1].lower()
     words = [a[0] for a in args[1:] if not a[0].startswith("-")]
+    if name in ("npm", "pnpm", "yarn", "bun") and (words[:2] == ["pkg", "set"] or words[:1] == ["set-script"]):
+        _set_scripts(ctx, words)  # writes package.json's scripts: run by a later `npm run` (planted.py)
+        return
     if name in ("npm", "pnpm", "bun") or (name == "yarn" and words[:1] == ["run"]):
         if words[:1] not in (["run"], ["run-script"]):
             return
@@ -96,12 +98,31 @@ def runner(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
             _named(ctx, name, [script])
 
 
+def _set_scripts(ctx: Ctx, words: list[str]) -> None:
+    """``npm pkg set scripts.NAME=CMD …``, ``npm set-script NAME CMD``: the commands a later ``npm run`` runs,
+    judged now (hook/detect/planted.py)."""
+    if words[:1] == ["set-script"]:
+        commands = words[2:3]
+    else:
+        commands = [w.partition("=")[2] for w in words[2:] if w.startswith("scripts.") and "=" in w]
+    key = ctx.path("package.json") if ctx.cwd else "package.json"
+    ctx.set_up += [(key, command) for command in commands]
+
+
 def _named(ctx: Ctx, tool: str, goals: list[str]) -> None:
     for goal in goals:
-        if any(word in goal.lower() for word in _MERGEISH):
+        if _mergeish(goal):
             branch = ctx.branch()
             ctx.add(Merge(via="make", branch=branch if branch and DYN not in branch else None, undetermined=True,
                           detail=f"{tool} {goal}: a target whose recipe is not in sight"))
+
+
+def _mergeish(goal: str) -> bool:
+    """A target named for merging: its words say merge, land or ship (``make ship``, ``make merge-pr``; not
+    ``make merged-report`` or ``make landing-page``)."""
+    from hook.detect.shaped import acts, tokens, words
+
+    return any(acts(words(t)) or {"land", "ship"} & set(words(t)) for t in tokens(goal))
 
 
 def _read_makefile(ctx: Ctx, directory: str | None, makefile: str | None) -> str | None:

@@ -19,8 +19,11 @@ if TYPE_CHECKING:
     from typing import Any
 
 MERGE_TOOLS = ("merge_pull_request", "merge_pr", "merge_pull", "pr_merge", "enable_pull_request_auto_merge",
-               "enable_auto_merge", "enqueue_pull_request", "add_to_merge_queue")
-"""Tools that merge a PR, turn on its auto-merge, or put it in the merge queue."""
+               "enable_auto_merge", "enqueue_pull_request", "add_to_merge_queue", "agent_merge", "enable_agent_merge",
+               "update_agent_merge", "put_agent_merge_enrollment", "github_agent_merge_put_agent_merge_enrollment")
+"""Tools that merge a PR, turn on its auto-merge, put it in the merge queue, or enroll it in Agent Merge (``PUT
+/agents/repos/{owner}/{repo}/pulls/{pull_number}/agent-merge``: GitHub's agent merges it once its checks pass;
+reading or disabling the enrollment is no merge)."""
 LIFT_TOOLS = {
     "add_issue_comment": "comment",  # github-mcp-server: owner, repo, issue_number, body
     "create_and_submit_pull_request_review": "review",  # body, event

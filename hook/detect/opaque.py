@@ -2,7 +2,7 @@
 interpreter whose language is not read, that is handed merge-shaped text — in its arguments, its stdin
 (a pipe, a here-document, a here-string, a redirected file) or a file it names — may run it, so the
 answer is undetermined. Text it is not handed cannot steer it, so a program given none runs no merge of
-this command's making (`hook.detect.prefilter.merge_shaped` says what counts).
+this command's making (`hook.detect.shaped.merge_shaped` says what counts).
 
 What the text shows is still read, as a hint: the words read as a command line (``IMAGE gh pr merge 5
 -R o/r`` names acme's repo), and as gh's arguments when they read like them (``IMAGE pr merge 5``: an
@@ -12,7 +12,8 @@ judged too (where gh would look first), as for any text produced at run time.
 
 from __future__ import annotations
 
-from hook.detect.prefilter import GH_BUILTINS, merge_shaped
+from hook.detect.prefilter import GH_BUILTINS
+from hook.detect.shaped import merge_shaped
 from hook.shell.syntax import DYN, Command
 
 TYPE_CHECKING = False
@@ -75,8 +76,10 @@ def name_shaped(path: str) -> bool:
     """A program's or script's own name says what it is for (``merge-pr``, ``./scripts/automerge``): its
     base name is merge-shaped, also split at ``.``, ``_`` and ``-`` — ``land.py``, ``ship_it.sh`` and
     ``gh-sync`` name a merge word, though ``.`` and ``-`` join words in the text of arguments."""
+    from hook.detect.shaped import name_shaped as shaped_name
+
     base = _base(path)
-    return DYN not in base and (merge_shaped(base) or merge_shaped(base.translate(_NAME_BREAKS)))
+    return DYN not in base and shaped_name(base)
 
 
 def script_file(ctx: Ctx, path: str, rest: list[Arg], *, what: str) -> bool:
@@ -92,7 +95,6 @@ def script_file(ctx: Ctx, path: str, rest: list[Arg], *, what: str) -> bool:
     return True
 
 
-_NAME_BREAKS = str.maketrans(dict.fromkeys("._-", " "))
 
 
 def _base(path: str) -> str:

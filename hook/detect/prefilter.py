@@ -18,12 +18,19 @@ from __future__ import annotations
 # pushes and ref moves, GraphQL, merge-sounding task names, HTTP clients (a merge URL may sit in a
 # variable), the usual ways of hiding text from a reader (eval of decoded text), and what lifts a hold
 # (a label removed, a comment or review, a dismissal: lifting is judged like a merge).
-_KEYWORDS = ("merge", "push", "graphql", "enqueue", "updateref", "refs", "ship", "land", "curl", "wget",
+_KEYWORDS = ("merge", "push", "graphql", "mutation", "enqueue", "updateref", "refs", "ship", "land", "curl", "wget",
              "eval", "base64", "xxd", "\\x", "rot13", "n-za-m", "encodedcommand", "frombase64", "iex",
              "hold", "label", "comment", "review", "dismiss",
              # GitHub's REST API by path (a write that weakens the gate: protection, rulesets, statuses, the
              # App's installation), wherever a program is handed it
-             "repos/", "/pulls/", "api.github", "/api/v3", "installations", "ruleset", "/properties")
+             "repos/", "repositories/", "/pulls/", "api.github", "/api/v3", "installations", "ruleset", "/properties",
+             # places another program runs a file from, on its own (hook/detect/planted.py): what is written there
+             # is read, whoever writes it (`cp x .git/hooks/pre-commit`)
+             "hooks/", "hookspath", "husky", "bashrc", "zshrc", "zshenv", "zprofile", "zlogin", "bash_profile",
+             "bash_login", "bash_logout", "/.profile", "profile.d", "config.fish", ".envrc", "cron", "atjobs",
+             "systemd/", "launchagents", "launchdaemons", "autostart", "rc.local", "ld_preload", "ld_audit",
+             "dyld_insert", "bash_env", "makefile", ".mk", "justfile", "package.json", "taskfile", "lefthook",
+             "pre-commit-config", "conftest", "sitecustomize", "usercustomize", ".pth", ".gitconfig", ".git/config")
 _QUOTING = str.maketrans("", "", "'\"\\`")
 # gh's built-in commands; any other `gh NAME` is an alias or extension that may merge
 GH_BUILTINS = frozenset("""
@@ -121,32 +128,16 @@ def _constructs(text: str, bare: str) -> bool:
     return False
 
 
-# What makes text handed to a program the guard does not read "merge-shaped" (hook/detect/opaque.py): a
-# merge word, a GitHub API path, a lift command, gh's repository variable; or one of the words below
-_SHAPED = ("merge", "enqueue", "graphql", "updateref", "unhold", "remove-hold", "hold cancel", "remove-label",
-           "api.github", "/api/v3", "repos/", "/pulls/", "gh_repo", "gh_host")
-# `land` and `ship` are the stack tools' merge words (`spr land`, `ghstack land`, `git town ship`, `gt land`)
-_SHAPED_WORDS = frozenset({"gh", "push", "curl", "wget", "gh.exe", "land", "ship"})
-_WORD_BREAKS = str.maketrans(dict.fromkeys("/\\|&;()<>!$`'\"{}[],=:+*?#~@%^", " "))
-
-
 def merge_shaped(text: str) -> bool:
-    """Whether ``text`` names a merge: a merge word (``merge``, ``merge-async``, ``mergePullRequest``,
-    ``enqueue``), a GitHub API path (``repos/…``, ``api.github.com``), GraphQL, ``gh`` or ``push`` as a word,
-    an HTTP client, a lift (``/unhold``, ``--remove-label``), ``GH_REPO``. Text a program the guard does not
-    read is handed (arguments, stdin, a here-document, a named file) makes the answer undetermined when it
-    is merge-shaped; anything else such a program cannot be steered to merge by this command."""
-    lowered = text.lower()
-    bare = lowered.translate(_QUOTING)
-    for part in _SHAPED:
-        if part in bare or part in lowered:
-            return True
-    return any(word in _SHAPED_WORDS for word in bare.translate(_WORD_BREAKS).split())
+    """`hook.detect.shaped.merge_shaped` (loaded when asked: no reader on the fast path needs it)."""
+    from hook.detect.shaped import merge_shaped as shaped
+
+    return shaped(text)
 
 
 # `gh repo` commands that change nothing the gate relies on; any other (`sync` merges upstream into a fork's
 # branch, `edit`/`delete`/`archive`/`rename` change what the gate protects: hook/detect/ghadmin.py) is read
-_GH_REPO_READS = frozenset({"view", "clone", "list", "create", "fork", "set-default", "unarchive", "gitignore",
+_GH_REPO_READS = frozenset({"view", "clone", "list", "create", "fork", "unarchive", "gitignore",
                             "license", "credits", "garden"})
 
 

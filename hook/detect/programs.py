@@ -17,7 +17,7 @@ Kinds:
 - ``client``: reaches GitHub or git itself and has its own detector (``gh``, ``git``, ``curl``);
 - ``unknown``: everything else (and the few rows listed only for a property, such as ``openssl``, a
   decoder). An unknown program whose arguments, stdin, here-document or named files carry merge-shaped
-  text (`hook.detect.prefilter.merge_shaped`) makes the answer undetermined (hook/detect/opaque.py).
+  text (`hook.detect.shaped.merge_shaped`) makes the answer undetermined (hook/detect/opaque.py).
 
 Each row is ``(kind, reading, reason, names)``; ``reading`` is ``""`` (the kind says it all),
 ``"decoder"`` (its output may be a script hidden on purpose), ``"shell"`` (read by the shell model) or
@@ -67,11 +67,12 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
      """),
     (DATA, "", _FILES,
      """
-     ls dir vdir tree exa eza lsd cp mv rm mkdir rmdir touch chmod chown chgrp ln link unlink stat du df dust
-     duf ncdu basename dirname realpath readlink file truncate mktemp install dd sync shred mkfifo mknod
-     rsync scp sftp rclone code subl nano pico micro open xdg-open trash trash-put lsof fuser inotifywait
-     fswatch
+     ls dir vdir tree exa eza lsd rm mkdir rmdir touch chmod chown chgrp link unlink stat du df dust duf ncdu
+     basename dirname realpath readlink file truncate mktemp sync shred mkfifo mknod rsync scp sftp rclone code
+     subl nano pico micro open xdg-open trash trash-put lsof fuser inotifywait fswatch
      """),
+    (DATA, "planted:copy", _FILES + "; what it writes holds its source's text (hook/detect/planted.py)",
+     "cp mv install ln dd"),
     (DATA, "", _INFO,
      """
      pwd date cal sleep usleep true false test [ id whoami groups logname users who w hostname uname arch
@@ -99,13 +100,17 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
      """
      pytest py.test tox nox ruff black isort flake8 pylint mypy pyright pyflakes bandit coverage eslint
      prettier tsc jest vitest mocha ava playwright cypress webpack vite rollup esbuild parcel turbo nx lerna
-     biome stylelint cargo rustc rustfmt go gofmt goimports golangci-lint staticcheck javac java kotlinc mvn
-     mvnw gradle gradlew ant sbt dotnet msbuild swift swiftc xcodebuild xcrun pod clang clang++ gcc g++ cc
-     c++ ld cmake ctest ninja meson bazel bazelisk buck2 pants scons autoreconf shellcheck shfmt hadolint
-     actionlint yamllint markdownlint codespell typos vale sphinx-build mkdocs hugo jekyll rspec rubocop
-     phpunit composer phpstan elm zig nim crystal dart flutter tflint semgrep trivy grype syft cosign protoc
-     buf sqlc alembic prisma wasm-pack
+     biome stylelint cargo rustfmt gofmt goimports golangci-lint staticcheck mvn mvnw gradle gradlew ant sbt
+     dotnet msbuild xcodebuild xcrun pod ld cmake ctest ninja meson bazel bazelisk buck2 pants scons autoreconf
+     shellcheck shfmt hadolint actionlint yamllint markdownlint codespell typos vale sphinx-build mkdocs hugo
+     jekyll rspec rubocop phpunit composer phpstan elm flutter tflint semgrep trivy grype syft cosign protoc buf
+     sqlc alembic prisma wasm-pack
      """),
+    (INTERPRETER, "compiled:compiled",
+     "compiles or assembles source into a program that runs now, later or preloaded: source text in the command "
+     "(stdin, a file it wrote) is read like interpreter code, a source file on disk when it names a merge",
+     "gcc g++ cc c++ clang clang++ tcc gfortran go rustc zig javac java kotlinc swift swiftc nim crystal dart as "
+     "nasm yasm"),
     (DATA, "", _ARCHIVE, "zip unzip 7z 7za zstd unzstd lz4 cpio ar bunzip2 unxz pigz brotli"),
     (DATA, "", _FILES + "; with an option of `RUNS_WITH` it runs a command",
      "tar fd fdfind"),

@@ -26,19 +26,27 @@ if TYPE_CHECKING:
 _PUSH_VALUE = frozenset({"-o", "--push-option", "--receive-pack", "--exec", "--repo"})
 _EVERY_BRANCH = frozenset({"--all", "--branches", "--mirror"})
 HEADS = "refs/heads/"
+_UNKNOWN_TARGET: list[tuple[str | None, str | None]] = [(None, None)]
 
 
-def push(ctx: Ctx, cwd: str | None, rest: list[str], settings: dict[str, str] | None = None) -> None:
+def push(ctx: Ctx, cwd: str | None, rest: list[str], settings: dict[str, str] | None = None,
+         overrides: list[tuple[str, str]] | None = None) -> None:
+    """``overrides``: the ``-c KEY=VALUE`` of this invocation as written, in order (``settings``: the last value of
+    each, keys lower case)."""
     flags = {a.split("=", 1)[0] for a in rest if a.startswith("-") and DYN not in a[:1]}
     if flags & {"-n", "--dry-run", "-d", "--delete"}:
         return
+    from hook.detect import remotes
+
     words = positional(rest, _PUSH_VALUE)
     config = gitrepo.read_config(cwd) or {}
+    found = remotes.entries(ctx, cwd, overrides)
     current = ctx.branch(cwd)
     repo_flag = next((a.split("=", 1)[1] for a in rest if a.startswith("--repo=")), None)
-    remote = words[0] if words else repo_flag or _default_remote(config, current)
+    remote = words[0] if words else repo_flag or _default_remote(found, current)
     refspecs = words[1:]
-    if flags & _EVERY_BRANCH:
+    mirrored = found is not None and remotes.setting(found, "remote", remote, "mirror") == "true"
+    if flags & _EVERY_BRANCH or (mirrored and not refspecs):
         # each local branch as it is now, and as this command left the ones it merged into
         refspecs = [*refspecs, "refs/heads/*:refs/heads/*", *(f"{b}:{b}" for b in ctx.merged if b)]
     elif not refspecs:
@@ -51,25 +59,30 @@ def push(ctx: Ctx, cwd: str | None, rest: list[str], settings: dict[str, str] | 
         if mode in ("upstream", "tracking") and ctx.upstream_changed:
             why = why or "a branch created here may track another branch"
         if why or DYN in current:
-            host, repo = _remote_repo(config, remote)
-            ctx.add(Merge(via="git_push", repo=repo, host=host, gitdir=cwd, undetermined=True,
-                          detail=why or "pushes a branch not known here"))
+            for host, repo in _targets(ctx, cwd, remote, overrides) or _UNKNOWN_TARGET:
+                ctx.add(Merge(via="git_push", repo=repo, host=host, gitdir=cwd, undetermined=True,
+                              detail=why or "pushes a branch not known here"))
             return
         dest = _short(upstream) if mode in ("upstream", "tracking") and upstream else current
         refspecs = [f"{current}:{dest}"]
-    host, repo = _remote_repo(config, remote)
-    if repo is None and DYN not in remote and (cwd is not None or "://" in remote or remote.startswith("/")):
+    targets = _targets(ctx, cwd, remote, overrides)
+    if targets == []:
         return  # a remote that is no GitHub repository (a path, another host, a name git does not know)
     # where the clone keeps what the remote's branches were: the push writes nothing new onto a branch when
-    # what it sends is that (a URL remote has no such refs; an earlier command may have made new commits)
+    # what it sends is that (a URL remote has no such refs; an earlier command may have made new commits, and
+    # a remote or rewrite given to this invocation may point the push elsewhere than those refs came from)
     named = DYN not in remote and not any(c in remote for c in ":/\\")
-    tracking = f"refs/remotes/{remote}/" if named and not ctx.refs_may_move else None
-    for spec in refspecs:
-        merge = _write(ctx, cwd, spec[1:] if spec.startswith("+") else spec, current)
-        if merge is not None:
-            unknown = merge.undetermined or repo is None or cwd is None
-            ctx.add(merge.replace(repo=repo, host=host, gitdir=cwd, undetermined=unknown, tracking=tracking,
-                                  detail=merge.detail or ("" if cwd else "the directory pushed from is unknown")))
+    tracking = f"refs/remotes/{remote}/" if named and not ctx.refs_may_move and not overrides else None
+    for host, repo in targets or _UNKNOWN_TARGET:
+        for spec in refspecs:
+            merge = _write(ctx, cwd, spec[1:] if spec.startswith("+") else spec, current)
+            if merge is not None:
+                unknown = merge.undetermined or repo is None or cwd is None
+                why = "" if cwd else "the directory pushed from is unknown"
+                if targets is None:
+                    why = "the remote's URL is not known here (a remote or a rewrite this command may change)"
+                ctx.add(merge.replace(repo=repo, host=host, gitdir=cwd, undetermined=unknown, tracking=tracking,
+                                      detail=merge.detail or why))
 
 
 def _bare_push(ctx: Ctx, cwd: str | None, remote: str, settings: dict[str, str]) -> tuple[str, str]:
@@ -158,18 +171,46 @@ def _write(ctx: Ctx, cwd: str | None, spec: str, current: str | None) -> Merge |
     return Merge(via="git_push", branch=landed, push_target=dest, commits=commits)
 
 
-def _default_remote(config: dict[tuple[str, str, str], str], current: str | None) -> str:
-    for key in (("branch", current or "", "pushremote"), ("remote", "", "pushdefault"),
-                ("branch", current or "", "remote")):
-        if config.get(key):
-            return config[key]
+def _default_remote(found: list[tuple[str, str, str, str]] | None, current: str | None) -> str:
+    """``branch.NAME.pushRemote``, ``remote.pushDefault``, ``branch.NAME.remote``, else ``origin``."""
+    if found is None:
+        return DYN
+    from hook.detect.remotes import setting
+
+    for section, subsection, key in (("branch", current or "", "pushremote"), ("remote", "", "pushdefault"),
+                                     ("branch", current or "", "remote")):
+        value = setting(found, section, subsection, key)
+        if value:
+            return value
     return "origin"
 
 
-def _remote_repo(config: dict[tuple[str, str, str], str], remote: str) -> tuple[str | None, str | None]:
-    """The GitHub repository of ``remote`` (a URL, or a remote's name in the ``config`` already read)."""
-    if DYN in remote:
-        return None, None
-    url = remote if ("://" in remote or ":" in remote) else dict(gitrepo.remote_urls(config)).get(remote)
-    parsed = gitrepo.parse_remote_url(url) if url else None
-    return (parsed[0], parsed[1]) if parsed else (None, None)
+def _targets(ctx: Ctx, cwd: str | None, remote: str, overrides: list[tuple[str, str]] | None,
+             ) -> list[tuple[str | None, str | None]] | None:
+    """The GitHub repositories a push to ``remote`` writes (a remote's name, a URL or a path), as git resolves
+    its URLs (`hook.detect.remotes`): [] when none is GitHub's (a path, another host); None when unknown."""
+    if DYN in remote or (cwd is None and "://" not in remote and ":" not in remote and not remote.startswith("/")):
+        return None
+    from hook.detect.remotes import push_urls
+
+    urls = push_urls(ctx, cwd, remote, overrides)
+    if urls is None:
+        return None
+    out: list[tuple[str | None, str | None]] = []
+    for configured, rewritten in urls:
+        if DYN in configured + rewritten:
+            return None
+        # the rewritten URL when it is GitHub's; else the URL as configured when that is (a rewrite to another
+        # host may be a proxy or a mirror of GitHub's: judged as a push there)
+        for url in (rewritten, configured):
+            parsed = gitrepo.parse_remote_url(url)
+            if parsed is not None and (parsed[0] is None or _git_host(ctx, parsed[0])):
+                out.append(parsed)
+                break
+    return out
+
+
+def _git_host(ctx: Ctx, host: str) -> bool:
+    from hook.detect.hosts import is_git_host  # a host other than github.com only (start-up budget, design §7)
+
+    return is_git_host(ctx, host)

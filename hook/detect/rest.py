@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from hook.detect.context import Ctx
     from hook.shell.syntax import Word
 
+_BY_ID = DYN + "id"
+"""The owner and the name of a repository addressed by its id: unknown (`repo_of` says None), yet one segment
+each (a wholly computed segment may stand for two)."""
+_ROOTS = (["repos"], ["repositories"], ["agents"], ["app"], ["orgs"], ["user"])
 LIFTS = frozenset({
     "issues/create-comment", "issues/update-comment", "issues/delete-comment", "pulls/create-review",
     "pulls/update-review", "pulls/dismiss-review", "pulls/submit-review", "issues/remove-all-labels",
@@ -32,24 +36,43 @@ LIFTS = frozenset({
     "pulls/update", "pulls/update-branch", "issues/approve-suggestion",
 })
 """Gate operations on one PR (or its comments) that lift a hold, judged per PR (hook/detect/lift.py)."""
+AGENT_MERGE = "agent-merge/put-agent-merge-enrollment"
+"""Enrolls a PR in Agent Merge (API version 2026-03-10): GitHub's agent merges it once its checks pass."""
 
 
 def rest(ctx: Ctx, via: str, method: str, host: str | None, segments: list[str],
          body: dict[str, str] | None, sha_word: Word | None = None) -> None:
     """A REST request: the merges, lifts and gate acts it performs, if any. ``body``: its JSON fields (None
     when not readable)."""
-    if segments[:1] not in (["repos"], ["app"], ["orgs"], ["user"]) and "repos" in segments:
-        segments = segments[segments.index("repos") :]  # "$API/repos/…": a computed base URL
+    if segments[:1] not in _ROOTS:
+        start = next((k for k, s in enumerate(segments) if s in ("repos", "repositories")), None)
+        if start is not None:  # "$API/repos/…": a computed base URL
+            start -= 1 if start and segments[start - 1] == "agents" else 0
+            segments = segments[start:]
+    by_id = segments[:1] == ["repositories"] and len(segments) > 1
+    if by_id:  # /repositories/{id}/…: the same operations, the repository not in the text (writeops.ALIASES)
+        segments = ["repos", _BY_ID, _BY_ID, *segments[2:]]
     matches = operations(method, segments)
     if not matches and segments and segments[0].strip(DYN) == "" and len(segments) > 1:
         matches = _tails(method, segments)  # "$PR_URL/merge": the path's start is the run's
     if not matches:
         return
+    before = len(ctx.merges)
     if not matches[0].sure:
         _maybe(ctx, via, host, matches, body)
-        return
-    for match in matches:
-        _sure(ctx, via, host, match, body, sha_word)
+    else:
+        for match in matches:
+            _sure(ctx, via, host, match, body, sha_word)
+    if by_id and len(ctx.merges) > before:
+        # which repository is the run's: each act is judged as one on an unknown repository, and as one on the
+        # current directory's (where an agent's id most likely points)
+        why = "a repository addressed by its id: the text does not say which"
+        found = [m.replace(undetermined=True, detail=m.detail or why) for m in ctx.merges[before:]]
+        ctx.merges[before:] = found
+        here = ctx.repo() if ctx.cwd is not None else None
+        if here is not None:
+            for merge in found:
+                ctx.add(merge.replace(repo=here[1], host=here[0]))
 
 
 def _tails(method: str, segments: list[str]) -> list[Match]:
@@ -97,11 +120,13 @@ def _sure(ctx: Ctx, via: str, host: str | None, match: Match, body: dict[str, st
 def _merge(ctx: Ctx, via: str, host: str | None, repo: str | None, match: Match, body: dict[str, str] | None,
            sha_word: Word | None) -> None:
     opid, values, fields = match.opid, match.values, body or {}
-    if opid in ("pulls/merge", "pulls/merge-async"):
+    if opid in ("pulls/merge", "pulls/merge-async", AGENT_MERGE):
         pr = number(values.get("pull_number"))
         why = "PR number computed at run time" if pr is None else ""
         if opid == "pulls/merge-async":
             why = why or "merge-async: merges in the background (on a stack, every PR below it too)"
+        elif opid == AGENT_MERGE:
+            why = why or "Agent Merge: GitHub's agent merges the PR once its checks pass"
         ctx.add(Merge(via=via, repo=repo, host=host, pr=pr, undetermined=pr is None or repo is None,
                       detail=why if pr is None else ""))
     elif opid == "git/update-ref":
@@ -131,7 +156,8 @@ def _maybe(ctx: Ctx, via: str, host: str | None, matches: list[Match], body: dic
     merges = [m for m in matches if m.what == MERGE]
     if merges:
         values = merges[0].values
-        pr = number(values.get("pull_number")) if all(m.opid.startswith("pulls/merge") for m in merges) else None
+        pr = number(values.get("pull_number")) if all(m.opid.startswith("pulls/merge") or m.opid == AGENT_MERGE
+                                                        for m in merges) else None
         ctx.add(Merge(via=via, repo=repo_of(values), host=host, pr=pr, undetermined=True,
                       detail=f"may be {merges[0].summary.lower()} (the request is computed at run time)"))
         return

@@ -33,14 +33,7 @@ _VALUE_FLAGS = frozenset({"-W", "-X", "-r", "--require", "--import", "-C", "--lo
                           "--inspect-port", "--title", "-x"})
 # flags whose value is the script file (`php -f FILE`, `expect -f FILE`, `R -f FILE`)
 _FILE_FLAGS = frozenset({"-f", "--file"})
-_PROGRAMS = frozenset({"gh", "git", "curl", "wget", "hub", "bash", "sh", "zsh", "busybox"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
-# what lets interpreter code start a program, reach the network or run code it builds (Python, Node,
-# Ruby, Perl, PHP, AppleScript); code with none of these cannot merge
-_CAPABILITIES = ("system", "popen", "spawn", "exec", "subprocess", "eval", "import(", "__import__", "importlib",
-                 "getattr", "compile", "socket", "urllib", "http", "requests", "pty", "ctypes", "child_process",
-                 "require", "fetch", "function(", "`", "qx", "open3", "net::", "lwp", "curl", "passthru",
-                 "proc_open", "shell", "do shell script", "deno.command", "send(", "globals", "builtins")
 
 
 def writes(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
@@ -68,7 +61,9 @@ def interpreter(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str 
 
 def agent(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     """A nested agent session (``claude -p``): asked to merge, it may; the text cannot say what."""
-    if any("merge" in a[0].lower() for a in args[1:]):
+    from hook.detect.shaped import merge_shaped
+
+    if any(merge_shaped(a[0]) for a in args[1:]):
         name = args[0][0].rsplit("/", 1)[-1]
         ctx.add(Merge(via="agent", undetermined=True, detail=f"{name}: a nested agent asked to merge"))
 
@@ -87,9 +82,15 @@ def _record_writes(ctx: Ctx, name: str, args: list[Arg], cmd: Command) -> None:
         key = ctx.path(target)
         # appended to a file whose text is not known here, or text not known: only the run knows it
         ctx.files[key] = DYN if text is None or target in appends else text
+        ctx.planted(key, text, append=target in appends)  # what it writes there (hook/detect/planted.py)
 
 
 def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
+    from hook.detect.grammars import INTERPRETERS
+
+    if family in INTERPRETERS:
+        _by_grammar(ctx, family, args, cmd)
+        return
     flags = _CODE_FLAGS[family]
     k = 1
     if family == "deno" and len(args) > 1 and args[1][0] in ("run", "test", "bench", "serve"):
@@ -97,7 +98,9 @@ def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
     while k < len(args):
         text = args[k][0]
         if text in flags and k + 1 < len(args):
-            code(ctx, args[k + 1][0])
+            from hook.detect.code import code, handed_to
+
+            code(ctx, args[k + 1][0], handed=handed_to(ctx, args[k + 2 :], cmd))
             return
         if family == "python" and text == "-m":
             return  # an installed module: the user's program
@@ -119,9 +122,49 @@ def _interpreter(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
         return
     source = ctx.stdin_text(cmd)
     if source is not None:
-        code(ctx, source)
+        from hook.detect.code import code, handed_to
+
+        code(ctx, source, handed=handed_to(ctx, args[k + 1 :], None))
     elif cmd.piped or any(r.op == "<" for r in cmd.redirects):  # `curl … | python3`
         ctx.runtime("an interpreter reads code produced at run time", via="script")
+
+
+def _by_grammar(ctx: Ctx, family: str, args: list[Arg], cmd: Command) -> None:
+    """An interpreter's command line by its grammar (hook/detect/grammars.py): the code its code options carry
+    (``-c``, ``-e``/``-E`` — perl and ruby join several ``-e``), a module (``-m``: the user's program), else the
+    first operand, a script file (``-`` or none: stdin). A spelling the grammar does not settle: undetermined."""
+    from hook.detect.code import code, handed_to
+    from hook.detect.getopt import parse
+    from hook.detect.grammars import INTERPRETERS, NODE_BUNDLES
+
+    grammar, code_options, modules = INTERPRETERS[family]
+    words = [NODE_BUNDLES.get(a[0], a[0]) if family in ("node", "nodejs", "ts-node", "tsx") else a[0] for a in args]
+    start = 2 if family == "bun" and words[1:2] == ["run"] else 1
+    parsed = parse(grammar, words, start)
+    mark = ctx.mark() if not parsed.exact else -1
+    before = len(ctx.merges)
+    given = [v for o, v in parsed.options if o in code_options]
+    rest = args[parsed.end :]
+    if given:
+        text = "\n".join(v if v is not None else DYN for v in given)
+        code(ctx, text, handed=handed_to(ctx, rest, cmd))
+    elif parsed.has(*modules):
+        pass  # an installed module: the user's program
+    elif rest and rest[0][0] != "-":
+        _file(ctx, rest[0], rest[1:])
+    else:
+        source = ctx.stdin_text(cmd)
+        if source is not None:
+            code(ctx, source, handed=handed_to(ctx, rest[1:], None))
+        elif cmd.piped or any(r.op == "<" for r in cmd.redirects):  # `curl … | python3`
+            ctx.runtime("an interpreter reads code produced at run time", via="script")
+    if mark >= 0:
+        name = args[0][0].rsplit("/", 1)[-1]
+        ctx.uncertain(mark, f"{name}: a spelling of its options the guard does not read exactly")
+        if len(ctx.merges) == before:
+            from hook.detect.opaque import opaque
+
+            opaque(ctx, name, args, cmd, what="an interpreter whose options are not read exactly", files=False)
 
 
 def _file(ctx: Ctx, arg: Arg, rest: list[Arg]) -> None:
@@ -129,7 +172,7 @@ def _file(ctx: Ctx, arg: Arg, rest: list[Arg]) -> None:
     is read by heuristics at best, so merge-shaped arguments after it, or a merge-shaped name of its own
     (``python3 tools/land.py 5``), are undetermined (hook/detect/opaque.py)."""
     from hook.detect.opaque import script_file
-    from hook.detect.prefilter import merge_shaped
+    from hook.detect.shaped import merge_shaped
 
     name = arg[0]
     if DYN in name:
@@ -138,91 +181,10 @@ def _file(ctx: Ctx, arg: Arg, rest: list[Arg]) -> None:
         return
     text = ctx.read_file(name)
     if text is not None and merge_shaped(text):
+        from hook.detect.code import code
+
         code(ctx, text)
     script_file(ctx, name, rest, what="run by an interpreter")
-
-
-def code(ctx: Ctx, text: str) -> None:
-    """Heuristics over program text: shell commands in string literals (``os.system("gh pr merge
-    5")``), argv lists (``["gh", "pr", "merge", "5"]``), REST merge URLs with PUT, merge mutations."""
-    from hook.detect.prefilter import might_merge
-
-    before = len(ctx.merges)
-    if might_merge(text, constructed=False):
-        _code(ctx, text)
-    # a program's code is not modelled exactly (conditions, string building): what it was seen to
-    # run is a hint, the answer undetermined (the soundness rule)
-    ctx.merges[before:] = [m.replace(undetermined=True, detail=m.detail or "inside a program's code")
-                           for m in ctx.merges[before:]]
-    lowered = text.lower()
-    if len(ctx.merges) == before and any(word in lowered for word in _CAPABILITIES):
-        # code that can start a program or reach the network may merge in ways no string shows
-        # (`"m" + "erge"`): undetermined, not "no merge"
-        ctx.runtime("program code that can run commands or reach the network", via="script")
-
-
-def _code(ctx: Ctx, text: str) -> None:
-    from hook.detect.prefilter import might_merge
-
-    literals = string_literals(text)
-    for group in literals:
-        if len(group) == 1 and might_merge(group[0], constructed=False):
-            ctx.run_text(group[0], powershell=False)
-        elif len(group) > 1 and group[0].rsplit("/", 1)[-1] in _PROGRAMS:
-            ctx.run_text(" ".join(_quote(word) for word in group), powershell=False)
-    lowered = text.lower()
-    from hook.detect import api
-
-    method = _method(lowered)
-    for group in literals:
-        for literal in group:
-            if "api.github" in literal or "/api/v3/" in literal or literal.lstrip("/").startswith("repos/"):
-                host, segments = api.split_url(literal)
-                api.rest(ctx, "script", method, host, segments, None)
-    documents = [literal for group in literals for literal in group if "mutation" in literal]
-    for document in documents:
-        api.graphql(ctx, "script", "POST", document)
-    if not documents and api.merge_mutations(text):
-        api.graphql(ctx, "script", "POST", text)
-
-
-def _method(lowered: str) -> str:
-    """The HTTP method program code names for its requests (``requests.put(``, ``method="PATCH"``); DYN when
-    it names none or several (it may be any)."""
-    named = {m.upper() for m in ("put", "patch", "post", "delete")
-             if f".{m}(" in lowered or f"'{m}'" in lowered or f'"{m}"' in lowered}
-    return named.pop() if len(named) == 1 else DYN
-
-
-def string_literals(text: str) -> list[list[str]]:
-    """Quoted strings of program text, grouped when only commas, blanks and an opening bracket
-    separate them."""
-    groups: list[list[str]] = []
-    i, n, joined = 0, len(text), False
-    while i < n:
-        c = text[i]
-        if c in "'\"`":
-            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else c
-            j, buf = i + len(quote), []
-            while j < n and not text.startswith(quote, j):
-                if text[j] == "\\" and j + 1 < n:
-                    buf.append({"n": "\n", "t": "\t"}.get(text[j + 1], text[j + 1]))
-                    j += 2
-                    continue
-                buf.append(text[j])
-                j += 1
-            if joined and groups:
-                groups[-1].append("".join(buf))
-            else:
-                groups.append(["".join(buf)])
-            i, joined = j + len(quote), False
-            continue
-        if c == ",":
-            joined = bool(groups)
-        elif c not in " \t\n\r[(":  # execFileSync("gh", ["pr", "merge"]) is one argv
-            joined = False
-        i += 1
-    return groups
 
 
 def powershell(ctx: Ctx, args: list[Arg], cmd: Command) -> None:
@@ -278,9 +240,3 @@ def start_process(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, st
         i += 1
     if program is not None:
         ctx.simple_command([(program, None), *((word, None) for word in rest)], cmd, overlay)
-
-
-def _quote(word: str) -> str:
-    if word and all(c.isalnum() or c in "-_./:#=@%+," for c in word):
-        return word
-    return "'" + word.replace("'", "'\\''") + "'"

@@ -64,7 +64,7 @@ def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
            rest: list[Arg] | None = None) -> None:
     """A script file a shell reads (``source FILE``, ``bash FILE``): a substitution's known output
     (``<(…)``), stdin (``/dev/stdin``), a file written earlier here, or a file on disk that names a merge
-    (`hook.detect.prefilter.merge_shaped`). Any other file (not on disk, or naming no merge) is not read: it
+    (`hook.detect.shaped.merge_shaped`). Any other file (not on disk, or naming no merge) is not read: it
     cannot be steered to merge by this command unless its arguments (``rest``, default ``positional[1:]``:
     ``bash run.sh gh pr merge 5``, where run.sh runs ``"$@"``) or its own name (``bash tools/land.sh``) are
     merge-shaped, which makes the answer undetermined (hook/detect/opaque.py)."""
@@ -85,7 +85,7 @@ def script(ctx: Ctx, arg: Arg, cmd: Command, *, same_shell: bool = False,
     else:
         shown = ctx.files.get(ctx.path(text))
         if shown is None and DYN not in text:  # a script on disk: read when it names a merge (opaque.py)
-            from hook.detect.prefilter import merge_shaped
+            from hook.detect.shaped import merge_shaped
 
             disk = ctx.read_file(text)
             shown = disk if disk is not None and merge_shaped(disk) else None

@@ -36,6 +36,19 @@ def sed(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None])
         k += 1
     if any(_sed_runs(script) for script in scripts):
         ctx.runtime("sed runs what it computes (the e command or the s///e flag)")
+    words = [a[0] for a in args[1:]]
+    if any(w == "--in-place" or w.startswith("--in-place=") or _in_place(w) for w in words):
+        # `sed -i SCRIPT FILE…` rewrites the files: what it may put there is in its script (hook/detect/planted.py)
+        after = words[words.index(scripts[0]) + 1 :] if scripts and scripts[0] in words else words
+        for name in (w for w in after if not w.startswith("-") and DYN not in w):
+            ctx.planted(ctx.path(name), "\n".join(scripts), append=False, exact=False)
+
+
+def _in_place(word: str) -> bool:
+    """``-i``, ``-i.bak``, ``-Ei``, ``-ni``: a cluster whose flags before ``i`` take no value."""
+    if not word.startswith("-") or word.startswith("--") or "i" not in word:
+        return False
+    return set(word[1 : word.index("i")]) <= set("nErszu")
 
 
 def _sed_runs(script: str) -> bool:
@@ -158,7 +171,7 @@ def editor(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | Non
         a[0].startswith("-") and not a[0].startswith("--") and ("e" in a[0] or "s" in a[0]) for a in args[1:])
     opaque(ctx, args[0][0], [args[0], *code], cmd if reads_stdin else None, what="an editor given commands",
            files=False)
-    from hook.detect.script import code as program_code
+    from hook.detect.code import code as program_code
 
     for text, _ in code:
         if DYN not in text and ("!" in text or "system" in text or "shell" in text or "call-process" in text):

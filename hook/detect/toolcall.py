@@ -31,6 +31,7 @@ def detect(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | None, en
         return Detection()
     from hook.detect.context import Ctx
     from hook.detect.dispatch import dispatch
+    from hook.shell.syntax import DYN
 
     ctx = Ctx(cwd, env, powershell=tool_name == "PowerShell", dispatch=dispatch)
     try:
@@ -40,6 +41,10 @@ def detect(tool_name: str, tool_input: Mapping[str, Any], *, cwd: str | None, en
 
             for action in list(ctx.traps):
                 run_trap(ctx, action)
+        if ctx.hooks_paths or ctx.set_up or any(DYN in text or might_merge(text) for text, _ in ctx.plants.values()):
+            from hook.detect.planted import judge  # what it set up for another program to run, if it can merge
+
+            judge(ctx)
     except Exception as exc:  # a reader bug must not hide a merge: fail towards "maybe"
         ctx.add(Merge(via="unparsed", undetermined=True, detail=f"detector error: {type(exc).__name__}"))
     return Detection(tuple(ctx.merges), tuple(ctx.notes))

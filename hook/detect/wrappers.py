@@ -6,6 +6,7 @@ GH_REPO=o/r gh …``, ``env -S '…'``, ``xargs``, ``find -exec``, ``busybox sh`
 
 from __future__ import annotations
 
+from hook.detect.grammars import RUNS_NOTHING, WRAPPERS
 from hook.detect.runstring import run_string
 from hook.shell.syntax import DYN
 
@@ -19,47 +20,6 @@ if TYPE_CHECKING:
 
     Dispatch = Callable[[Ctx, list[Arg], Command, dict[str, str | None]], None]
 
-# name -> (short options taking a value, long options taking a value, operands before the command)
-OPTIONS: dict[str, tuple[str, tuple[str, ...], int]] = {
-    "timeout": ("sk", ("--signal", "--kill-after"), 1),
-    "gtimeout": ("sk", ("--signal", "--kill-after"), 1),
-    "nohup": ("", (), 0),
-    "exec": ("a", (), 0),
-    "builtin": ("", (), 0),
-    "command": ("", (), 0),
-    "sudo": ("ugpCDrtTU", ("--user", "--group", "--prompt", "--chdir", "--role", "--type", "--other-user"), 0),
-    "doas": ("uC", (), 0),
-    "time": ("of", ("--output", "--format"), 0),
-    "nice": ("n", ("--adjustment",), 0),
-    "ionice": ("cnp", ("--class", "--classdata"), 0),
-    "stdbuf": ("ioe", ("--input", "--output", "--error"), 0),
-    "chronic": ("", (), 0),
-    "unbuffer": ("", (), 0),
-    "setsid": ("", (), 0),
-    "caffeinate": ("tw", (), 0),
-    "taskset": ("", (), 1),
-    "flock": ("wE", ("--timeout", "--conflict-exit-code"), 1),
-    "torsocks": ("", (), 0),
-    "coproc": ("", (), 0),
-    "proxychains": ("f", (), 0),
-    "proxychains4": ("f", (), 0),
-    "busybox": ("", (), 0),  # `busybox sh -c …`: the applet is the command
-    "toybox": ("", (), 0),
-    "chrt": ("TPD", ("--sched-runtime", "--sched-period", "--sched-deadline"), 1),
-    "ifne": ("", (), 0),
-    "catchsegv": ("", (), 0),
-    "dbus-run-session": ("", (), 0),
-    "eatmydata": ("", (), 0),
-    "fakeroot": ("lfsib", ("--lib", "--faked"), 0),
-    "faketime": ("", ("--date-prog",), 1),
-    "tini": ("pe", (), 0),
-    "dumb-init": ("r", ("--rewrite",), 0),
-    "with-contenv": ("", (), 0),
-    "s6-setuidgid": ("", (), 1),
-    "lckdo": ("", (), 1),
-}
-# options after which the program runs no command (`command -v gh`, `chrt -p PID`)
-_LOOKS_ONLY = {"command": ("-v", "-V"), "chrt": ("-p", "--pid")}
 # runner tools: name -> (subcommand that runs a command, "" for any; value options; operands after it)
 RUNNERS: dict[str, tuple[str, tuple[str, ...], int]] = {
     "op": ("run", ("--env-file", "--account"), 0), "doppler": ("run", ("-p", "-c", "--project", "--config"), 0),
@@ -86,36 +46,20 @@ RUNNERS: dict[str, tuple[str, tuple[str, ...], int]] = {
 # runners whose command after `--` only counts (before it, operands of their own)
 _DASHES_ONLY = frozenset({"chamber", "nix-shell"})
 SHELL_STRINGS = frozenset({"watch", "su", "script"})
-NAMES = frozenset({*OPTIONS, *RUNNERS, *SHELL_STRINGS, "env", "xargs", "find", "eval", "iex", "invoke-expression",
-                   "ssh-agent"})
+NAMES = frozenset({*WRAPPERS, *RUNNERS, *SHELL_STRINGS, "env", "xargs", "find", "eval", "iex",
+                   "invoke-expression"})
 """Every program this module unwraps (tests/test_hook_programs.py ties it to the table's wrappers)."""
 
 
 def unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None],
            dispatch: Dispatch) -> list[Arg] | None:
     """The command a wrapper runs (``args`` itself when ``name`` is no wrapper; None: runs nothing more)."""
-    if name in OPTIONS:
-        shorts, longs, operands = OPTIONS[name]
-        i = skip_options(args, 1, shorts, longs)
-        if any(a[0] in _LOOKS_ONLY.get(name, ()) for a in args[1:i]):
-            return None  # `command -v gh` only looks the name up
-        if name == "builtin" and i < len(args) and DYN not in args[i][0]:
-            from hook.detect.shellrun import BUILTINS
-
-            if args[i][0] not in BUILTINS:
-                return None  # `builtin gh …` fails: gh is no shell builtin
-        if name == "sudo":
-            i = assignments(args, i, overlay)
-        i += operands
-        if name == "flock" and i < len(args) and args[i][0] in ("-c", "--command"):
-            run_string(ctx, args[i + 1 :], env=overlay)
-            return None
-        return args[i:] or None
-    if name == "ssh-agent":  # `ssh-agent bash`: runs the command with the agent's variables set
-        i = skip_options(args, 1, "aEPt", ())
-        return args[i:] or None
+    if name in WRAPPERS:
+        return _wrapper(ctx, name, args, cmd, overlay, dispatch)
     if name == "env":
-        return _env(ctx, args, overlay)
+        from hook.detect.launchers import env
+
+        return env(ctx, args, cmd, overlay, dispatch)
     if name in ("xargs", "find"):  # loaded only when one runs (start-up budget, design §7)
         from hook.detect import xargs
 
@@ -127,7 +71,9 @@ def unwrap(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str
             return None
         return xargs.unknown_input(args)
     if name in SHELL_STRINGS:
-        _shell_string(ctx, name, args)
+        from hook.detect.launchers import shell_string
+
+        shell_string(ctx, name, args, cmd, overlay, dispatch)
         return None
     if name in ("eval", "iex", "invoke-expression"):
         run_string(ctx, args[1:], same_shell=True, env=overlay)
@@ -173,49 +119,42 @@ def skip_options(args: list[Arg], i: int, shorts: str, longs: tuple[str, ...]) -
     return i
 
 
-def assignments(args: list[Arg], i: int, overlay: dict[str, str | None]) -> int:
-    while i < len(args) and "=" in args[i][0] and args[i][0].split("=", 1)[0].isidentifier():
-        name, value = args[i][0].split("=", 1)
-        overlay[name] = value
-        i += 1
-    return i
+def _wrapper(ctx: Ctx, name: str, args: list[Arg], cmd: Command, overlay: dict[str, str | None],
+             dispatch: Dispatch) -> list[Arg] | None:
+    """A wrapper read by its grammar (hook/detect/grammars.py): the command after its options and operands."""
+    from hook.detect.getopt import parse
 
+    grammar, operands = WRAPPERS[name]
+    words = [a[0] for a in args]
+    if name == "nice" and len(words) > 1 and words[1][:1] == "-" and words[1][1:].lstrip("-").isdigit():
+        words = [words[0], "-n", words[1][1:], *words[2:]]  # `nice -10 CMD`: the historic spelling of -n 10
+        args = [args[0], ("-n", None), (words[2], None), *args[2:]]
+    parsed = parse(grammar, words, 1)
+    if parsed.has(*RUNS_NOTHING.get(name, ())):
+        return None  # `command -v gh`, `sudo -l gh …`: looks, lists, edits; runs nothing
+    i = parsed.end
+    if name == "builtin" and i < len(args) and DYN not in args[i][0]:
+        from hook.detect.shellrun import BUILTINS
 
-def _env(ctx: Ctx, args: list[Arg], overlay: dict[str, str | None]) -> list[Arg] | None:
-    i = 1
-    while i < len(args):
-        a = args[i][0]
-        if a in ("-i", "--ignore-environment", "-"):
-            overlay["GH_REPO"] = None
-        elif a in ("-u", "--unset"):
-            overlay[args[i + 1][0] if i + 1 < len(args) else ""] = None
-            i += 1
-        elif a.startswith("--unset="):
-            overlay[a.split("=", 1)[1]] = None
-        elif a in ("-C", "--chdir") or a.startswith("--chdir="):
-            target = a.split("=", 1)[1] if "=" in a else (args[i + 1][0] if i + 1 < len(args) else None)
-            i += 0 if "=" in a else 1
-            ctx.chdir(target)
-        elif a in ("-S", "--split-string") or a.startswith("--split-string="):
-            text = a.split("=", 1)[1] if "=" in a else " ".join(x[0] for x in args[i + 1 : i + 2])
-            rest = args[i + (1 if "=" in a else 2) :]
-            return [(t, None) for t in text.split()] + rest
-        elif a == "--":
-            i += 1
-            break
-        elif not a.startswith("-"):
-            break
-        i += 1
-    i = assignments(args, i, overlay)
-    return args[i:] or None
+        if args[i][0] not in BUILTINS:
+            return None  # `builtin gh …` fails: gh is no shell builtin
+    if name == "sudo":
+        from hook.detect.launchers import assignments
 
+        i = assignments(args, i, overlay)
+    i += operands
+    inner: list[Arg] = list(args[i:])
+    if name == "flock" and inner and inner[0][0] in ("-c", "--command"):
+        text = inner[1:2]
+        inner = []
+        if parsed.exact:
+            run_string(ctx, text, env=overlay)
+            return None
+        inner = [("sh", None), ("-c", None), *text]
+    where = parsed.value("-D", "--chdir") if name == "sudo" else None
+    if parsed.exact and where is None:
+        return inner or None
+    from hook.detect.launchers import inexact
 
-def _shell_string(ctx: Ctx, name: str, args: list[Arg]) -> None:
-    if name == "watch":
-        i = skip_options(args, 1, "nqd", ("--interval", "--differences"))
-        run_string(ctx, args[i:])
-    else:  # su -c CMD, script -c CMD
-        for i, a in enumerate(args):
-            if a[0] in ("-c", "--command", "-qc") and i + 1 < len(args):
-                run_string(ctx, args[i + 1 : i + 2])
-                break
+    inexact(ctx, name, args, inner, cmd, overlay, dispatch, exact=parsed.exact, chdir=where)
+    return None

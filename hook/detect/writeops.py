@@ -215,6 +215,8 @@ OPERATIONS: tuple[tuple[str, str, str, str, str], ...] = (
     ("gate", "POST", "~/transfer", "repos/transfer", "Transfer a repository"),
     ("gate", "DELETE", "/user/installations/{installation_id}/repositories/{repository_id}",
      "apps/remove-repo-from-installation-for-authenticated-user", "Remove a repository from an app installation"),
+    ("merge", "PUT", "/agents/repos/{owner}/{repo}/pulls/{pull_number}/agent-merge",
+     "agent-merge/put-agent-merge-enrollment", "Update Agent Merge configuration for a pull request"),
     ("merge", "POST", "~/git/refs", "git/create-ref", "Create a reference"),
     ("merge", "PATCH", "~/git/refs/{ref}", "git/update-ref", "Update a reference"),
     ("merge", "POST", "~/merge-upstream", "repos/merge-upstream", "Sync a fork branch with the upstream repository"),
@@ -222,6 +224,10 @@ OPERATIONS: tuple[tuple[str, str, str, str, str], ...] = (
     ("merge", "PUT", "~/pulls/{pull_number}/merge", "pulls/merge", "Merge a pull request"),
     ("merge", "PUT", "~/pulls/{pull_number}/merge-async", "pulls/merge-async", "Merge a pull request asynchronously"),
 )
+ALIASES: tuple[tuple[str, str], ...] = (("/repositories/{repository_id}", "/repos/{owner}/{repo}"),)
+"""The fixture's ``alias`` rows: another address of every operation under the second path. A request by
+repository id names no repository: `hook.detect.rest` reads it as the aliased path with the owner and the
+name unknown."""
 _SPANNING = frozenset({"{path}", "{ref}", "{branch}", "{name}"})
 _PATTERNS = tuple(row[2].replace("~", "/repos/{owner}/{repo}", 1).strip("/").split("/") for row in OPERATIONS)
 

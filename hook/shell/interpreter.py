@@ -256,6 +256,10 @@ class Shell(Readings):
                 key = self.path(self.expand_one(red.target))
                 if not key.startswith("/dev/"):
                     self.files[key] = DYN
+                    self.wrote(key, red.op in (">>", "&>>"))
+
+    def wrote(self, key: str, append: bool) -> None:
+        """A redirection writes ``key`` (``append``: ``>>``) with text the command's program prints."""
 
     def _assign_array(self, name: str, words: list[Word] | None) -> None:
         """``NAME=(…)``: the elements are expanded like a command's words (braces, splitting, globs)."""
