@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from hook.detect.gitrepo import MAX_INCLUDES, config_files, config_value, include_path, read_file
+from hook.detect.gitrepo import MAX_INCLUDES, config_files, config_lines, config_value, include_path, read_file
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -53,18 +53,8 @@ def _lookup(path: str, key: str, env: Mapping[str, str], depth: int, wanted: str
     if depth > MAX_INCLUDES:
         return UNKNOWN
     found: str | None = None
-    section = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            header = line[1 : line.find("]")] if "]" in line else line[1:]
-            section = header.strip().lower()
-            rest = line[line.find("]") + 1 :].strip() if "]" in line else ""
-            if not rest or rest[0] in "#;":
-                continue
-            line = rest  # `[alias] m = ...` on one line
+    for header, line in config_lines(text):
+        section = header.strip().lower()
         name, eq, value = line.partition("=")
         name = name.strip().lower()
         if value.rstrip().endswith("\\"):

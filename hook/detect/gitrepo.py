@@ -13,7 +13,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
 GITHUB = "github.com"
 _REMOTE_PRIORITY = {"upstream": 3, "github": 2, "origin": 1}
@@ -124,6 +124,23 @@ def parse_config(text: str) -> dict[tuple[str, str, str], str]:
         key, eq, value = line.partition("=")
         values[(section, subsection, key.strip().lower())] = config_value(value) if eq else "true"
     return values
+
+
+def config_lines(text: str) -> Iterator[tuple[str, str]]:
+    """Every key line of a config file's text, in order, as (header, line): ``header`` the text between the
+    brackets of the section it is in ("" before any), ``line`` stripped; a key after a header on the same
+    line (``[alias] m = …``) is one too. Blank lines and comments are skipped."""
+    header = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            header = line[1 : line.find("]")] if "]" in line else line[1:]
+            line = line[line.find("]") + 1 :].strip() if "]" in line else ""
+            if not line or line[0] in "#;":
+                continue
+        yield header, line
 
 
 def split_header(header: str) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from hook.detect.gitrepo import (
     MAX_INCLUDES,
     config_files,
+    config_lines,
     config_value,
     git_dirs,
     include_path,
@@ -183,17 +184,8 @@ def _parse_text(text: str, path: str, env: Mapping[str, str], depth: int) -> lis
     if depth > MAX_INCLUDES:
         return None
     found: list[Entry] = []
-    section = subsection = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            header = line[1 : line.find("]")] if "]" in line else line[1:]
-            section, subsection = split_header(header)
-            line = line[line.find("]") + 1 :].strip() if "]" in line else ""
-            if not line or line[0] in "#;":
-                continue
+    for header, line in config_lines(text):
+        section, subsection = split_header(header)
         name, eq, value = line.partition("=")
         name = name.strip().lower()
         if value.rstrip().endswith("\\"):
