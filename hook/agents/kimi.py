@@ -47,4 +47,5 @@ allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
     from hook.agents.entries import groups
 
-    return groups("PreToolUse", ("^(Bash|Shell)$", matchers[1]), {"command": guard, "timeout": TIMEOUT_S})  # no `type`
+    run = {"command": guard, "timeout": TIMEOUT_S}  # no `type`: any field but these fails Kimi's whole file
+    return groups("PreToolUse", ("^(Bash|Shell)$", matchers[1]), run)
