@@ -79,9 +79,9 @@ def verdict_by_branch(owner: str, name: str, branch: str) -> Reply:
     return _verdict_reply(repo, reads.number_for_branch(services().redis, repo, branch), by_branch=True)
 
 
-@bp.get("/repos/<owner>/<name>/held")
-@require_token
-def held(owner: str, name: str) -> Reply:
+def _held_reply(owner: str, name: str, *, freezes: bool = False) -> Reply:
+    """``managed``, ``held`` and each held PR's ``heads`` of a repo within the token's orgs, and with
+    ``freezes`` its branch freezes record: the one read the agent guard makes."""
     repo = _repo(owner, name)
     if repo is None:
         return _error("not a repository name", 400)
@@ -89,8 +89,17 @@ def held(owner: str, name: str) -> Reply:
     if refused is not None:
         return refused
     redis = services().redis
-    return jsonify(managed=reads.is_managed(redis, repo), held=reads.held_numbers(redis, repo),
-                   heads=reads.held_heads(redis, repo)), 200
+    reply: dict[str, Any] = {"managed": reads.is_managed(redis, repo), "held": reads.held_numbers(redis, repo),
+                             "heads": reads.held_heads(redis, repo)}
+    if freezes:
+        reply["freezes"] = branch_freezes.load(redis, repo)
+    return jsonify(reply), 200
+
+
+@bp.get("/repos/<owner>/<name>/held")
+@require_token
+def held(owner: str, name: str) -> Reply:
+    return _held_reply(owner, name)
 
 
 @bp.get("/repos/<owner>/<name>/guard")
@@ -99,15 +108,7 @@ def guard(owner: str, name: str) -> Reply:
     """What the agent guard reads about a repo in one request: ``held`` (as ``/held``), each held PR's
     ``heads`` (base, head SHA, status description) and ``freezes``, the repo's branch freezes record
     (`core.branch_freezes`; null when none is written): a push into a freeze, the SessionStart context."""
-    repo = _repo(owner, name)
-    if repo is None:
-        return _error("not a repository name", 400)
-    refused = outside_orgs(repo)
-    if refused is not None:
-        return refused
-    redis = services().redis
-    return jsonify(managed=reads.is_managed(redis, repo), held=reads.held_numbers(redis, repo),
-                   heads=reads.held_heads(redis, repo), freezes=branch_freezes.load(redis, repo)), 200
+    return _held_reply(owner, name, freezes=True)
 
 
 def _repo_arg() -> tuple[str | None, Reply | None]:

@@ -19,9 +19,10 @@ from flask import Blueprint, jsonify, request
 from app import reads
 from app.api_holds import Reply, managed, republish
 from app.auth import current_identity, require_token
+from app.json_body import json_object
 from app.services import services
 from app.token_store import Identity
-from core import json_text, keys
+from core import keys
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
 from core.exemptions import Door, coverage, refusal
@@ -55,11 +56,8 @@ def _shown(exemption: Exemption) -> dict[str, object]:
 def grant() -> Reply:
     identity = current_identity()
     assert identity is not None
-    try:
-        body = json_text.loads(request.get_data(cache=False))  # depth-bounded, unlike Flask's get_json
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
+    body = json_object()
+    if body is None:
         return _error('body must be JSON: {"target": "owner/repo#12", "reason": ..., "sticky": false}', 400)
     target, reason, span, sticky, seen = (body.get("target"), body.get("reason"), body.get("for"),
                                           body.get("sticky", False), body.get("head_sha"))

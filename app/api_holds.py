@@ -18,9 +18,10 @@ from flask import Blueprint, Response, jsonify, request
 
 from app import reads
 from app.auth import current_identity, require_token
+from app.json_body import json_object
 from app.services import services
 from app.token_store import Identity
-from core import hold_rights, jobs, json_text
+from core import hold_rights, jobs
 from core.chat_request import REPUBLISH_JOB
 from core.comments import clean_reason
 from core.durations import format_duration, parse_duration
@@ -58,11 +59,8 @@ def republish(scope: str) -> None:
 
 def _body() -> tuple[dict[str, Any] | None, Reply | None]:
     request.max_content_length = MAX_BODY  # beyond it Werkzeug raises 413, answered as JSON
-    try:
-        parsed = json_text.loads(request.get_data(cache=False))  # depth-bounded, unlike Flask's get_json
-    except ValueError:
-        parsed = None
-    if not isinstance(parsed, dict):
+    parsed = json_object()
+    if parsed is None:
         return None, _error('body must be JSON: {"target": ..., "reason": ..., "for": "30m"}', 400)
     return parsed, None
 

@@ -25,7 +25,7 @@ Events are ``TRANSP:TRANSPARENT``: a freeze is not a meeting, and does not make 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Response, abort, request
@@ -59,13 +59,8 @@ def _uid(*parts: str) -> str:
 def _local_span(window: FreezeWindow, day: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
     """The occurrence starting on ``day`` as wall-clock times in the window's zone (fold 0: RFC 5545's
     reading of a skipped or repeated time)."""
-    start = time.fromisoformat(window.start)
-    if window.end == "24:00":
-        end_day, end = day + timedelta(days=1), time(0, 0)
-    else:
-        end = time.fromisoformat(window.end)
-        end_day = day + timedelta(days=1) if end <= start else day
-    return datetime.combine(day, start, tzinfo=zone), datetime.combine(end_day, end, tzinfo=zone)
+    start, end = freeze.wall_clock(window, day)
+    return start.replace(tzinfo=zone), end.replace(tzinfo=zone)
 
 
 def _describe(window: FreezeWindow, repos: list[str]) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
@@ -147,6 +147,22 @@ def _landed(landed: bool, done: str) -> None:
         flash(f"{done}: pending — the worker has not applied it yet; this page updates when it lands.", "pending")
 
 
+def reason_and_duration(noun: str, done: str) -> tuple[str, timedelta | None] | None:
+    """The form's ``reason`` and ``for`` (a duration, optional), or None after flashing what is wrong —
+    the time first, not a reason that was given: "``noun`` needs a reason …", "Nothing was ``done``"."""
+    reason = clean_reason(request.form.get("reason", ""))
+    span = request.form.get("for", "").strip()
+    duration = parse_duration(span) if span else None
+    if span and duration is None:
+        flash(f"“{span}” is not a time merge-hold reads: write it like 30m, 2h or 1d (at most 90d). "
+              f"Nothing was {done}.", "error")
+        return None
+    if not reason:
+        flash(f"{noun} needs a reason (why it must wait). Nothing was {done}.", "error")
+        return None
+    return reason, duration
+
+
 def _pull_page(owner: str, name: str, number: int) -> Response:
     return redirect(url_for("dashboard.pull", owner=owner, name=name, number=number))
 
@@ -165,16 +181,10 @@ def hold(owner: str, name: str, number: int) -> Response:
     if not may_hold(repo, number):
         flash(f"Holding needs {repo_config(repo).hold_permission} access to {repo}.", "error")
         return back
-    reason = clean_reason(request.form.get("reason", ""))
-    span = request.form.get("for", "").strip()
-    duration = parse_duration(span) if span else None
-    if span and duration is None:  # blame what is wrong: the time, not a reason that was given
-        flash(f"“{span}” is not a time merge-hold reads: write it like 30m, 2h or 1d (at most 90d). "
-              "Nothing was held.", "error")
+    given = reason_and_duration("A hold", "held")
+    if given is None:
         return back
-    if not reason:
-        flash("A hold needs a reason (why it must wait). Nothing was held.", "error")
-        return back
+    reason, duration = given
     job = _command(repo, number, {"kind": "hold", "reason": reason,
                                   "seconds": int(duration.total_seconds()) if duration is not None else None})
     _landed(read_your_writes.job_landed(services().redis, job, repo, number), f"Held {repo}#{number}: {reason}")

@@ -32,12 +32,12 @@ from app.dashboard_actions import (
     may_freeze,
     may_lift,
     may_see_scope,
+    reason_and_duration,
     republish_scope,
 )
 from app.services import services
 from core import hold_rights
-from core.comments import clean_reason
-from core.durations import format_duration, parse_duration
+from core.durations import format_duration
 from core.hold_rights import GitHubUser
 from core.holds import Hold, Source, named
 from core.paths import PathsError, check, describe, split_list
@@ -106,16 +106,10 @@ def freeze() -> Response:
         return back
     if not may_freeze(scope):
         return _refused(scope, "Freezing")
-    reason = clean_reason(request.form.get("reason", ""))
-    span = request.form.get("for", "").strip()
-    duration = parse_duration(span) if span else None
-    if span and duration is None:  # blame what is wrong: the time, not a reason that was given
-        flash(f"“{span}” is not a time merge-hold reads: write it like 30m, 2h or 1d (at most 90d). "
-              "Nothing was frozen.", "error")
+    given = reason_and_duration("A freeze", "frozen")
+    if given is None:
         return back
-    if not reason:
-        flash("A freeze needs a reason (why it must wait). Nothing was frozen.", "error")
-        return back
+    reason, duration = given
     listed = split_list(request.form.get("paths", ""))
     try:
         paths = check(listed) if listed else ()

@@ -17,8 +17,9 @@ from flask import Blueprint, Response, jsonify, request
 
 from app import reads
 from app.auth import current_identity, require_token
+from app.json_body import json_object
 from app.services import services
-from core import json_text, keys
+from core import keys
 from core.holds import to_iso
 from core.outgoing import TYPES
 from core.outgoing_urls import EndpointUrlError, check, networks
@@ -109,8 +110,11 @@ def _admin_for(org: str) -> Reply | None:
     return None
 
 
-def _endpoint(org: str, endpoint_id: str) -> Endpoint | None:
-    return webhook_endpoints.get(services().redis, org.lower(), endpoint_id)
+def _endpoint(org: str, endpoint_id: str) -> Endpoint | Reply:
+    """The org's endpoint, or the reply refusing it: `_admin_for`'s, or 404 when the org has no such endpoint."""
+    refused = _admin_for(org)
+    endpoint = webhook_endpoints.get(services().redis, org.lower(), endpoint_id) if refused is None else None
+    return refused or endpoint or _error("no such endpoint", 404)
 
 
 def _by() -> str:
@@ -131,11 +135,8 @@ def create(org: str) -> Reply:
     refused = _admin_for(org)
     if refused is not None:
         return refused
-    try:
-        body = json_text.loads(request.get_data(cache=False))  # depth-bounded, unlike Flask's get_json
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
+    body = json_object()
+    if body is None:
         return _error('body must be JSON: {"url": "https://…", "events": ["freeze.started", …]}', 400)
     try:
         endpoint = register_endpoint(org, body.get("url"), body.get("events"), body.get("description"), _by())
@@ -158,20 +159,18 @@ def delete(org: str, endpoint_id: str) -> Reply:
 @bp.post("/<org>/webhooks/<endpoint_id>/<any(enable, disable):action>")
 @require_token(permission="admin")
 def toggle(org: str, endpoint_id: str, action: str) -> Reply:
-    refused = _admin_for(org)
-    endpoint = _endpoint(org, endpoint_id) if refused is None else None
-    if refused is not None or endpoint is None:
-        return refused or _error("no such endpoint", 404)
+    endpoint = _endpoint(org, endpoint_id)
+    if not isinstance(endpoint, Endpoint):
+        return endpoint
     return jsonify(endpoint=set_enabled(endpoint, action == "enable", _by()).public()), 200
 
 
 @bp.get("/<org>/webhooks/<endpoint_id>/deliveries")
 @require_token(permission="admin")
 def deliveries(org: str, endpoint_id: str) -> Reply:
-    refused = _admin_for(org)
-    endpoint = _endpoint(org, endpoint_id) if refused is None else None
-    if refused is not None or endpoint is None:
-        return refused or _error("no such endpoint", 404)
+    endpoint = _endpoint(org, endpoint_id)
+    if not isinstance(endpoint, Endpoint):
+        return endpoint
     try:
         limit = int(request.args.get("limit", LOG_LIMIT))
     except ValueError:
@@ -184,10 +183,9 @@ def deliveries(org: str, endpoint_id: str) -> Reply:
 @bp.post("/<org>/webhooks/<endpoint_id>/deliveries/<message_id>/redeliver")
 @require_token(permission="admin")
 def redeliver(org: str, endpoint_id: str, message_id: str) -> Reply:
-    refused = _admin_for(org)
-    endpoint = _endpoint(org, endpoint_id) if refused is None else None
-    if refused is not None or endpoint is None:
-        return refused or _error("no such endpoint", 404)
+    endpoint = _endpoint(org, endpoint_id)
+    if not isinstance(endpoint, Endpoint):
+        return endpoint
     record = outgoing.redeliver(services().redis, endpoint, message_id)
     if record is None:
         return _error("no such delivery in the endpoint's log", 404)

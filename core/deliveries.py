@@ -64,6 +64,13 @@ def pack(event: str, delivery_id: str, body: bytes) -> bytes:
     return event.encode() + _SEP + delivery_id.encode() + _SEP + body
 
 
+def headers(entry: bytes) -> tuple[bytes, bytes]:
+    """The event and delivery id of anything on the intake list, unchecked (``b""`` for a part it lacks):
+    what a dead letter names of an entry `unpack` may refuse."""
+    event, _, rest = entry.partition(_SEP)
+    return event, rest.partition(_SEP)[0]
+
+
 def unpack(entry: bytes) -> Delivery:
     """The inverse of `pack`; raises ValueError on an entry that is not one."""
     event, sep1, rest = entry.partition(_SEP)

@@ -50,17 +50,21 @@ def _to_utc(local: datetime, zone: ZoneInfo, *, last: bool) -> datetime:
     return high
 
 
-def _occurrence(window: FreezeWindow, day: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
+def wall_clock(window: FreezeWindow, day: date) -> tuple[datetime, datetime]:
+    """The occurrence starting on ``day`` as naive wall-clock times: ``24:00`` is the next midnight, and a
+    ``to`` at or before the ``from`` is on the next day (the calendar feed writes these, in the window's zone)."""
     start = time.fromisoformat(window.start)
     if window.end == "24:00":
         end_day, end = day + timedelta(days=1), time(0, 0)
     else:
         end = time.fromisoformat(window.end)
         end_day = day + timedelta(days=1) if end <= start else day
-    return (
-        _to_utc(datetime.combine(day, start), zone, last=False),
-        _to_utc(datetime.combine(end_day, end), zone, last=True),
-    )
+    return datetime.combine(day, start), datetime.combine(end_day, end)
+
+
+def _occurrence(window: FreezeWindow, day: date, zone: ZoneInfo) -> tuple[datetime, datetime]:
+    start, end = wall_clock(window, day)
+    return _to_utc(start, zone, last=False), _to_utc(end, zone, last=True)
 
 
 def _intervals(window: FreezeWindow, now: datetime) -> Iterator[tuple[datetime, datetime]]:

@@ -19,6 +19,7 @@ from redis import Redis
 from redis.client import Pipeline
 
 from core import keys
+from core.deliveries import headers
 
 KEEP = 1_000
 """Records kept, newest first: enough to see a storm's shape; older ones are trimmed (the count stays)."""
@@ -36,8 +37,7 @@ class DeadLetter:
     """ISO 8601, UTC: when the pump set it aside."""
 
     def to_json(self) -> str:
-        event, _, rest = self.entry.partition(b"\n")
-        delivery_id = rest.partition(b"\n")[0] if rest else b""
+        event, delivery_id = headers(self.entry)
         return json.dumps({
             "at": self.at, "reason": self.reason[:REASON_CHARS],
             "event": event[:100].decode("utf-8", "replace"),

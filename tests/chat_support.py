@@ -6,13 +6,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlencode
 
@@ -25,6 +23,7 @@ from merge_hold.settings import Settings
 from state import store
 from tests.e2e_support import Service, service_settings
 from tests.emulator import APP_ID, GitHubEmulator, private_key_pem
+from tests.stub_http import QuietHandler, loopback
 from workers import runtime
 from workers.runtime import Runtime
 
@@ -75,7 +74,7 @@ def response_catcher() -> Iterator[Catcher]:
     """A loopback HTTP server standing in for Slack's/Mattermost's `response_url`."""
     catcher = Catcher("")
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             catcher.bodies.append(json.loads(self.rfile.read(length)))
@@ -83,18 +82,9 @@ def response_catcher() -> Iterator[Catcher]:
             self.end_headers()
             self.wfile.write(b"ok")
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    catcher.url = f"http://127.0.0.1:{server.server_address[1]}/hooks/commands/T0MERGE1/1/x"
-    try:
+    with loopback(Handler) as base:
+        catcher.url = f"{base}/hooks/commands/T0MERGE1/1/x"
         yield catcher
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def dry_runtime(redis: Redis, redis_url: str, **overrides: Any) -> Runtime:
@@ -112,6 +102,21 @@ def manage(redis: Redis, repo: str, prs: dict[int, str] | None = None, *, instal
         redis.set(keys.pr_state(repo, number),
                   json.dumps(replace(record_facts(PullState(repo=repo, number=number), facts), synced=True).to_dict()))
         redis.sadd(keys.open_prs(repo), number)
+
+
+WIDGETS, GADGETS = "acme/widgets", "acme/gadgets"
+
+
+def acme(emulator: GitHubEmulator, redis: Redis, roles: Mapping[str, str] | None = None) -> GitHubEmulator:
+    """The org ``acme`` under installation 1 with `WIDGETS` and `GADGETS`, each managed with open PRs #1 (base
+    main) and #2 (base release/1.0); ``roles`` (login -> role) on both repos."""
+    emulator.add_installation(1, "acme")
+    for repo in (WIDGETS, GADGETS):
+        emulator.add_repo(repo, installation_id=1)
+        manage(redis, repo, {1: "main", 2: "release/1.0"})
+        for login, role in (roles or {}).items():
+            emulator.set_permission(repo, login, role)
+    return emulator
 
 
 def drain(rt: Runtime) -> None:

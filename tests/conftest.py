@@ -1,5 +1,5 @@
 """Shared fixtures: a real Redis (REDIS_URL, else a throwaway redis-server), the GitHub API emulator,
-fixture paths; and the `needs` marker's hooks (tests/needs.py)."""
+Slack's Web API stand-in, fixture paths; and the `needs` marker's hooks (tests/needs.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from tests.emulator import GitHubEmulator
 # What this machine lacks: each test's `needs` looked up at collection time, skipped with the reason and
 # the install line, and listed at the end of the run (tests/needs.py).
 from tests.needs import pytest_collection_modifyitems, pytest_configure, pytest_terminal_summary
+from tests.slack_standin import SlackStandIn, slack_standin
 
 __all__ = ["pytest_collection_modifyitems", "pytest_configure", "pytest_terminal_summary"]
 
@@ -51,6 +52,13 @@ def github_emulator() -> Iterator[GitHubEmulator]:
     """A fresh emulated GitHub per test (tests/emulator), stopped after; its `.url` is GITHUB_API_URL."""
     with GitHubEmulator() as emulator:
         yield emulator
+
+
+@pytest.fixture()
+def slack() -> Iterator[SlackStandIn]:
+    """Slack's Web API on loopback per test (tests/slack_standin.py); its `.api_url` is SLACK_API_URL."""
+    with slack_standin() as standin:
+        yield standin
 
 
 @pytest.fixture(autouse=True)

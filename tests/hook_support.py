@@ -132,6 +132,23 @@ def git_checkout(path: Path, remote: str = "https://github.com/acme/widgets.git"
     return path
 
 
+def git(where: Path, *args: str) -> str:
+    """``git -C WHERE ARGS…`` with a fixed author and committer and nothing of the developer's own
+    configuration (``HOME`` is ``where``); its output, stripped."""
+    done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, check=True,
+                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+                               "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin", "HOME": str(where)})
+    return done.stdout.strip()
+
+
+def commit(where: Path, name: str) -> str:
+    """A file ``name`` (its text its name) committed in ``where``: the new commit's SHA."""
+    (where / name).write_text(name)
+    git(where, "add", name)
+    git(where, "commit", "-q", "-m", name)
+    return git(where, "rev-parse", "HEAD")
+
+
 class CountingRelay:
     """A transparent TCP relay in front of a real Redis that counts request turns: how many times the
     client starts sending after the server has answered (one turn = one round trip)."""

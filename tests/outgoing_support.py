@@ -7,8 +7,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+
+from tests.stub_http import QuietHandler, loopback
 
 
 @dataclass
@@ -34,7 +34,7 @@ def receiver(path: str = "/hooks/merge-hold") -> Iterator[Receiver]:
     found = Receiver("")
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length)
@@ -48,15 +48,6 @@ def receiver(path: str = "/hooks/merge-hold") -> Iterator[Receiver]:
             self.end_headers()
             self.wfile.write(b"ok")
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    found.url = f"http://127.0.0.1:{server.server_address[1]}{path}"
-    try:
+    with loopback(Handler) as base:
+        found.url = base + path
         yield found
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -10,9 +10,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
+
+from tests.stub_http import QuietHandler, loopback
 
 
 @dataclass
@@ -42,7 +43,7 @@ def slack_standin() -> Iterator[SlackStandIn]:
     standin = SlackStandIn()
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if self.path != "/api/chat.postMessage":
@@ -67,22 +68,8 @@ def slack_standin() -> Iterator[SlackStandIn]:
                                    "message": {"text": args.get("text")}})
 
         def _answer(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self._send(code, "application/json; charset=utf-8", json.dumps(body).encode())
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    standin.api_url = f"http://127.0.0.1:{server.server_address[1]}/api"
-    try:
+    with loopback(Handler) as base:
+        standin.api_url = f"{base}/api"
         yield standin
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -1,10 +1,13 @@
-"""The HTTP plumbing the scripted model APIs (tests/claude_stub.py, gemini_stub.py, openai_stub.py)
-share: a quiet request handler that answers with a body and its length, and the loopback server each
-stub runs in a thread."""
+"""The HTTP plumbing the tests' loopback stand-ins share: a quiet request handler that answers with a body
+and its length, a handler served from a thread while a block runs (`loopback`: the Slack stand-in, the
+chat `response_url` and outgoing-webhook receivers), and the server each scripted model API
+(tests/claude_stub.py, gemini_stub.py, openai_stub.py) runs in."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -24,6 +27,20 @@ class QuietHandler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+@contextmanager
+def loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on 127.0.0.1 from a thread while the block runs: its base URL,
+    ``http://127.0.0.1:PORT``; shut down and closed after."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class LoopbackStub:

@@ -21,14 +21,22 @@ from werkzeug.test import TestResponse
 from app.tokens import create as create_token
 from core import keys
 from state import room_holds
-from tests.chat_support import MATTERMOST_TOKEN, SLACK_SECRET, TEAM, manage, slack_body, slack_headers
+from tests.chat_support import (
+    GADGETS,
+    MATTERMOST_TOKEN,
+    SLACK_SECRET,
+    TEAM,
+    WIDGETS,
+    acme,
+    slack_body,
+    slack_headers,
+)
 from tests.emulator import GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.test_dashboard_actions import act, csrf
 from tests.test_github_login import PUBLIC, sign_in
 from tests.webapp_support import make_app, post_form
 
-WIDGETS, GADGETS = "acme/widgets", "acme/gadgets"
 BETA_TEAM = "T0BETA"
 MM_TEAM, MM_USER = "carya1qs77bemjup96ff538snh", "aoa1agao6t8fmx3ikt1j9w5ybw"
 ADMINS = ("U0DANA", f"{BETA_TEAM}/U0ERIN", f"mattermost:{MM_USER}")
@@ -40,14 +48,7 @@ GONE = "This link is unknown, has expired or was already used."
 
 @pytest.fixture()
 def world(github_emulator: GitHubEmulator, redis_client: redis.Redis) -> GitHubEmulator:
-    emu = github_emulator
-    emu.add_installation(1, "acme")
-    for repo in (WIDGETS, GADGETS):
-        emu.add_repo(repo, installation_id=1)
-        manage(redis_client, repo, {1: "main", 2: "release/1.0"})
-        for login in ("walt", "wendy"):
-            emu.set_permission(repo, login, "write")  # writers: no GitHub admin anywhere
-    return emu
+    return acme(github_emulator, redis_client, {"walt": "write", "wendy": "write"})  # no GitHub admin anywhere
 
 
 @pytest.fixture()

@@ -18,25 +18,18 @@ from core import keys
 from core.chat_request import REPUBLISH_JOB
 from core.holds import Hold
 from state import room_holds, store
-from tests.chat_support import drain, dry_runtime, manage
+from tests.chat_support import GADGETS, WIDGETS, acme, drain, dry_runtime
 from tests.emulator import GitHubEmulator
 from tests.test_dashboard_actions import act, app_for
 from tests.test_github_login import sign_in
 
-WIDGETS, GADGETS = "acme/widgets", "acme/gadgets"
 HINT = "or a linked chat admin — run /hold link in chat"
 """What a refusal adds for a user without a chat link (`tests/test_chat_links.py` has the rest)."""
 
 
 @pytest.fixture()
 def world(github_emulator: GitHubEmulator, redis_client: redis.Redis) -> GitHubEmulator:
-    emu = github_emulator
-    emu.add_installation(1, "acme")
-    for repo in (WIDGETS, GADGETS):
-        emu.add_repo(repo, installation_id=1)
-        manage(redis_client, repo, {1: "main", 2: "release/1.0"})
-    emu.set_permission(WIDGETS, "ada", "admin")
-    emu.set_permission(GADGETS, "ada", "admin")
+    emu = acme(github_emulator, redis_client, {"ada": "admin"})
     emu.set_permission(WIDGETS, "wendy", "admin")  # admin on one repo of acme, writer on the other
     emu.set_permission(GADGETS, "wendy", "write")
     emu.set_permission(WIDGETS, "walt", "write")

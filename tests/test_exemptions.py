@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +28,13 @@ from tests.emulator import GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.emulator.state import RequestRecord
 from tests.semantics_support import REPO, chat, pull_event, serve, status
-from tests.slack_standin import SlackStandIn, slack_standin
+from tests.slack_standin import SlackStandIn
 from tests.test_github_login import PUBLIC, sign_in
 from tests.webapp_support import post_form
 from workers.chat.rooms import execute
 
 H1, H2 = head_sha(REPO, 1), "2" * 40
 FROZEN = "Held by @dana in slack:acme-eng/#releases: incident 4711"
-
-
-@pytest.fixture()
-def slack() -> Iterator[SlackStandIn]:
-    with slack_standin() as standin:
-        yield standin
 
 
 @pytest.fixture()

@@ -32,14 +32,23 @@ from core.hold_rights import Actor, ChatUser, Facts, GitHubUser, Token, may_lift
 from core.permissions import Permission
 from state import chat_links, room_holds
 from state.chat_links import ChatIdentity
-from tests.chat_support import SLACK_SECRET, TEAM, drain, dry_runtime, manage, slack_body, slack_headers
+from tests.chat_support import (
+    GADGETS,
+    SLACK_SECRET,
+    TEAM,
+    WIDGETS,
+    acme,
+    drain,
+    dry_runtime,
+    slack_body,
+    slack_headers,
+)
 from tests.emulator import GitHubEmulator
 from tests.emulator.oauth import CLIENT_ID, CLIENT_SECRET
 from tests.test_dashboard_actions import csrf
 from tests.test_github_login import PUBLIC, sign_in
 from tests.webapp_support import make_app
 
-WIDGETS, GADGETS = "acme/widgets", "acme/gadgets"
 SCOPES = {"pr": f"{WIDGETS}#1", "branch": f"{WIDGETS}@release/*", "repo": WIDGETS, "org": "acme"}
 DOORS = {"github-admin": ("dashboard:ada", "ada"), "chat-admin": (f"slack:{TEAM}:U0ADMIN", "cadmin"),
          "api-token": ("api:deployer", "token:deployer")}
@@ -80,14 +89,8 @@ SURFACES = {"github": ("page-lift", "page-thaw"), "token": ("page-lift", "page-t
 
 @pytest.fixture()
 def world(github_emulator: GitHubEmulator, redis_client: redis.Redis) -> GitHubEmulator:
-    emu = github_emulator
-    emu.add_installation(1, "acme")
-    for repo in (WIDGETS, GADGETS):
-        emu.add_repo(repo, installation_id=1)
-        manage(redis_client, repo, {1: "main", 2: "release/1.0"})
-        for login, role in (("ada", "admin"), ("mona", "maintain"), ("walt", "write"), ("lin", "write"),
-                            ("uma", "write")):
-            emu.set_permission(repo, login, role)
+    emu = acme(github_emulator, redis_client,
+               {"ada": "admin", "mona": "maintain", "walt": "write", "lin": "write", "uma": "write"})
     for login, user in (("lin", "U0ADMIN"), ("uma", "U0USER")):
         identity = ChatIdentity("slack", TEAM, user, user_name=user.lower(), team_name="acme-eng")
         chat_links.consume_code(redis_client, chat_links.issue_code(redis_client, identity), login, datetime.now(UTC))

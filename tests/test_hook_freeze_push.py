@@ -17,24 +17,22 @@ import redis
 
 from core import keys
 from core.repo_config import FreezeWindow, RepoConfig
-from tests.hook_support import NOW, freezes_record, hold, payload, record, run_guard, store, store_freezes, write_spec
+from tests.hook_support import (
+    NOW,
+    commit,
+    freezes_record,
+    git,
+    hold,
+    payload,
+    record,
+    run_guard,
+    store,
+    store_freezes,
+    write_spec,
+)
 
 REPO = "acme/widgets"
 CAROL = hold("room", "carol", "release week", scope=f"{REPO}@main", origin="slack:#releases")
-
-
-def git(where: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, check=True,
-                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                               "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin", "HOME": str(where)})
-    return done.stdout.strip()
-
-
-def commit(where: Path, name: str) -> str:
-    (where / name).write_text(name)
-    git(where, "add", name)
-    git(where, "commit", "-q", "-m", name)
-    return git(where, "rev-parse", "HEAD")
 
 
 @pytest.fixture()

@@ -130,32 +130,13 @@ def checkout(tmp_path: Path) -> Path:
     return repo
 
 
-@pytest.mark.parametrize("command", HOOKS, ids=[c[:60] for c in HOOKS])
-def test_git_hooks_aliases_and_settings(command: str, checkout: Path) -> None:
-    got, found = judge(command, checkout)
-    assert got == UND and found.merges, found
+PLANTS = {"git hooks, aliases and settings": HOOKS, "shell start-up files": STARTUP, "schedulers": SCHEDULED,
+          "task files and code tools load": TASKS, "code compiled from text in the command": COMPILED}
 
 
-@pytest.mark.parametrize("command", STARTUP, ids=[c[:60] for c in STARTUP])
-def test_shell_start_up_files(command: str, checkout: Path) -> None:
-    got, found = judge(command, checkout)
-    assert got == UND and found.merges, found
-
-
-@pytest.mark.parametrize("command", SCHEDULED, ids=[c[:60] for c in SCHEDULED])
-def test_schedulers(command: str, checkout: Path) -> None:
-    got, found = judge(command, checkout)
-    assert got == UND and found.merges, found
-
-
-@pytest.mark.parametrize("command", TASKS, ids=[c[:60] for c in TASKS])
-def test_task_files_and_code_tools_load(command: str, checkout: Path) -> None:
-    got, found = judge(command, checkout)
-    assert got == UND and found.merges, found
-
-
-@pytest.mark.parametrize("command", COMPILED, ids=[c[:60] for c in COMPILED])
-def test_code_compiled_from_text_in_the_command(command: str, checkout: Path) -> None:
+@pytest.mark.parametrize("command", [pytest.param(command, id=f"{kind}: {command[:60]}")
+                                     for kind, rows in PLANTS.items() for command in rows])
+def test_a_merge_planted_where_another_program_runs_it_is_undetermined(command: str, checkout: Path) -> None:
     got, found = judge(command, checkout)
     assert got == UND and found.merges, found
 

@@ -12,24 +12,10 @@ from typing import Any
 import pytest
 import redis
 
-from tests.hook_support import hold, payload, record, run_guard, store, write_spec
+from tests.hook_support import commit, git, hold, payload, record, run_guard, store, write_spec
 
 REPO = "acme/widgets"
 ALICE = hold("comment", "alice", "waiting for the DB migration")
-
-
-def git(where: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, check=True,
-                          env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                               "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin", "HOME": str(where)})
-    return done.stdout.strip()
-
-
-def commit(where: Path, name: str) -> str:
-    (where / name).write_text(name)
-    git(where, "add", name)
-    git(where, "commit", "-q", "-m", name)
-    return git(where, "rev-parse", "HEAD")
 
 
 @pytest.fixture()

@@ -8,7 +8,6 @@ read once per head. In ruleset mode a path freeze still goes through each PR's s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from tests.e2e_support import Service
 from tests.emulator import APP_ID, GitHubEmulator
 from tests.publish_now import publish
 from tests.semantics_support import REPO, chat, pull_event, serve, status
-from tests.slack_standin import SlackStandIn, slack_standin
+from tests.slack_standin import SlackStandIn
 from workers.chat.rooms import execute
 from workers.events.repos import load_repo_config
 from workers.publishing.outbox import bucket_of
@@ -43,12 +42,6 @@ FILES: dict[int, list[str | dict[str, Any]]] = {
     4: [{"filename": "attic/0001_init.sql", "previous_filename": "db/migrations/0001_init.sql"}],  # moved out
 }
 FILE_READS = r"/pulls/\d+/files$"
-
-
-@pytest.fixture()
-def slack() -> Iterator[SlackStandIn]:
-    with slack_standin() as standin:
-        yield standin
 
 
 @pytest.fixture()

@@ -156,6 +156,22 @@ def _drain(rt: Runtime) -> None:
     assert rt.queue.failed_job_registry.count == 0
 
 
+def _drain_while_reading(rt: Runtime, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> simulate.Reader:
+    """The worker runs while simulate waits: jobs are drained by a thread-free trick, the reader's poll.
+    Returns the real reader (no draining), for the test's own reads."""
+    real_read = simulate.redis_reader(redis_url)
+
+    def draining_reader(url: str) -> simulate.Reader:
+        def read(repo: str, number: int) -> simulate.Result | None:
+            _drain(rt)
+            return real_read(repo, number)
+        return read
+
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setattr(simulate, "redis_reader", draining_reader)
+    return real_read
+
+
 def test_simulate_places_and_lifts_a_hold(service: tuple[str, Runtime], redis_url: str, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     url, rt = service
@@ -179,17 +195,7 @@ def test_simulate_reports_the_outcome_it_waited_for(service: tuple[str, Runtime]
                                                     redis_url: str, monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     url, rt = service
-    # The worker runs while simulate waits: jobs are drained by a thread-free trick, the reader's poll.
-    real_read = simulate.redis_reader(redis_url)
-
-    def draining_reader(url: str) -> simulate.Reader:
-        def read(repo: str, number: int) -> simulate.Result | None:
-            _drain(rt)
-            return real_read(repo, number)
-        return read
-
-    monkeypatch.setenv("REDIS_URL", redis_url)
-    monkeypatch.setattr(simulate, "redis_reader", draining_reader)
+    _drain_while_reading(rt, redis_url, monkeypatch)
     assert simulate.main(["--url", url, "--data-dir", str(tmp_path), "--user", "bob", "--reason", "release"]) == 0
     out = capsys.readouterr().out
     assert "merge-hold: failure — Held by @bob: release" in out
@@ -202,16 +208,7 @@ def test_the_readmes_lines_pasted_in_one_go_end_as_the_last_one_says(
     """hold, unhold, hold, one right after the other: each run's report, the verdict and the history agree
     (the last hold holds; no "held" entry for a hold that never took effect)."""
     url, rt = service
-    real_read = simulate.redis_reader(redis_url)
-
-    def draining_reader(url: str) -> simulate.Reader:
-        def read(repo: str, number: int) -> simulate.Result | None:
-            _drain(rt)
-            return real_read(repo, number)
-        return read
-
-    monkeypatch.setenv("REDIS_URL", redis_url)
-    monkeypatch.setattr(simulate, "redis_reader", draining_reader)
+    real_read = _drain_while_reading(rt, redis_url, monkeypatch)
     base = ["--url", url, "--data-dir", str(tmp_path), "--wait", "5"]
     assert [simulate.main(base), simulate.main([*base, "unhold"]), simulate.main(base)] == [0, 0, 0]
     out = capsys.readouterr().out

@@ -18,6 +18,10 @@ where from; the table is in docs/hook.md):
   (Claude Code's ConfigChange); ``scripts(guard, session)`` for an agent that runs script files only;
   ``companion_files(path)`` (a plugin's manifest); ``FAILS_OPEN`` (what `doctor` says on its row).
 
+What agents share is written once: the answers told by the exit status alone (`hook.agents.call`:
+``allow, deny, trouble = proceed, stderr_deny, notice_exit_1``) and entries in Claude Code's settings
+format (`hook.agents.entries`, loaded by installs only).
+
 Adding an agent is one module here, one name in `NAMES`, one row in tests/agent_shapes.py (its input
 shapes and how it reads answers) and its files in tests/test_hook_agents_install.py.
 Nothing is imported at load time: the guard loads only the module its ``--agent`` names.

@@ -16,7 +16,7 @@ exits 0 with a notice on stderr. No SessionStart context form is documented: non
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, first_root, mcp, notice_exit_0, shell, stderr_deny, text
+from hook.agents.call import ToolCall, first_root, mcp, notice_exit_0, proceed, shell, stderr_deny, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,16 +50,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return None
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_0(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_0
 
 
 def scripts(guard: str, session: str | None) -> dict[str, str]:
@@ -69,6 +60,6 @@ def scripts(guard: str, session: str | None) -> dict[str, str]:
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_MS}
-    return {"PreToolUse": [{"matcher": SHELL_TOOL, "hooks": [dict(handler)]},
-                           {"matcher": "mcp:*", "hooks": [dict(handler)]}]}
+    from hook.agents.entries import groups, handler
+
+    return groups("PreToolUse", (SHELL_TOOL, "mcp:*"), handler(guard, TIMEOUT_MS))

@@ -141,6 +141,12 @@ def to_json(value: object) -> str:
     raise TypeError(f"not an answer value: {type(value).__name__}")
 
 
+def proceed() -> Answer:
+    """`ALLOW`, as an agent module's ``allow()`` (``allow, deny, trouble = proceed, stderr_deny, notice_exit_1``
+    for the agents whose answer is the exit status alone)."""
+    return ALLOW
+
+
 def stderr_deny(reason: str) -> Answer:
     """exit 2 with the reason on stderr: Claude Code, Gemini, Qwen, Factory, Kiro and Windsurf hand it to
     the model."""

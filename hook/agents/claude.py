@@ -13,7 +13,7 @@ reference (code.claude.com/docs/en/hooks, read through ericbuess/claude-code-doc
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, MCP_PREFIX, Answer, NotAToolCall, ToolCall, notice_exit_1, stderr_deny, text
+from hook.agents.call import MCP_PREFIX, NotAToolCall, ToolCall, notice_exit_1, proceed, stderr_deny, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,34 +41,29 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
                     tool_use_id=text(payload.get("tool_use_id")))
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
-    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers],
-            "SessionEnd": [{"hooks": [{"type": "command", "command": fold}]}]}
+    from hook.agents.entries import groups, handler
+
+    return {**groups("PreToolUse", matchers, handler(guard, TIMEOUT_S)), "SessionEnd": [{"hooks": [handler(fold)]}]}
 
 
 def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
     """SessionStart (`hook.session`): its stdout's ``hookSpecificOutput.additionalContext`` is added to the
     session's context (every source: startup, resume, clear, compact)."""
-    return {"SessionStart": [{"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_S}]}]}
+    from hook.agents.entries import session_start
+
+    return session_start(command, TIMEOUT_S)
 
 
 def config_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
     """ConfigChange (`hook.configguard`) on the sources a hook can block: ``user_settings``,
     ``project_settings``, ``local_settings`` (``policy_settings`` always applies)."""
-    return {"ConfigChange": [{"matcher": CONFIG_MATCHER, "hooks": [{"type": "command", "command": command}]}]}
+    from hook.agents.entries import groups, handler
+
+    return groups("ConfigChange", (CONFIG_MATCHER,), handler(command))
 
 
 CONFIG_MATCHER = "user_settings|project_settings|local_settings"

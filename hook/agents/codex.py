@@ -23,7 +23,7 @@ stdin, ``tool_name: "Bash"``, the deny form, and ``Command blocked by PreToolUse
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, notice_exit_0, to_json
+from hook.agents.call import Answer, ToolCall, notice_exit_0, proceed, to_json
 from hook.agents.claude import tool_call as claude_tool_call
 
 TYPE_CHECKING = False
@@ -49,8 +49,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return claude_tool_call(payload)
 
 
-def allow() -> Answer:
-    return ALLOW
+allow, trouble = proceed, notice_exit_0
 
 
 def deny(reason: str) -> Answer:
@@ -59,16 +58,15 @@ def deny(reason: str) -> Answer:
     return (0, to_json(output) + "\n", "")
 
 
-def trouble(notice: str) -> Answer:
-    return notice_exit_0(notice)
-
-
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
-    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers]}
+    from hook.agents.entries import groups, handler
+
+    return groups("PreToolUse", matchers, handler(guard, TIMEOUT_S))
 
 
 def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
     """SessionStart: ``hookSpecificOutput.additionalContext`` (codex-rs/hooks/schema/generated/
     session-start.command.output.schema.json), as Claude Code's (`hook.session.claude_context`)."""
-    return {"SessionStart": [{"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_S}]}]}
+    from hook.agents.entries import session_start
+
+    return session_start(command, TIMEOUT_S)

@@ -21,7 +21,7 @@ regardless of folder trust and ``disableAllHooks``).
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, mcp, notice_exit_0, obj, shell, split_mcp_name, to_json
+from hook.agents.call import Answer, ToolCall, mcp, notice_exit_0, obj, proceed, shell, split_mcp_name, to_json
 from hook.agents.claude import tool_call as claude_tool_call
 
 TYPE_CHECKING = False
@@ -54,17 +54,12 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return None
 
 
-def allow() -> Answer:
-    return ALLOW
+allow, trouble = proceed, notice_exit_0
 
 
 def deny(reason: str) -> Answer:
     answer = {"permissionDecision": "deny", "permissionDecisionReason": reason.strip() or "merge-hold: blocked"}
     return (0, to_json(answer) + "\n", "")
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_0(notice)
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:

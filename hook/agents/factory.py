@@ -13,7 +13,7 @@ starts, and edits are reviewed in ``/hooks``.
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, MCP_PREFIX, Answer, ToolCall, mcp, notice_exit_1, shell, stderr_deny
+from hook.agents.call import MCP_PREFIX, ToolCall, mcp, notice_exit_1, proceed, shell, stderr_deny
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,19 +42,10 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return None
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
-    matchers = ("|".join(SHELL_TOOLS), *matchers[1:])
-    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers]}
+    from hook.agents.entries import groups, handler
+
+    return groups("PreToolUse", ("|".join(SHELL_TOOLS), *matchers[1:]), handler(guard, TIMEOUT_S))

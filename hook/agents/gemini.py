@@ -16,7 +16,7 @@ hooks are skipped; a user can still list ``merge-hold`` in ``hooksConfig.disable
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, mcp, notice_exit_1, shell, split_mcp_name, stderr_deny, text
+from hook.agents.call import ToolCall, mcp, notice_exit_1, proceed, shell, split_mcp_name, stderr_deny, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,18 +62,10 @@ def read_gemini_shape(payload: dict[str, Any], shell_tool: str) -> ToolCall | No
     return None
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": guard, "name": HOOK_NAME, "timeout": TIMEOUT_MS}
-    return {"BeforeTool": [{"matcher": f"{SHELL_TOOL}|mcp_.*", "hooks": [handler]}]}
+    from hook.agents.entries import groups, handler
+
+    return groups("BeforeTool", (f"{SHELL_TOOL}|mcp_.*",), {**handler(guard), "name": HOOK_NAME, "timeout": TIMEOUT_MS})

@@ -14,7 +14,7 @@ A plugin is a directory ``~/.agents/plugins/<name>/`` (user) or ``<project>/.age
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, mcp, notice_exit_1, shell, stderr_deny, to_json
+from hook.agents.call import Answer, ToolCall, mcp, notice_exit_1, proceed, shell, stderr_deny, to_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,16 +41,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return None
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def context(said: str) -> Answer:
@@ -59,14 +50,16 @@ def context(said: str) -> Answer:
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
+    from hook.agents.entries import groups, handler
+
     gated = matchers[1].replace("^mcp__.*__", "^.*__", 1)  # goose names extension tools `<extension>__<tool>`
-    return {"PreToolUse": [{"matcher": f"^{SHELL_TOOL}$", "hooks": [dict(handler)]},
-                           {"matcher": gated, "hooks": [dict(handler)]}]}
+    return groups("PreToolUse", (f"^{SHELL_TOOL}$", gated), handler(guard, TIMEOUT_S))
 
 
 def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
-    return {"SessionStart": [{"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_S}]}]}
+    from hook.agents.entries import session_start
+
+    return session_start(command, TIMEOUT_S)
 
 
 def companion_files(path: Path) -> dict[str, str]:

@@ -17,7 +17,7 @@ results carry none).
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, notice_exit_1, shell, stderr_deny
+from hook.agents.call import ToolCall, notice_exit_1, proceed, shell, stderr_deny
 from hook.agents.claude import tool_call as claude_tool_call
 
 TYPE_CHECKING = False
@@ -41,19 +41,11 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return claude_tool_call(payload) if isinstance(name, str) and isinstance(args, dict) else None
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"command": guard, "timeout": TIMEOUT_S}
-    return {"PreToolUse": [{"matcher": "^(Bash|Shell)$", "hooks": [dict(handler)]},
-                           {"matcher": matchers[1], "hooks": [dict(handler)]}]}
+    from hook.agents.entries import groups
+
+    run = {"command": guard, "timeout": TIMEOUT_S}  # no `type`: any field but these fails Kimi's whole file
+    return groups("PreToolUse", ("^(Bash|Shell)$", matchers[1]), run)

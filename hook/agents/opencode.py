@@ -13,7 +13,7 @@ plugins (#5894).
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, mcp, notice_exit_1, shell, split_mcp_name, stderr_deny, text
+from hook.agents.call import ToolCall, mcp, notice_exit_1, proceed, shell, split_mcp_name, stderr_deny, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,16 +71,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return None
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def file_text(guard: str) -> str:

@@ -9,7 +9,7 @@ SessionStart is among its events (the docs list it); its context form is Claude 
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, notice_exit_1, stderr_deny
+from hook.agents.call import ToolCall, notice_exit_1, proceed, stderr_deny
 from hook.agents.claude import tool_call as claude_tool_call
 
 TYPE_CHECKING = False
@@ -26,22 +26,16 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return claude_tool_call(payload)
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_S}
-    return {"PreToolUse": [{"matcher": m, "hooks": [dict(handler)]} for m in matchers]}
+    from hook.agents.entries import groups, handler
+
+    return groups("PreToolUse", matchers, handler(guard, TIMEOUT_S))
 
 
 def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
-    return {"SessionStart": [{"hooks": [{"type": "command", "command": command, "timeout": TIMEOUT_S}]}]}
+    from hook.agents.entries import session_start
+
+    return session_start(command, TIMEOUT_S)

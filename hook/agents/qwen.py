@@ -11,7 +11,7 @@ milliseconds (default 60000). Files: ``.qwen/settings.json`` (trusted projects) 
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, notice_exit_1, stderr_deny
+from hook.agents.call import ToolCall, notice_exit_1, proceed, stderr_deny
 from hook.agents.gemini import read_gemini_shape
 
 TYPE_CHECKING = False
@@ -28,18 +28,10 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return read_gemini_shape(payload, SHELL_TOOL)
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": guard, "timeout": TIMEOUT_MS}
-    return {"PreToolUse": [{"matcher": f"{SHELL_TOOL}|mcp_.*", "hooks": [handler]}]}
+    from hook.agents.entries import groups, handler
+
+    return groups("PreToolUse", (f"{SHELL_TOOL}|mcp_.*",), handler(guard, TIMEOUT_MS))

@@ -21,7 +21,7 @@ Copilot CLIs). SessionStart: ``hookSpecificOutput.additionalContext`` is added t
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, mcp, notice_exit_0, shell, split_mcp_name, to_json
+from hook.agents.call import Answer, ToolCall, mcp, notice_exit_0, proceed, shell, split_mcp_name, to_json
 from hook.agents.claude import tool_call as claude_tool_call
 
 TYPE_CHECKING = False
@@ -48,8 +48,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return None
 
 
-def allow() -> Answer:
-    return ALLOW
+allow, trouble = proceed, notice_exit_0
 
 
 def deny(reason: str) -> Answer:
@@ -59,13 +58,13 @@ def deny(reason: str) -> Answer:
     return (0, to_json(output) + "\n", "")
 
 
-def trouble(notice: str) -> Answer:
-    return notice_exit_0(notice)
-
-
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
-    return {"PreToolUse": [{"type": "command", "command": guard, "timeout": TIMEOUT_S}]}
+    from hook.agents.entries import handler
+
+    return {"PreToolUse": [handler(guard, TIMEOUT_S)]}  # no matchers: VS Code ignores them
 
 
 def session_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
-    return {"SessionStart": [{"type": "command", "command": command, "timeout": TIMEOUT_S}]}
+    from hook.agents.entries import handler
+
+    return {"SessionStart": [handler(command, TIMEOUT_S)]}

@@ -11,7 +11,7 @@ Files: ``.windsurf/hooks.json``, ``~/.codeium/windsurf/hooks.json``, and the sys
 
 from __future__ import annotations
 
-from hook.agents.call import ALLOW, Answer, ToolCall, mcp, notice_exit_1, shell, stderr_deny
+from hook.agents.call import ToolCall, mcp, notice_exit_1, proceed, shell, stderr_deny
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,16 +37,7 @@ def tool_call(payload: dict[str, Any]) -> ToolCall | None:
     return None
 
 
-def allow() -> Answer:
-    return ALLOW
-
-
-def deny(reason: str) -> Answer:
-    return stderr_deny(reason)
-
-
-def trouble(notice: str) -> Answer:
-    return notice_exit_1(notice)
+allow, deny, trouble = proceed, stderr_deny, notice_exit_1
 
 
 def hooks(guard: str, fold: str, matchers: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:

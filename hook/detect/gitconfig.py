@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from hook.detect.gitrepo import config_value, git_dirs, read_file
+from hook.detect.gitrepo import MAX_INCLUDES, config_files, config_lines, config_value, include_path, read_file
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 UNKNOWN = DYN  # an alias value this reader cannot know
-_MAX_INCLUDES = 10
 
 
 def alias(name: str, cwd: str | None, env: Mapping[str, str], command_line: Mapping[str, str]) -> str | None:
@@ -34,7 +33,7 @@ def value(section: str, key: str, cwd: str | None, env: Mapping[str, str]) -> st
     """The last ``KEY`` of ``[SECTION]`` (``section`` as written in a header, lower case: ``push``,
     ``remote "origin"``) in git's files, in git's order; None when unset, `UNKNOWN` when unreadable."""
     found: str | None = None
-    for path in _files(cwd, env):
+    for path in config_files(cwd, env):
         got = _lookup(path, key, env, 0, section)
         if got is not None:
             found = got
@@ -46,41 +45,16 @@ def _any_alias(env: Mapping[str, str]) -> bool:
         "GIT_CONFIG_GLOBAL" in env or "GIT_CONFIG_SYSTEM" in env
 
 
-def _files(cwd: str | None, env: Mapping[str, str]) -> list[str]:
-    home = env.get("HOME") or ""
-    files = [] if env.get("GIT_CONFIG_NOSYSTEM") else ["/etc/gitconfig"]
-    xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
-    if xdg:
-        files.append(os.path.join(xdg, "git", "config"))
-    if home:
-        files.append(os.path.join(home, ".gitconfig"))
-    dirs = git_dirs(cwd)
-    if dirs is not None:
-        files.append(os.path.join(dirs[1], "config"))
-        files.append(os.path.join(dirs[0], "config.worktree"))
-    return files
-
-
 def _lookup(path: str, key: str, env: Mapping[str, str], depth: int, wanted: str = "alias") -> str | None:
     """The last ``KEY`` of section ``wanted`` in ``path`` and what it includes, in order."""
     text = read_file(path)
     if text is None:
         return None
-    if depth > _MAX_INCLUDES:
+    if depth > MAX_INCLUDES:
         return UNKNOWN
     found: str | None = None
-    section = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            header = line[1 : line.find("]")] if "]" in line else line[1:]
-            section = header.strip().lower()
-            rest = line[line.find("]") + 1 :].strip() if "]" in line else ""
-            if not rest or rest[0] in "#;":
-                continue
-            line = rest  # `[alias] m = ...` on one line
+    for header, line in config_lines(text):
+        section = header.strip().lower()
         name, eq, value = line.partition("=")
         name = name.strip().lower()
         if value.rstrip().endswith("\\"):
@@ -90,18 +64,12 @@ def _lookup(path: str, key: str, env: Mapping[str, str], depth: int, wanted: str
         if section == wanted and name == key:
             found = config_value(value) if eq else "true"
         elif section == "include" and name == "path" and eq:
-            included = _lookup(_resolve(config_value(value), path, env), key, env, depth + 1, wanted)
+            included = _lookup(include_path(config_value(value), path, env), key, env, depth + 1, wanted)
             found = included if included is not None else found
         elif section.startswith("includeif") and name == "path" and eq:
-            included = _lookup(_resolve(config_value(value), path, env), key, env, depth + 1, wanted)
+            included = _lookup(include_path(config_value(value), path, env), key, env, depth + 1, wanted)
             found = UNKNOWN if included is not None else found  # its condition is not evaluated here
     return found
-
-
-def _resolve(target: str, including: str, env: Mapping[str, str]) -> str:
-    if target.startswith("~/"):
-        return os.path.join(env.get("HOME") or "~", target[2:])
-    return os.path.join(os.path.dirname(including), target)
 
 
 def worktree_top(cwd: str | None) -> str | None:

@@ -13,11 +13,13 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
 GITHUB = "github.com"
 _REMOTE_PRIORITY = {"upstream": 3, "github": 2, "origin": 1}
 _MAX_CONFIG_BYTES = 1 << 20
+MAX_INCLUDES = 10
+"""``include.path`` nested deeper than this is not followed (the reader then says it cannot know)."""
 
 
 def resolve_repo(cwd: str | None, env: Mapping[str, str]) -> str | None:
@@ -117,16 +119,63 @@ def parse_config(text: str) -> dict[tuple[str, str, str], str]:
             continue
         if line.startswith("["):
             header = line[1 : line.find("]")] if "]" in line else line[1:]
-            if '"' in header:
-                section = header[: header.find('"')].strip().lower()
-                subsection = header[header.find('"') + 1 : header.rfind('"')].replace('\\"', '"')
-            else:
-                section, _, subsection = header.strip().partition(".")
-                section = section.lower()
+            section, subsection = split_header(header)
             continue
         key, eq, value = line.partition("=")
         values[(section, subsection, key.strip().lower())] = config_value(value) if eq else "true"
     return values
+
+
+def config_lines(text: str) -> Iterator[tuple[str, str]]:
+    """Every key line of a config file's text, in order, as (header, line): ``header`` the text between the
+    brackets of the section it is in ("" before any), ``line`` stripped; a key after a header on the same
+    line (``[alias] m = …``) is one too. Blank lines and comments are skipped."""
+    header = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            header = line[1 : line.find("]")] if "]" in line else line[1:]
+            line = line[line.find("]") + 1 :].strip() if "]" in line else ""
+            if not line or line[0] in "#;":
+                continue
+        yield header, line
+
+
+def split_header(header: str) -> tuple[str, str]:
+    """A section header's text (between the brackets) -> (section, subsection): ``remote "origin"`` (the
+    subsection as written, ``\\"`` unescaped) or the old ``remote.origin``; the section lower case."""
+    if '"' in header:
+        section = header[: header.find('"')].strip().lower()
+        return section, header[header.find('"') + 1 : header.rfind('"')].replace('\\"', '"')
+    section, _, subsection = header.strip().partition(".")
+    return section.lower(), subsection
+
+
+def config_files(cwd: str | None, env: Mapping[str, str]) -> list[str]:
+    """The files git reads its configuration from in ``cwd``, in git's order (a later value wins): the
+    system file (unless ``GIT_CONFIG_NOSYSTEM``), the global ones (``$XDG_CONFIG_HOME/git/config``,
+    ``~/.gitconfig``), the repository's ``config`` and the worktree's ``config.worktree``."""
+    home = env.get("HOME") or ""
+    files = [] if env.get("GIT_CONFIG_NOSYSTEM") else ["/etc/gitconfig"]
+    xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+    if xdg:
+        files.append(os.path.join(xdg, "git", "config"))
+    if home:
+        files.append(os.path.join(home, ".gitconfig"))
+    dirs = git_dirs(cwd)
+    if dirs is not None:
+        files += [os.path.join(dirs[1], "config"), os.path.join(dirs[0], "config.worktree")]
+    return files
+
+
+def include_path(target: str, including: str, env: Mapping[str, str]) -> str:
+    """Where ``include.path = TARGET`` in the file ``including`` points: ``~/`` is the home, a relative path
+    is relative to the including file's directory."""
+    if target.startswith("~/"):
+        return os.path.join(env.get("HOME") or "~", target[2:])
+    return os.path.join(os.path.dirname(including), target)
 
 
 def remote_urls(config: Mapping[tuple[str, str, str], str]) -> list[tuple[str, str]]:

@@ -13,9 +13,16 @@ reader does not know — makes the target unknown (None), never a guess.
 
 from __future__ import annotations
 
-import os
-
-from hook.detect.gitrepo import config_value, git_dirs, read_file
+from hook.detect.gitrepo import (
+    MAX_INCLUDES,
+    config_files,
+    config_lines,
+    config_value,
+    git_dirs,
+    include_path,
+    read_file,
+    split_header,
+)
 from hook.shell.syntax import DYN
 
 TYPE_CHECKING = False
@@ -36,7 +43,6 @@ if TYPE_CHECKING:
 
 GLOBAL = "global"
 UNKNOWN = "?"
-_MAX_INCLUDES = 10
 _WATCHED = ("remote", "url", "branch")
 
 
@@ -56,7 +62,7 @@ def entries(ctx: Ctx, cwd: str | None, settings: list[tuple[str, str]] | None = 
     """Every ``remote.*``, ``url.*`` and ``branch.*`` entry git would read in ``cwd``, in order, ``settings`` (the
     invocation's ``-c KEY=VALUE``) last (None: unknown)."""
     found: list[Entry] = []
-    for path in _files(ctx.env, cwd):
+    for path in config_files(cwd, ctx.env):
         if path in ctx.files:  # written by this command
             text = ctx.files[path]
             if DYN in text:
@@ -167,20 +173,6 @@ def _apply(found: list[Entry], action: str, section: str, subsection: str, key: 
     return found
 
 
-def _files(env: Mapping[str, str], cwd: str | None) -> list[str]:
-    home = env.get("HOME") or ""
-    files = [] if env.get("GIT_CONFIG_NOSYSTEM") else ["/etc/gitconfig"]
-    xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
-    if xdg:
-        files.append(os.path.join(xdg, "git", "config"))
-    if home:
-        files.append(os.path.join(home, ".gitconfig"))
-    dirs = git_dirs(cwd)
-    if dirs is not None:
-        files += [os.path.join(dirs[1], "config"), os.path.join(dirs[0], "config.worktree")]
-    return files
-
-
 def _parse(path: str, env: Mapping[str, str], depth: int) -> list[Entry] | None:
     text = read_file(path)
     return [] if text is None else _parse_text(text, path, env, depth)
@@ -189,25 +181,11 @@ def _parse(path: str, env: Mapping[str, str], depth: int) -> list[Entry] | None:
 def _parse_text(text: str, path: str, env: Mapping[str, str], depth: int) -> list[Entry] | None:
     """The watched entries of one config file and what it includes (None: one may be set where the reader
     cannot follow: an ``includeIf`` file, a value continued over lines, includes nested too deep)."""
-    if depth > _MAX_INCLUDES:
+    if depth > MAX_INCLUDES:
         return None
     found: list[Entry] = []
-    section = subsection = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            header = line[1 : line.find("]")] if "]" in line else line[1:]
-            if '"' in header:
-                section = header[: header.find('"')].strip().lower()
-                subsection = header[header.find('"') + 1 : header.rfind('"')].replace('\\"', '"')
-            else:
-                section, _, subsection = header.strip().partition(".")
-                section = section.lower()
-            line = line[line.find("]") + 1 :].strip() if "]" in line else ""
-            if not line or line[0] in "#;":
-                continue
+    for header, line in config_lines(text):
+        section, subsection = split_header(header)
         name, eq, value = line.partition("=")
         name = name.strip().lower()
         if value.rstrip().endswith("\\"):
@@ -217,18 +195,12 @@ def _parse_text(text: str, path: str, env: Mapping[str, str], depth: int) -> lis
         if section in _WATCHED:
             found.append((section, subsection, name, config_value(value) if eq else "true"))
         elif section == "include" and name == "path" and eq:
-            included = _parse(_resolve(config_value(value), path, env), env, depth + 1)
+            included = _parse(include_path(config_value(value), path, env), env, depth + 1)
             if included is None:
                 return None
             found += included
         elif section.startswith("includeif") and name == "path" and eq:
-            included = _parse(_resolve(config_value(value), path, env), env, depth + 1)
+            included = _parse(include_path(config_value(value), path, env), env, depth + 1)
             if included is None or included:
                 return None  # its condition is not evaluated here
     return found
-
-
-def _resolve(target: str, including: str, env: Mapping[str, str]) -> str:
-    if target.startswith("~/"):
-        return os.path.join(env.get("HOME") or "~", target[2:])
-    return os.path.join(os.path.dirname(including), target)
