@@ -118,14 +118,19 @@ def test_a_dead_endpoint_backs_off_and_never_holds_back_a_status_write(github_em
         endpoint = webhook_endpoints.get(redis_client, "acme", made["endpoint"]["id"])
         assert endpoint is not None
         before = len(github_emulator.status_posts())
+        asked = datetime.now(UTC).timestamp()
         assert svc.client.post("/api/v1/holds", headers=auth, json={"target": REPO, "reason": "incident"}).status_code \
             == 201
         svc.drain()
+        drained = datetime.now(UTC).timestamp()
         # Every PR got its status at GitHub; the endpoint was asked once and is waiting out its first pause.
         assert len(github_emulator.status_posts()) - before == 3
         assert len(dead.requests) == 1
         [wait] = waits(svc.rt.queue)
-        assert 3 < wait <= 5.5  # 5 s, give or take the jitter
+        # 5 s after the failed POST, give or take 10 % jitter; the POST fell between `asked` and `drained`,
+        # and `wait` was measured from a moment after both (a slow machine must not fail this)
+        now = datetime.now(UTC).timestamp()
+        assert asked + 4.5 - 0.01 <= now + wait <= drained + 5.5 + 0.01
         # More news while it waits: statuses go out at once, the endpoint is not asked again.
         assert svc.client.post("/api/v1/holds", headers=auth, json={"target": f"{REPO}#2", "reason": "mine"}
                                ).status_code == 201
