@@ -119,6 +119,16 @@ def signed_in(browser: Any, base: str, login: str, viewport: dict[str, int]) -> 
         context.close()
 
 
+PENDING = "pending — the worker has not applied it yet"
+"""The flash of an act the worker had not applied when the redirect stopped waiting (`app.dashboard_actions`)."""
+LIFTED_SHOWN = """() => {
+  const holds = document.querySelector('[data-live="holds"]').innerText;
+  const verdict = document.querySelector('[data-live="verdict"]').innerText;
+  return !holds.includes('hold me, then lift me') && holds.includes('No active holds.')
+    && verdict.includes('success') && !verdict.includes('Posting');
+}"""
+
+
 def holds_text(page: Any) -> str:
     return str(page.inner_text('[data-live="holds"]'))
 
@@ -164,11 +174,18 @@ def test_the_page_after_lift_shows_no_lifted_hold(demo: tuple[str, Path], browse
         assert "hold me, then lift me" in holds_text(page)
         with page.expect_navigation():
             page.get_by_role("button", name="Lift").click()
-        # at once, no reload and no wait: the page the redirect lands on is the state after the lift
+        if PENDING in page.inner_text("main"):
+            # The worker took longer than the redirect waits (`app.read_your_writes.WAIT_S`: a loaded machine,
+            # as CI's is while the whole suite runs). The page must say so — never show the old state as if
+            # it were current — and the live refresh must then bring the state after the lift, no reload.
+            page.wait_for_function(LIFTED_SHOWN, timeout=15_000)
+        else:
+            # the usual case: at once, no reload and no wait, the page the redirect lands on is the state
+            # after the lift, and says it was done
+            assert "Lifted @alice's hold on acme/widgets#61." in page.inner_text("main")
         assert "hold me, then lift me" not in holds_text(page) and "No active holds." in holds_text(page)
         verdict = str(page.inner_text('[data-live="verdict"]'))
         assert "free" in verdict and "success" in verdict and "Posting" not in verdict, verdict
-        assert "Lifted @alice's hold on acme/widgets#61." in page.inner_text("main")
         page.screenshot(path=str(ARTIFACTS / "live-after-lift.png"), full_page=True)
 
 

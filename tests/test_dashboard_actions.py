@@ -95,6 +95,9 @@ def test_hold_and_lift_from_the_page(world: GitHubEmulator, redis_client: redis.
     assert 'class="hold-form"' in page
     page = act(alice, f"/{REPO}/pull/1/hold", {"reason": "waiting for DB migration", "for": "2h"})
     assert "Held acme/widgets#1: waiting for DB migration" in page
+    # no worker listens (the test drains by hand): the page says at once that the act is on its way,
+    # rather than waiting in vain or showing the state before it as current (read your writes)
+    assert "waiting for DB migration: pending — the worker has not applied it yet" in page
     drain(rt)
     assert room_holds.holds_in(redis_client, keys.room_holds(REPO)) == []
     register = store.load_pull(redis_client, REPO, 1).comments["alice"]
