@@ -88,8 +88,13 @@ def on_gate_event(rt: Runtime, payload: dict[str, Any]) -> str:
     if event == "repository_ruleset" and (payload.get("repository_ruleset") or {}).get("name") == RULESET_NAME:
         # merge-hold's own freeze ruleset changed (by us, or by someone during a freeze): read it back and
         # repair it now rather than at the next reconcile.
-        for name in repos:
-            request_sync(rt, name, verify=True)
+        ruleset = payload.get("repository_ruleset") or {}
+        org = str((payload.get("organization") or {}).get("login") or "").lower()
+        if repo is None and ruleset.get("source_type") == "Organization" and org:
+            request_sync(rt, org, verify=True)  # the org's own ruleset: one read, one repair
+        else:
+            for name in repos:
+                request_sync(rt, name, verify=True)
     outcomes = [f"{name}: {watch_repo(rt, name, actor=_sender(payload), cause=cause)}" for name in repos]
     return "; ".join(outcomes) or "no managed repo"
 
