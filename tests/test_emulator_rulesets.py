@@ -142,8 +142,8 @@ def test_org_rulesets_bind_the_repositories_they_name(emu: GitHubEmulator) -> No
     assert emu.merge_blockers(REPO, 8) == ["merge-hold/freeze: expected"]
 
 
-ORG_BODY = {**FREEZE, "conditions": {"ref_name": {"include": ["~ALL"], "exclude": []},
-                                     "repository_name": {"include": ["widgets"], "exclude": []}}}
+ORG_BODY: dict[str, Any] = {**FREEZE, "conditions": {"ref_name": {"include": ["~ALL"], "exclude": []},
+                                                   "repository_name": {"include": ["widgets"], "exclude": []}}}
 ORG_ADMIN = {"statuses": "write", "organization_administration": "write", "metadata": "read"}
 
 
@@ -183,7 +183,8 @@ def test_an_org_ruleset_round_trip(emu: GitHubEmulator) -> None:
     assert shown["source_type"] == "Organization" and shown["conditions"]["repository_name"]["include"] == ["widgets"]
     assert call(emu, "PUT", f"/orgs/acme/rulesets/{rid}", {"enforcement": "disabled"}, auth=auth).status_code == 200
     assert emu.merge_blockers(REPO, 8) == []
-    other = {**ORG_BODY, "conditions": {**ORG_BODY["conditions"], "repository_name": {"include": ["gizmos"]}}}
+    conditions: dict[str, Any] = {**ORG_BODY["conditions"], "repository_name": {"include": ["gizmos"]}}
+    other = {**ORG_BODY, "conditions": conditions}
     assert call(emu, "PUT", f"/orgs/acme/rulesets/{rid}", {**other, "enforcement": "active"},
                 auth=auth).status_code == 200
     assert emu.merge_blockers(REPO, 8) == []  # names another repository

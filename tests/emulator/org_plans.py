@@ -44,5 +44,6 @@ def org_targets_invalid(body: Any) -> Response | None:
     """An org ruleset created without naming its repositories."""
     conditions = body.get("conditions") if isinstance(body, dict) else None
     if not isinstance(conditions, dict) or not any(isinstance(conditions.get(t), dict) for t in TARGETS):
-        return validation_failed("Ruleset", "conditions", "Invalid target patterns: repository conditions required", DOCS)
+        return validation_failed("Ruleset", "conditions", "Invalid target patterns: repository conditions required",
+                                 DOCS)
     return None
