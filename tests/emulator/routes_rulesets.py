@@ -71,8 +71,14 @@ def _permitted(world: World, req: Request) -> bool:
 
 def _refused(world: World, req: Request) -> Response | None:
     """An org the calling installation cannot reach, or whose plan has no org rulesets
-    (`tests.emulator.org_plans`); repository rulesets are always there."""
-    return org_refusal(world, req) if _owner_of(req)[0] == "Organization" else None
+    (`tests.emulator.org_plans`), or (reading) an installation without Organization administration;
+    repository rulesets are always there to read."""
+    if _owner_of(req)[0] != "Organization":
+        return None
+    refused = org_refusal(world, req)
+    if refused is None and req.method == "GET" and not allowed(world, req, ("organization_administration", "read")):
+        return error(403, NOT_ACCESSIBLE, DOCS_ORG)
+    return refused
 
 
 def _find(world: World, req: Request) -> dict[str, Any] | None:
