@@ -110,3 +110,4 @@ def test_a_thaw_keeps_its_writes_after_a_freeze_bigger_than_the_hour(github_emul
     assert repo_ruleset_writes(github_emulator) == bind_now  # every thaw write went
     assert all(github_emulator.mergeable(r, 1) for r in repos)  # none left frozen
     assert github_emulator.refused_writes == 0 and pacer.owed() == 0
+    assert not any(redis_client.exists(keys.freeze_deferred(r)) for r in repos)  # nothing left to bind later

@@ -102,6 +102,11 @@ def _sync(rt: Runtime, repo: str, now: datetime, *, verify: bool, config: RepoCo
     include = wanted(rt, repo, now, config)
     record = recorded(rt.redis, repo)
     if in_step(record, include) and not (verify and record is not None and _drifted(rt, repo, record)):
+        if not include:
+            rt.redis.delete(keys.freeze_deferred(repo))  # thawed before its deferred activation
+        if verify:  # the thaw writes kept back follow what is recorded (a record lost or repaired)
+            Pacer.of(rt.redis, rt.settings, bucket_of(rt.redis, repo)).owe(
+                repo, record is not None and record.get("enforcement") == "active")
         return "unchanged"
     app_id = rt.settings.github_app_id
     if not app_id:

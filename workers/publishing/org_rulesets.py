@@ -120,6 +120,8 @@ def _sync_org(rt: Runtime, org: str, now: datetime, *, verify: bool, retry: bool
         return "fallback"  # nothing to write: the next org freeze tries the org ruleset again
     if fallback is None and org_in_step(record, repos, active) and \
             not (verify and record is not None and _drifted(rt, org, record)):
+        if not active:
+            rt.redis.delete(keys.freeze_deferred(org))  # thawed before its deferred activation
         return "unchanged"
     if not rt.settings.github_app_id:
         return _fall_back(rt, org, "dry run: no App to require") if active else "unchanged"

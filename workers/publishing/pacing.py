@@ -7,7 +7,10 @@ and machines. So an isolated change — or a handful at once — is written at o
 stream (a fan-out, a storm of events) is paced at the rate; in any minute at most ``burst + rate``
 writes go out (defaults 10 + 60 < 80). GitHub also counts an hour (500): the pacer keeps that window
 too (``hourly``, default 450, leaving room for comments and reactions), and low-priority writes leave
-`HOURLY_RESERVE` of it to the writes that change what may merge. Slots are handed out by a Lua script
+`HOURLY_RESERVE` of it to the writes that change what may merge. Ruleset writes (`GATE`) have a share of
+both windows no other write takes (`GATE_MINUTE_RESERVE`, `GATE_HOURLY_RESERVE`), and every active
+ruleset keeps its thaw's write of the hour back from every other write (`Pacer.owe`; an activation the
+hour has no room for, with its thaw's write, is refused rather than waited for: the caller schedules it). Slots are handed out by a Lua script
 that reads the clock with Redis ``TIME``: workers on hosts with skewed clocks still agree. A worker
 *reserves* a slot and sleeps until it; reserved slots of a worker that dies are simply lost (the pace
 errs on the slow side).
