@@ -10,7 +10,8 @@ too (``hourly``, default 450, leaving room for comments and reactions), and low-
 `HOURLY_RESERVE` of it to the writes that change what may merge. Ruleset writes (`GATE`) have a share of
 both windows no other write takes (`GATE_MINUTE_RESERVE`, `GATE_HOURLY_RESERVE`), and every active
 ruleset keeps its thaw's write of the hour back from every other write (`Pacer.owe`; an activation the
-hour has no room for, with its thaw's write, is refused rather than waited for: the caller schedules it). Slots are handed out by a Lua script
+hour has no room for, with its thaw's write, is refused rather than waited for: the caller schedules it).
+Slots are handed out by a Lua script
 that reads the clock with Redis ``TIME``: workers on hosts with skewed clocks still agree. A worker
 *reserves* a slot and sleeps until it; reserved slots of a worker that dies are simply lost (the pace
 errs on the slow side).
