@@ -14,7 +14,8 @@ A freeze scoped by ``paths`` is carried by statuses in every mode, and reaches o
 verdict record names it (those whose changed files it holds). An exempt PR (its exemption covering the
 head its record was made for) passes the freeze, so it is counted among the exemptions and not among the
 statuses to write; under a ruleset its mark (the exemption's ``success``) still counts, since it is what lets it
-through. Two pipelined round trips whatever the number of repos and PRs: per repo a few GETs, then one
+through. Two pipelined round trips whatever the number of repos and PRs: per org freeze its org ruleset's
+record and fallback and per repo a few GETs, then one
 MGET per repo and key kind (a repo's keys share one hash tag, so each MGET stays on one slot).
 """
 
@@ -120,9 +121,17 @@ def _covers(ruleset: dict[str, Any] | None, scope: str) -> bool:
     return ALL in include or ("@" in scope and branch_pattern(scope.partition("@")[2]) in include)
 
 
-def _load(redis: Redis, repos: list[str], now: datetime) -> dict[str, _Repo]:
+OrgState = tuple[dict[str, Any] | None, str | None]
+"""An org's ruleset record, and why it fell back to per-repo rulesets."""
+
+
+def _load(redis: Redis, repos: list[str], now: datetime,
+          orgs: list[str]) -> tuple[dict[str, _Repo], dict[str, OrgState]]:
     found = {r: _Repo() for r in repos}
     with redis.pipeline(transaction=False) as pipe:
+        for org in orgs:
+            pipe.get(keys.org_freeze_ruleset(org))
+            pipe.get(keys.org_freeze_fallback(org))
         for repo in repos:
             pipe.get(keys.freeze_ruleset(repo))
             pipe.get(keys.freeze_fallback(repo))
@@ -130,6 +139,12 @@ def _load(redis: Redis, repos: list[str], now: datetime) -> dict[str, _Repo]:
             pipe.hgetall(keys.exemptions(repo))
             pipe.get(keys.freeze_deferred(repo))
         answers = pipe.execute()
+    by_org: dict[str, OrgState] = {}
+    for i, org in enumerate(orgs):
+        record, fell = _json(answers[2 * i]), _json(answers[2 * i + 1])
+        by_org[org] = (record if isinstance(record, dict) else None,
+                       str(fell.get("reason")) if isinstance(fell, dict) else None)
+    answers = answers[2 * len(orgs):]
     for i, repo in enumerate(repos):
         ruleset, fallback, members, exemptions, deferred = answers[5 * i:5 * i + 5]
         entry = found[repo]
@@ -156,22 +171,7 @@ def _load(redis: Redis, repos: list[str], now: datetime) -> dict[str, _Repo]:
         for number, raw_verdict, raw_posted, raw_mark in zip(entry.numbers, verdicts, posted, marks, strict=True):
             entry.records[number] = records.decode_verdict(raw_verdict, repo, number)
             entry.posted[number], entry.marks[number] = _json(raw_posted), _json(raw_mark)
-    return found
-
-
-def _orgs(redis: Redis, orgs: list[str]) -> dict[str, tuple[dict[str, Any] | None, str | None]]:
-    """Org -> (its org ruleset's record, why it fell back to per-repo rulesets)."""
-    with redis.pipeline(transaction=False) as pipe:
-        for org in orgs:
-            pipe.get(keys.org_freeze_ruleset(org))
-            pipe.get(keys.org_freeze_fallback(org))
-        answers = pipe.execute() if orgs else []
-    out: dict[str, tuple[dict[str, Any] | None, str | None]] = {}
-    for i, org in enumerate(orgs):
-        record, fallback = _json(answers[2 * i]), _json(answers[2 * i + 1])
-        out[org] = (record if isinstance(record, dict) else None,
-                    str(fallback.get("reason")) if isinstance(fallback, dict) else None)
-    return out
+    return found, by_org
 
 
 def _org_covers(record: dict[str, Any] | None, repo: str) -> bool:
@@ -179,7 +179,7 @@ def _org_covers(record: dict[str, Any] | None, repo: str) -> bool:
 
 
 def _one(hold: Hold, reached: list[str], state: dict[str, _Repo], ruleset_repos: set[str],
-         now: datetime, org: tuple[dict[str, Any] | None, str | None] | None = None) -> Progress:
+         now: datetime, org: OrgState | None = None) -> Progress:
     org_ruleset, org_fallback = org if org is not None else (None, None)
     rulesets = [r for r in reached if r in ruleset_repos or _org_covers(org_ruleset, r)]
     statuses, descriptions, exempt = Count(), Count(), 0
@@ -225,7 +225,7 @@ def progress(redis: Redis, holds: Iterable[Hold], repos: Iterable[str], now: dat
     freezes = [h for h in holds if "#" not in h.scope]
     candidates = sorted({r.lower() for r in repos})
     reach = {h.id: reached_repos(h.scope, candidates) for h in freezes}
-    state = _load(redis, sorted({r for rs in reach.values() for r in rs}), now)
+    orgs_asked = sorted({h.scope.lower() for h in freezes if "/" not in h.scope})
+    state, orgs = _load(redis, sorted({r for rs in reach.values() for r in rs}), now, orgs_asked)
     modes = {r.lower() for r in ruleset_repos}
-    orgs = _orgs(redis, sorted({h.scope.lower() for h in freezes if "/" not in h.scope}))
     return {h.id: _one(h, reach[h.id], state, modes, now, orgs.get(h.scope.lower())) for h in freezes}
