@@ -181,3 +181,27 @@ def test_without_org_rulesets_the_org_freeze_uses_per_repo_rulesets(
     assert (org_writes(github_emulator), ruleset_writes(github_emulator)) == (0, 2)  # not tried again so soon
     org.drain()
     assert unmergeable(github_emulator) == []
+
+
+def test_a_permission_granted_again_brings_the_org_ruleset_back(org: Service, github_emulator: GitHubEmulator,
+                                                                redis_client: Redis) -> None:
+    """The org fell back (no Organization administration); once the installation accepts it (GitHub's
+    ``installation`` ``new_permissions_accepted``), the next org freeze is one org ruleset again."""
+    github_emulator.set_installation_permissions(1, ADMIN)
+    execute(org.rt, request(), ChatCommand("hold", ORG, reason="incident 4710"))
+    execute(org.rt, request(), ChatCommand("unhold", ORG))
+    org.drain()
+    assert redis_client.exists(keys.org_freeze_fallback(ORG))
+    github_emulator.set_installation_permissions(1, ORG_ADMIN)
+    event = fixture("installation", "new_permissions_accepted.payload.json")
+    event["installation"].update(id=1)
+    event["installation"]["account"].update(login=ORG)
+    event["repositories"] = [{"full_name": r, "name": r.split("/", 1)[1]} for r in REPOS]
+    assert org.deliver("installation", event).status_code == 202
+    org.drain()
+    assert not redis_client.exists(keys.org_freeze_fallback(ORG))
+    github_emulator.reset_log()
+    reply = execute(org.rt, request(), ChatCommand("hold", ORG, reason="incident 4711"))
+    assert "org ruleset active over 2 repos (one write)" in reply.text
+    assert (org_writes(github_emulator), ruleset_writes(github_emulator)) == (1, 0)  # repo rulesets stay disabled
+    assert unmergeable(github_emulator) == everything()

@@ -257,6 +257,10 @@ def after_installation(rt: Runtime, payload: dict[str, Any]) -> str:
     action = str(payload.get("action") or "")
     actor = _sender(payload)
     told: list[str] = []
+    account = str(((payload.get("installation") or {}).get("account") or {}).get("login") or "")
+    if action == "new_permissions_accepted" and account:
+        # Organization administration may be granted now: the next org freeze tries its org ruleset again.
+        rt.redis.delete(keys.org_freeze_fallback(account))
     for repo in _installation_repos(rt, payload):
         if action == "unsuspend":
             with rt.redis.lock(keys.gate_lock(repo), timeout=LOCK_TIMEOUT, blocking_timeout=LOCK_TIMEOUT):
