@@ -107,7 +107,8 @@ def test_an_org_freeze_blocks_every_pr_at_once_and_the_thaw_frees_them(org: Serv
     assert len(github_emulator.status_posts()) == before
     assert github_emulator.merge_blockers(REPOS[0], 3) == [f"{FREEZE_CONTEXT}: failure"]
     listing = execute(org.rt, request(), ChatCommand("list", ORG)).text
-    assert "• acme: @dana in slack:acme/#ops: incident 4711 — rulesets active 2 of 2; descriptions written " \
+    assert "• acme: @dana in slack:acme/#ops: incident 4711 — per-repo rulesets: org rulesets unavailable" in listing
+    assert "organisation rulesets); rulesets active 2 of 2; descriptions written " \
            f"{len(REPOS) * PRS} of {len(REPOS) * PRS}" in listing
 
     github_emulator.reset_log()
