@@ -48,5 +48,5 @@ def freeze_checks(conn: Redis) -> list[Check]:
         names = ", ".join(name for name, _v in later[:5]) + ("…" if len(later) > 5 else "")
         checks.append(Check("freeze rulesets waiting", True, f"{len(later)} ruleset(s) bind by {until[11:16]} UTC "
                             f"as GitHub's hourly write window frees ({names}); each freeze keeps its thaw's "
-                            "write, and their PRs are held through statuses meanwhile"))
+                            "write; until then their PRs are held only as far as their statuses reach GitHub"))
     return checks

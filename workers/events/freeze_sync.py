@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from core import keys
 from workers.events.fanout import repos_in_scope, request_repo_fanout
-from workers.publishing.freeze_rulesets import NO_PERMISSION, fallback_reason, recorded, sync
+from workers.publishing.freeze_rulesets import NO_PERMISSION, deferred_until, fallback_reason, recorded, sync
 from workers.publishing.org_rulesets import mode_phrase, org_record, ruleset_repos, sync_org
 from workers.publishing.outbox import bucket_of
 from workers.publishing.pacing import Pacer
@@ -105,7 +105,8 @@ def sync_scope(rt: Runtime, scope: str, now: datetime) -> str:
         at = now + timedelta(seconds=pacer.hour_room_in(len(deferred)))
         parts.append(f"{total - len(deferred)} of {total} repos bind now; the other {len(deferred)} by about "
                      f"{at:%H:%M} UTC, as GitHub's hourly write window frees (each freeze keeps its thaw's "
-                     "write); their PRs are held through statuses meanwhile")
+                     "write); until then their PRs are held only as far as their statuses reach GitHub "
+                     "(merge-hold's verdicts, which the hook and the API read, say held now)")
     if outcomes.get("failed"):
         parts.append(f"{outcomes['failed']} ruleset write{'s' if outcomes['failed'] > 1 else ''} failed, "
                      "retried; their PRs are held through statuses meanwhile")
@@ -120,7 +121,9 @@ def _org_parts(rt: Runtime, org: str, outcome: str) -> list[str]:
     if outcome == "failed":
         return ["the org ruleset write failed, retried; the repos' own rulesets and statuses carry the freeze"]
     if outcome == "deferred":
-        return ["org ruleset: GitHub's hourly write window is spent; it binds as soon as it frees"]
+        until = deferred_until(rt.redis, org)
+        when = f" (about {until:%H:%M} UTC)" if until is not None else ""
+        return [f"org ruleset: GitHub's hourly write window is spent; it binds as soon as it frees{when}"]
     repos = len(record.get("repos") or ())
     state = str(record.get("enforcement") or "disabled")
     wrote = "one write" if outcome != "unchanged" else "no write needed"
