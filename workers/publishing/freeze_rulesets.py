@@ -12,6 +12,10 @@ the write and the record — leaves the freeze on the statuses, never nowhere.
 - A ruleset deleted behind our back (404 on our id) is found again by name or created anew.
 - ``verify`` (the reconcile) reads GitHub's ruleset first and repairs one whose enforcement or branches
   disagree with the holds — someone disabled it during an incident, or our record was lost.
+- A hold on the whole org is the org ruleset's (`workers.publishing.org_rulesets`) while the org has one;
+  the repo's own ruleset carries it only once the org fell back to per-repo rulesets.
+- An activation keeps back its thaw's write of GitHub's hour (`Pacer.owe`); when the hour has no room
+  for both it is *deferred* (`core.keys.freeze_deferred`) and its sync scheduled for when it has.
 """
 
 from __future__ import annotations
