@@ -37,7 +37,7 @@ from state import audit, room_holds, store
 from state.config_file import parse_config
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
-from workers.publishing.org_rulesets import DEFER_AFTER, defer, mode_of, org_mode, org_record
+from workers.publishing.org_rulesets import DEFER_AFTER, defer, mode_of, org_mode
 from workers.publishing.outbox import bucket_of
 from workers.publishing.pacing import GATE, Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime
@@ -209,24 +209,30 @@ def shaped(rt: Runtime, repo: str, verdict: Verdict, config: RepoConfig | None, 
     """For one PR's recompute: the verdict its ``merge-hold`` status carries and the `merge-hold/freeze`
     mark it should show. A repo whose ruleset is out of step with its holds gets a sync queued (the
     freeze window's edge, a room hold's expiry, a config change reach GitHub this way)."""
-    record = recorded(rt.redis, repo)
     org = org_of(repo)
-    carried = org_mode(rt.redis, org)
-    held_by_org = org_record(rt.redis, org)  # one left active by a permission since lost binds too
+    with rt.redis.pipeline(transaction=False) as pipe:  # one round trip per recompute
+        for key in (keys.freeze_ruleset(repo), keys.org_freeze_ruleset(org)):
+            pipe.get(key)
+        for key in (keys.org_freeze_fallback(org), keys.freeze_fallback(repo), keys.freeze_deferred(repo),
+                    keys.freeze_deferred(org)):
+            pipe.exists(key)
+        raw, raw_org, org_fell, fell, repo_later, org_later = pipe.execute()
+    record = json.loads(raw) if raw else None
+    carried = not org_fell
+    held_by_org = json.loads(raw_org) if raw_org else None  # one left active by a permission since lost binds too
     bound = binds(record, verdict.base) or org_binds(held_by_org, repo, verdict.base)
     reason = exempt_reason(exemption, config, labels, now)
     mark = freeze_mark(verdict, bound, reason)
     if config is not None:
         ruled = mode_of(config, rt.settings.freeze_mode) == "ruleset"
-        include = wanted_include(repo, config, _carried(rt.redis, repo, scoped), now) if ruled else ()
+        mine = without_org_holds(scoped, org) if carried else scoped
+        include = wanted_include(repo, config, mine, now) if ruled else ()
         org_wanted = ruled and carried and org_frozen(org, scoped, now)
-        org_behind = carried and (org_wanted != org_binds(held_by_org, repo, "~")) and \
-            not rt.redis.exists(keys.freeze_deferred(org))
+        org_behind = carried and (org_wanted != org_binds(held_by_org, repo, "~")) and not org_later
         if org_behind:
             request_sync(rt, org)  # the org's holds, an org's repo joining ruleset mode
         # A repo fallen back to statuses is tried again once its fallback lapses, not on every recompute.
-        if not in_step(record, include) and not rt.redis.exists(keys.freeze_fallback(repo)) \
-                and not rt.redis.exists(keys.freeze_deferred(repo)):
+        if not in_step(record, include) and not fell and not repo_later:
             request_sync(rt, repo)
             # The ruleset is about to change (a thaw recorded while its rulesets are being written): a
             # success for a PR that nothing freezes would be an urgent write per PR, racing the one
