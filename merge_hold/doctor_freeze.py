@@ -43,10 +43,20 @@ def freeze_checks(conn: Redis) -> list[Check]:
                                 "(one write per org freeze and thaw)"))
     later = sorted((_tag(_text(k)), json.loads(_text(conn.get(k) or "null")) or {})
                    for k in conn.scan_iter(match=f"{PREFIX}:{{*}}:freeze-deferred", count=500))
-    if later:
-        until = max(str(v.get("until", "")) for _name, v in later)
-        names = ", ".join(name for name, _v in later[:5]) + ("…" if len(later) > 5 else "")
-        checks.append(Check("freeze rulesets waiting", True, f"{len(later)} ruleset(s) bind by {until[11:16]} UTC "
-                            f"as GitHub's hourly write window frees ({names}); each freeze keeps its thaw's "
-                            "write; until then their PRs are held only as far as their statuses reach GitHub"))
+    active: dict[str, int] = {}
+    for key in conn.scan_iter(match=f"{PREFIX}:{{*/*}}:freeze-ruleset", count=500):
+        record = json.loads(_text(conn.get(key) or "null")) or {}
+        if record.get("enforcement") == "active":
+            owner = _tag(_text(key)).split("/", 1)[0]
+            active[owner] = active.get(owner, 0) + 1
+    for owner in sorted({name.split("/", 1)[0] for name, _v in later}):
+        mine = [(name, v) for name, v in later if name.split("/", 1)[0] == owner]
+        until = max(str(v.get("until", "")) for _name, v in mine)
+        names = ", ".join(name for name, _v in mine[:5]) + ("…" if len(mine) > 5 else "")
+        now = active.get(owner, 0)
+        checks.append(Check(f"{owner}: freeze rulesets waiting", True,
+                            f"{now} of {now + len(mine)} ruleset(s) bind now; the other {len(mine)} by about "
+                            f"{until[11:16]} UTC as GitHub's hourly write window frees ({names}); each freeze "
+                            "keeps its thaw's write; until then their PRs are held only as far as their statuses "
+                            "reach GitHub"))
     return checks
