@@ -28,12 +28,12 @@ def freeze_sync_job(repo: str, verify: bool = False) -> str:
         if outcome == "fallback":  # the org's holds go to each repo's own ruleset now
             for name in repos_in_scope(rt.redis, repo):
                 sync(rt, name, datetime.now(UTC))
-        if outcome != "unchanged":
+        if outcome not in ("unchanged", "deferred"):  # deferred: nothing changed on GitHub yet
             for name in repos_in_scope(rt.redis, repo):
                 request_repo_fanout(rt, name)
         return outcome
     outcome = sync(rt, repo, datetime.now(UTC), verify=verify)
-    if outcome != "unchanged":
+    if outcome not in ("unchanged", "deferred"):
         request_repo_fanout(rt, repo)
     return outcome
 
