@@ -29,3 +29,9 @@ def freeze_owed(bucket: str) -> str:
     """Set: the rulesets of an installation (``owner/repo``, or ``org:owner``) recorded ``active``: each
     owes one write to its thaw, which the pacer keeps back from every other write of the hour."""
     return f"{PREFIX}:pace:{bucket}:owed"
+
+
+def org_freeze_verified(org: str) -> str:
+    """Flag: the org ruleset was read back from GitHub lately (a reconcile of each of the org's repos
+    verifies it once, not once per repo)."""
+    return f"{PREFIX}:{{{org.lower()}}}:org-freeze-verified"

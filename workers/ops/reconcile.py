@@ -29,7 +29,7 @@ from state import audit, branch_freezes, room_holds, store
 from state.queueing import options
 from workers.events import deployments, tamper
 from workers.events.repos import load_repo_config
-from workers.publishing import freeze_rulesets, org_rulesets
+from workers.publishing import freeze_rulesets
 from workers.publishing.drain import drain
 from workers.publishing.outbox import bucket_of
 from workers.publishing.recompute import record, repo_config
@@ -69,10 +69,6 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
         # A ruleset freeze out of step with the holds (disabled by someone, our record lost) is repaired
         # first, so that the records below read what GitHub really enforces.
         counts["ruleset"] = int(freeze_rulesets.sync(rt, repo, datetime.now(UTC), verify=True) != "unchanged")
-        org = repo.split("/", 1)[0]
-        if org_rulesets.org_record(rt.redis, org) is not None or org_rulesets.org_fallback(rt.redis, org):
-            counts["ruleset"] += int(org_rulesets.sync_org(rt, org, datetime.now(UTC), verify=True)
-                                     not in ("unchanged", "fallback"))
     except Exception:
         log.exception("ruleset check of %s failed; its PRs' statuses carry any freeze meanwhile", repo)
     if rt.settings.github_app_id and not rt.settings.dry_run:
@@ -120,12 +116,6 @@ def reconcile_job() -> str:
     repos = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
     buckets = set()
     branch_freezes.publish_all(rt.redis, repos, datetime.now(UTC))  # kept ahead of its `until` (design §6)
-    for org in sorted({r.split("/", 1)[0] for r in repos}):
-        try:  # the org ruleset's drift repair (and, after a refusal, its retry)
-            if org_rulesets.org_record(rt.redis, org) is not None or org_rulesets.org_fallback(rt.redis, org):
-                org_rulesets.sync_org(rt, org, datetime.now(UTC), verify=True)
-        except Exception:
-            log.exception("org ruleset check of %s failed; the next reconcile reads it again", org)
     for repo in repos:
         pending += record_all(rt, repo)
         buckets.add(bucket_of(rt.redis, repo))

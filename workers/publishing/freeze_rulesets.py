@@ -37,7 +37,7 @@ from state import audit, room_holds, store
 from state.config_file import parse_config
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
-from workers.publishing.org_rulesets import DEFER_AFTER, defer, mode_of, org_mode
+from workers.publishing.org_rulesets import DEFER_AFTER, defer, mode_of, org_fallback, org_mode, org_record, sync_org
 from workers.publishing.outbox import bucket_of
 from workers.publishing.pacing import GATE, Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime
@@ -99,7 +99,26 @@ def sync(rt: Runtime, repo: str, now: datetime, *, verify: bool = False,
     lock = rt.redis.lock(keys.freeze_sync_lock(repo), timeout=SYNC_LOCK_SECONDS, sleep=0.05,
                          blocking_timeout=SYNC_LOCK_SECONDS, lock_class=WorkerLock)
     with lock:
-        return _sync(rt, repo, now, verify=verify, config=config)
+        outcome = _sync(rt, repo, now, verify=verify, config=config)
+    if verify:
+        _verify_org(rt, org_of(repo), now)
+    return outcome
+
+
+ORG_VERIFY_SECONDS = 60
+"""A reconcile over an org's repos reads the org ruleset back once in this long, not once per repo."""
+
+
+def _verify_org(rt: Runtime, org: str, now: datetime) -> None:
+    """The reconcile's look at the org ruleset (drift repaired; after a refusal, the org write retried)."""
+    if org_record(rt.redis, org) is None and org_fallback(rt.redis, org) is None:
+        return
+    if not rt.redis.set(keys.org_freeze_verified(org), "1", nx=True, ex=ORG_VERIFY_SECONDS):
+        return
+    try:
+        sync_org(rt, org, now, verify=True)
+    except Exception:
+        log.exception("org ruleset check of %s failed; the next reconcile reads it again", org)
 
 
 def _sync(rt: Runtime, repo: str, now: datetime, *, verify: bool, config: RepoConfig | None) -> str:
