@@ -190,6 +190,8 @@ class Writes:
     def read(cls, emulator: GitHubEmulator) -> Writes:
         counts = {"rulesets": 0, "statuses": 0, "descriptions": 0}
         for req in emulator.requests:
+            if req.status >= 400 and "/rulesets" in req.path:
+                continue  # refused, written nothing: an org ruleset tried without Organization administration
             if (req.method == "POST" and req.path.endswith("/rulesets")) or \
                     (req.method == "PUT" and "/rulesets/" in req.path):
                 counts["rulesets"] += 1

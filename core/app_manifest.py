@@ -19,9 +19,20 @@ DESCRIPTION = ("Holds pull requests from merging: posts the merge-hold commit st
                "reviews, labels, chat holds and freeze windows.")
 
 
+OPTIONAL_PERMISSIONS = {"organization_administration": (
+    "write", "an org freeze as one organisation ruleset (GitHub Enterprise Cloud); without it, or on a plan "
+             "without org rulesets, one ruleset per repository")}
+"""Asked for in ruleset mode but not required: `merge-hold doctor` reports the mode either way, and an org
+that would rather not grant it removes it from the App's permissions (freezes then use per-repo rulesets)."""
+
+
 def manifest(public_url: str, *, name: str = "merge-hold", freeze_mode: str = "statuses") -> dict[str, Any]:
     """The manifest for a server reachable at `public_url` (no trailing slash needed). Administration:
-    write is asked for only for ``freeze_mode`` ``ruleset`` (MERGE_HOLD_FREEZE_MODE)."""
+    write is asked for only for ``freeze_mode`` ``ruleset`` (MERGE_HOLD_FREEZE_MODE), and with it the
+    optional Organization administration: write (`OPTIONAL_PERMISSIONS`)."""
+    permissions = {name: level for name, (level, _why) in required_permissions(freeze_mode).items()}
+    if freeze_mode == "ruleset":
+        permissions.update({name: level for name, (level, _why) in OPTIONAL_PERMISSIONS.items()})
     base = public_url.rstrip("/")
     return {
         "name": name,
@@ -33,6 +44,6 @@ def manifest(public_url: str, *, name: str = "merge-hold", freeze_mode: str = "s
         # "Sign in with GitHub" for the dashboard uses the App's OAuth client.
         "callback_urls": [f"{base}{LOGIN_CALLBACK_PATH}"],
         "public": False,
-        "default_permissions": {name: level for name, (level, _why) in required_permissions(freeze_mode).items()},
+        "default_permissions": permissions,
         "default_events": list(REQUIRED_EVENTS),
     }

@@ -77,6 +77,9 @@ def redis_checks(settings: Settings) -> tuple[list[Check], Callable[[str], bool]
     from merge_hold.doctor_watch import watch_checks
 
     checks += watch_checks(conn)  # the tamper watch's banners and the incidents, as the workers recorded them
+    from merge_hold.doctor_freeze import freeze_checks
+
+    checks += freeze_checks(conn)  # each org's freeze mode, and rulesets waiting for GitHub's hour
 
     def known(repo: str) -> bool:
         return bool(conn.exists(keys.repo_meta(repo)))

@@ -217,9 +217,27 @@ def _installation(settings: Settings, api: Api, token: str, inst: dict[str, Any]
     if not repos:
         checks.append(Check(f"{account}: repositories", False, "no repository selected",
                             f"select repositories at {inst.get('html_url')}"))
+    if settings.freeze_mode == "ruleset" and (inst.get("account") or {}).get("type") == "Organization":
+        checks.append(org_ruleset_check(api, access, account))
     for repo in repos:
         checks += repo_checks(api, access, repo, settings, app, known_repo)
     return checks
+
+
+def org_ruleset_check(api: Api, access: str, org: str) -> Check:
+    """In ruleset freeze mode: whether an org freeze can be one organisation ruleset (Organization
+    administration, a plan with org rulesets), or goes to each repository's own."""
+    answer = api.call("GET", f"/orgs/{quote(org)}/rulesets", access)
+    if answer.status != 200 or not isinstance(answer.body, list):
+        return Check(f"{org}: freeze mode", True, f"per-repo rulesets: org rulesets unavailable (GitHub answered "
+                     f"{answer.status}: no Organization administration, or a plan without org rulesets); an org "
+                     "freeze writes one ruleset per repository",
+                     "grant Organization administration: read & write (GitHub Enterprise Cloud) for one write "
+                     "per org freeze")
+    ours = [r for r in answer.body if r.get("name") == RULESET_NAME]
+    state = f"'{RULESET_NAME}' {ours[0].get('enforcement')} (id {ours[0].get('id')})" if ours else \
+        f"'{RULESET_NAME}' not created yet: the first org freeze creates it"
+    return Check(f"{org}: freeze mode", True, f"org ruleset: {state}; an org freeze is one write each way")
 
 
 def repo_checks(api: Api, access: str, repo: dict[str, Any], settings: Settings, app: dict[str, Any],

@@ -14,7 +14,8 @@ A freeze scoped by ``paths`` is carried by statuses in every mode, and reaches o
 verdict record names it (those whose changed files it holds). An exempt PR (its exemption covering the
 head its record was made for) passes the freeze, so it is counted among the exemptions and not among the
 statuses to write; under a ruleset its mark (the exemption's ``success``) still counts, since it is what lets it
-through. Two pipelined round trips whatever the number of repos and PRs: per repo a few GETs, then one
+through. Two pipelined round trips whatever the number of repos and PRs: per org freeze its org ruleset's
+record and fallback and per repo a few GETs, then one
 MGET per repo and key kind (a repo's keys share one hash tag, so each MGET stays on one slot).
 """
 
@@ -31,6 +32,7 @@ from redis import Redis
 from core import keys, records
 from core.freeze_gate import ALL, binds, branch_pattern
 from core.holds import Exemption, Hold
+from core.org_freeze import org_binds
 from core.scopes import scope_applies, scope_repo
 from core.status import CONTEXT
 
@@ -54,12 +56,18 @@ class Progress:
     statuses: Count = Count()
     descriptions: Count = Count()
     exemptions: int = 0
+    mode: str = ""
+    """For an org freeze in ruleset mode: "org ruleset" (one organisation ruleset binds the org), or
+    "per-repo rulesets: why" (the org ruleset could not be written: `core.keys.org_freeze_fallback`)."""
+    deferred: tuple[tuple[str, str], ...] = ()
+    """(repo, when its ruleset binds): activations waiting for GitHub's hourly write window."""
 
 
 @dataclass
 class _Repo:
     ruleset: dict[str, Any] | None = None
     fallback: str | None = None
+    deferred: str | None = None
     numbers: list[int] = field(default_factory=list)
     exempt: dict[int, Exemption] = field(default_factory=dict)
     records: dict[int, dict[str, Any] | None] = field(default_factory=dict)
@@ -113,18 +121,35 @@ def _covers(ruleset: dict[str, Any] | None, scope: str) -> bool:
     return ALL in include or ("@" in scope and branch_pattern(scope.partition("@")[2]) in include)
 
 
-def _load(redis: Redis, repos: list[str], now: datetime) -> dict[str, _Repo]:
+OrgState = tuple[dict[str, Any] | None, str | None]
+"""An org's ruleset record, and why it fell back to per-repo rulesets."""
+
+
+def _load(redis: Redis, repos: list[str], now: datetime,
+          orgs: list[str]) -> tuple[dict[str, _Repo], dict[str, OrgState]]:
     found = {r: _Repo() for r in repos}
     with redis.pipeline(transaction=False) as pipe:
+        for org in orgs:
+            pipe.get(keys.org_freeze_ruleset(org))
+            pipe.get(keys.org_freeze_fallback(org))
         for repo in repos:
             pipe.get(keys.freeze_ruleset(repo))
             pipe.get(keys.freeze_fallback(repo))
             pipe.smembers(keys.open_prs(repo))
             pipe.hgetall(keys.exemptions(repo))
+            pipe.get(keys.freeze_deferred(repo))
         answers = pipe.execute()
+    by_org: dict[str, OrgState] = {}
+    for i, org in enumerate(orgs):
+        record, fell = _json(answers[2 * i]), _json(answers[2 * i + 1])
+        by_org[org] = (record if isinstance(record, dict) else None,
+                       str(fell.get("reason")) if isinstance(fell, dict) else None)
+    answers = answers[2 * len(orgs):]
     for i, repo in enumerate(repos):
-        ruleset, fallback, members, exemptions = answers[4 * i:4 * i + 4]
+        ruleset, fallback, members, exemptions, deferred = answers[5 * i:5 * i + 5]
         entry = found[repo]
+        later = _json(deferred)
+        entry.deferred = str(later.get("until")) if isinstance(later, dict) else None
         parsed = _json(ruleset)
         entry.ruleset = parsed if isinstance(parsed, dict) else None
         entry.fallback = _text(fallback) if fallback is not None else None
@@ -146,12 +171,17 @@ def _load(redis: Redis, repos: list[str], now: datetime) -> dict[str, _Repo]:
         for number, raw_verdict, raw_posted, raw_mark in zip(entry.numbers, verdicts, posted, marks, strict=True):
             entry.records[number] = records.decode_verdict(raw_verdict, repo, number)
             entry.posted[number], entry.marks[number] = _json(raw_posted), _json(raw_mark)
-    return found
+    return found, by_org
+
+
+def _org_covers(record: dict[str, Any] | None, repo: str) -> bool:
+    return bool(record) and org_binds(record, repo, "~")
 
 
 def _one(hold: Hold, reached: list[str], state: dict[str, _Repo], ruleset_repos: set[str],
-         now: datetime) -> Progress:
-    rulesets = [r for r in reached if r in ruleset_repos]
+         now: datetime, org: OrgState | None = None) -> Progress:
+    org_ruleset, org_fallback = org if org is not None else (None, None)
+    rulesets = [r for r in reached if r in ruleset_repos or _org_covers(org_ruleset, r)]
     statuses, descriptions, exempt = Count(), Count(), 0
     for repo in reached:
         entry = state[repo]
@@ -168,7 +198,8 @@ def _one(hold: Hold, reached: list[str], state: dict[str, _Repo], ruleset_repos:
             found = entry.exempt.get(number)
             is_exempt = found is not None and found.covers(record.get("head_sha") if record else None, now)
             exempt += int(is_exempt)
-            if not hold.paths and binds(entry.ruleset, base if isinstance(base, str) else None):
+            if not hold.paths and (binds(entry.ruleset, base if isinstance(base, str) else None)
+                                   or _org_covers(org_ruleset, repo)):
                 descriptions = Count(descriptions.done + int(_mark_shown(record, entry.marks.get(number))),
                                      descriptions.total + 1)
             elif not is_exempt:
@@ -178,9 +209,13 @@ def _one(hold: Hold, reached: list[str], state: dict[str, _Repo], ruleset_repos:
                 statuses = Count(statuses.done + int(written), statuses.total + 1)
     return Progress(
         hold_id=hold.id, scope=hold.scope, repos=len(reached),
-        rulesets=Count(sum(_covers(state[r].ruleset, hold.scope) for r in rulesets), len(rulesets)),
+        rulesets=Count(sum(_covers(state[r].ruleset, hold.scope) or _org_covers(org_ruleset, r) for r in rulesets),
+                       len(rulesets)),
         fallbacks=tuple((r, state[r].fallback or "") for r in reached if state[r].fallback is not None),
-        statuses=statuses, descriptions=descriptions, exemptions=exempt)
+        statuses=statuses, descriptions=descriptions, exemptions=exempt,
+        mode="" if org is None or not (org_ruleset or org_fallback) else
+        ("org ruleset" if org_fallback is None else f"per-repo rulesets: {org_fallback}"),
+        deferred=tuple((r, state[r].deferred or "") for r in reached if state[r].deferred is not None))
 
 
 def progress(redis: Redis, holds: Iterable[Hold], repos: Iterable[str], now: datetime,
@@ -190,6 +225,7 @@ def progress(redis: Redis, holds: Iterable[Hold], repos: Iterable[str], now: dat
     freezes = [h for h in holds if "#" not in h.scope]
     candidates = sorted({r.lower() for r in repos})
     reach = {h.id: reached_repos(h.scope, candidates) for h in freezes}
-    state = _load(redis, sorted({r for rs in reach.values() for r in rs}), now)
+    orgs_asked = sorted({h.scope.lower() for h in freezes if "/" not in h.scope})
+    state, orgs = _load(redis, sorted({r for rs in reach.values() for r in rs}), now, orgs_asked)
     modes = {r.lower() for r in ruleset_repos}
-    return {h.id: _one(h, reach[h.id], state, modes, now) for h in freezes}
+    return {h.id: _one(h, reach[h.id], state, modes, now, orgs.get(h.scope.lower())) for h in freezes}

@@ -6,6 +6,7 @@ progress."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -176,6 +177,18 @@ def test_progress_on_the_page(world: GitHubEmulator, redis_client: redis.Redis, 
     drain(rt)
     page = ada.get("/rooms").get_data(as_text=True)
     assert "statuses written 4 of 4" in page
+    # The org's mode and the repos waiting for GitHub's hour, as the workers recorded them.
+    redis_client.set(keys.org_freeze_fallback("acme"), json.dumps({"reason": "org rulesets unavailable (GitHub "
+                                                                   "answered 403)", "at": "2026-12-05T22:00:00+00:00"}))
+    redis_client.set(keys.freeze_deferred(GADGETS), json.dumps({"until": "2026-12-05T23:17:00+00:00"}))
+    page = ada.get("/rooms").get_data(as_text=True)
+    assert "mode: per-repo rulesets: org rulesets unavailable (GitHub answered 403)" in page
+    assert "1 more by 23:17 UTC, as GitHub's hourly write window frees" in page
+    redis_client.delete(keys.org_freeze_fallback("acme"))
+    redis_client.set(keys.org_freeze_ruleset("acme"), json.dumps({"id": 5, "enforcement": "active",
+                                                                  "repos": ["gadgets"], "include": ["~ALL"]}))
+    page = ada.get("/rooms").get_data(as_text=True)
+    assert "mode: org ruleset" in page and "rulesets active 1 of 1" in page
     act(ada, "/rooms/thaw", {"target": WIDGETS}, page="/rooms")
     page = act(ada, "/rooms/thaw", {"target": "acme"}, page="/rooms")
     assert "Nothing is frozen." in page

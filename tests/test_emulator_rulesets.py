@@ -142,6 +142,56 @@ def test_org_rulesets_bind_the_repositories_they_name(emu: GitHubEmulator) -> No
     assert emu.merge_blockers(REPO, 8) == ["merge-hold/freeze: expected"]
 
 
+ORG_BODY: dict[str, Any] = {**FREEZE, "conditions": {"ref_name": {"include": ["~ALL"], "exclude": []},
+                                                   "repository_name": {"include": ["widgets"], "exclude": []}}}
+ORG_ADMIN = {"statuses": "write", "organization_administration": "write", "metadata": "read"}
+
+
+@pytest.mark.parametrize(("setup", "path", "body", "status", "message"), [
+    ("no-permission", "/orgs/acme/rulesets", ORG_BODY, 403, "Resource not accessible by integration"),
+    ("no-plan", "/orgs/acme/rulesets", ORG_BODY, 403, "Upgrade to GitHub Enterprise to enable this feature."),
+    ("granted", "/orgs/globex/rulesets", ORG_BODY, 404, "Not Found"),  # an org this installation is not on
+    ("user", "/orgs/dana/rulesets", ORG_BODY, 404, "Not Found"),  # a personal account has no org rulesets
+    ("granted", "/orgs/acme/rulesets", FREEZE, 422, None),  # an org ruleset names its repositories
+    ("granted", "/orgs/acme/rulesets", ORG_BODY, 201, None),
+], ids=["no-permission", "no-plan", "other-org", "user-account", "no-repository-condition", "created"])
+def test_where_org_rulesets_answer(emu: GitHubEmulator, setup: str, path: str, body: dict[str, Any], status: int,
+                                   message: str | None) -> None:
+    emu.set_installation_permissions(1, ORG_ADMIN if setup != "no-permission" else {"statuses": "write"})
+    emu.add_installation(2, "globex")
+    emu.add_installation(3, "dana", account_type="User")
+    if setup == "no-plan":
+        emu.set_org_rulesets("acme", False)
+    auth = token(emu, 3 if setup == "user" else 1)
+    if setup == "user":
+        emu.set_installation_permissions(3, ORG_ADMIN)
+    answer = call(emu, "POST", path, body, auth=auth)
+    assert answer.status_code == status, answer.text
+    if message is not None:
+        assert answer.json()["message"] == message
+    listed = call(emu, "GET", path, auth=auth)
+    assert listed.status_code == (200 if status in (201, 422) else status)
+
+
+def test_an_org_ruleset_round_trip(emu: GitHubEmulator) -> None:
+    emu.set_installation_permissions(1, ORG_ADMIN)
+    auth = token(emu)
+    rid = call(emu, "POST", "/orgs/acme/rulesets", ORG_BODY, auth=auth).json()["id"]
+    assert emu.merge_blockers(REPO, 8) == ["merge-hold/freeze: expected"]  # every branch of a named repo
+    assert call(emu, "GET", f"/repos/{REPO}/rulesets/{rid}", auth=auth).status_code == 404  # not the repo's
+    shown = call(emu, "GET", f"/orgs/acme/rulesets/{rid}", auth=auth).json()
+    assert shown["source_type"] == "Organization" and shown["conditions"]["repository_name"]["include"] == ["widgets"]
+    assert call(emu, "PUT", f"/orgs/acme/rulesets/{rid}", {"enforcement": "disabled"}, auth=auth).status_code == 200
+    assert emu.merge_blockers(REPO, 8) == []
+    conditions: dict[str, Any] = {**ORG_BODY["conditions"], "repository_name": {"include": ["gizmos"]}}
+    other = {**ORG_BODY, "conditions": conditions}
+    assert call(emu, "PUT", f"/orgs/acme/rulesets/{rid}", {**other, "enforcement": "active"},
+                auth=auth).status_code == 200
+    assert emu.merge_blockers(REPO, 8) == []  # names another repository
+    assert call(emu, "DELETE", f"/orgs/acme/rulesets/{rid}", auth=auth).status_code == 204
+    assert call(emu, "GET", f"/orgs/acme/rulesets/{rid}", auth=auth).status_code == 404
+
+
 def test_both_write_windows_per_installation_with_retry_after(emu: GitHubEmulator, clock: Clock) -> None:
     emu.add_installation(2, "globex")
     emu.add_repo("globex/gadgets", installation_id=2)

@@ -178,5 +178,5 @@ def test_an_org_of_50_repos_and_5000_prs_takes_two_round_trips(redis_client: red
     found = progress(redis_client, [org], repos, NOW)[org.id]
     took = time.monotonic() - started
     assert found.statuses == Count(0, 5000) and found.repos == 50
-    assert executes == [200, 150] and direct == []  # 4 reads per repo, then 3 MGETs per repo
+    assert executes == [2 + 250, 150] and direct == []  # the org's 2 reads, 5 per repo, then 3 MGETs per repo
     assert took < 2.0, f"{took:.2f} s for 5,000 PRs"

@@ -77,15 +77,54 @@ def test_past_the_hourly_cap_the_next_slot_is_when_the_oldest_leaves_the_hour(re
 
 
 def test_low_priority_writes_leave_part_of_the_hour_to_urgent_ones(redis_client: Redis) -> None:
-    from workers.publishing.pacing import HOURLY_RESERVE, LOW_PRIORITY
+    from workers.publishing.pacing import GATE, GATE_HOURLY_RESERVE, HOURLY_RESERVE, LOW_PRIORITY
 
     pacer = Pacer(redis_client, 60000, "inst-h2", burst=1000, hourly=HOURLY_RESERVE + 150)
+    gates = min(GATE_HOURLY_RESERVE, pacer.hourly // 10)
     assert all(pacer.reserve(0, priority=LOW_PRIORITY) is not None for _ in range(150))
     assert pacer.reserve(0, priority=LOW_PRIORITY) is None
-    assert all(pacer.reserve(0) is not None for _ in range(HOURLY_RESERVE))  # urgent: the reserve is theirs
+    # Urgent writes take the low-priority reserve but the gates' share; the gates take that too.
+    assert all(pacer.reserve(0) is not None for _ in range(HOURLY_RESERVE - gates))
     assert pacer.reserve(0) is None
+    assert all(pacer.reserve(0, priority=GATE) is not None for _ in range(gates))
+    assert pacer.reserve(0, priority=GATE) is None
     small = Pacer(redis_client, 60000, "inst-h3", burst=1000, hourly=10)  # a small cap: half for each
     assert sum(small.reserve(0, priority=LOW_PRIORITY) is not None for _ in range(10)) == 5
+
+
+@pytest.mark.parametrize(("priority", "now"), [(0, 91), (1, 91), (2, 101)], ids=["urgent", "low", "gate"])
+def test_the_gates_keep_a_share_of_the_minute(redis_client: Redis, priority: int, now: int) -> None:
+    """A fan-out or a bootstrap (any non-gate write) fills the sliding minute only up to ``rate + burst``
+    less the gates' reserve: a freeze's ruleset writes then still go at once (`GATE_MINUTE_RESERVE`)."""
+    from workers.publishing.pacing import GATE
+
+    pacer = Pacer(redis_client, 1, f"inst-m{priority}", burst=100)  # a bucket wider than the minute's cap
+    assert sum(pacer.reserve(0, priority=priority) is not None for _ in range(120)) == now
+    if priority != GATE:
+        assert sum(pacer.reserve(0, priority=GATE) is not None for _ in range(20)) == 101 - now
+
+
+def test_an_activation_keeps_its_thaws_write_of_the_hour(redis_client: Redis) -> None:
+    """Every active ruleset owes its thaw one write: other writes leave those slots, an activation
+    leaves them and its own thaw's, and the thaw (a gate write binding nothing) may spend them."""
+    from workers.publishing.pacing import GATE, SlotTooFar
+
+    pacer = Pacer(redis_client, 60000, "inst-o", burst=1000, hourly=10)
+    frozen = 0
+    while True:
+        try:
+            pacer.acquire(0, priority=GATE, binds=True)
+        except SlotTooFar as far:
+            assert far.seconds == pytest.approx(3600, abs=2)
+            break
+        pacer.owe(f"acme/r{frozen}", True)
+        frozen += 1
+    assert frozen == 5  # five frozen, five writes kept for their thaws
+    assert pacer.reserve(0) is None and pacer.reserve(0, priority=1) is None  # nothing else takes them
+    assert pacer.hour_room_in(1) == pytest.approx(3600, abs=2)
+    for index in range(frozen):  # the thaw: every one of its writes now
+        assert pacer.reserve(0, priority=GATE) == 0
+        pacer.owe(f"acme/r{index}", False)
 
 
 def test_low_priority_writes_give_way_while_urgent_ones_wait(redis_client: Redis) -> None:

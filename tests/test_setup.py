@@ -183,3 +183,6 @@ def test_the_manifest_asks_for_administration_write_only_in_ruleset_mode() -> No
 
     assert manifest(PUBLIC)["default_permissions"]["administration"] == "read"
     assert manifest(PUBLIC, freeze_mode="ruleset")["default_permissions"]["administration"] == "write"
+    # One org ruleset per org freeze where the plan has them: asked for, not required (doctor reports the mode).
+    assert manifest(PUBLIC, freeze_mode="ruleset")["default_permissions"]["organization_administration"] == "write"
+    assert "organization_administration" not in manifest(PUBLIC)["default_permissions"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from core.keys.base import *  # noqa: F403
 from core.keys.incidents import *  # noqa: F403
+from core.keys.org_freeze import *  # noqa: F403
 from core.keys.outgoing import *  # noqa: F403
 from core.keys.processes import *  # noqa: F403
 from core.keys.repos import *  # noqa: F403

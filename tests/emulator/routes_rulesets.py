@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.emulator.org_plans import org_refusal, org_targets_invalid
 from tests.emulator.routes_branches import NOT_ACCESSIBLE, allowed
 from tests.emulator.state import iso
 from tests.emulator.wire import Request, Response, Route, error, not_found, route, validation_failed
@@ -68,6 +69,18 @@ def _permitted(world: World, req: Request) -> bool:
                     else ("organization_administration", "write"))
 
 
+def _refused(world: World, req: Request) -> Response | None:
+    """An org the calling installation cannot reach, or whose plan has no org rulesets
+    (`tests.emulator.org_plans`), or (reading) an installation without Organization administration;
+    repository rulesets are always there to read."""
+    if _owner_of(req)[0] != "Organization":
+        return None
+    refused = org_refusal(world, req)
+    if refused is None and req.method == "GET" and not allowed(world, req, ("organization_administration", "read")):
+        return error(403, NOT_ACCESSIBLE, DOCS_ORG)
+    return refused
+
+
 def _find(world: World, req: Request) -> dict[str, Any] | None:
     kind, source = _owner_of(req)
     found = world.rulesets.get(int(req.params["id"]))
@@ -78,6 +91,9 @@ def _find(world: World, req: Request) -> dict[str, Any] | None:
 
 def list_rulesets(world: World, req: Request) -> Response:
     kind, source = _owner_of(req)
+    refused = _refused(world, req)
+    if refused is not None:
+        return refused
     shown = [_render(req, r, full=False) for r in world.rulesets.values()
              if r["source_type"] == kind and r["source"].lower() == source.lower()]
     return Response(200, shown)
@@ -86,9 +102,13 @@ def list_rulesets(world: World, req: Request) -> Response:
 def create_ruleset(world: World, req: Request) -> Response:
     kind, source = _owner_of(req)
     docs = DOCS_REPO if kind == "Repository" else DOCS_ORG
+    refused = _refused(world, req)
+    if refused is not None:
+        return refused
     if not _permitted(world, req):
         return error(403, NOT_ACCESSIBLE, docs)
-    invalid = _validate(req.body, docs, creating=True)
+    invalid = _validate(req.body, docs, creating=True) or \
+        (org_targets_invalid(req.body) if kind == "Organization" else None)
     if invalid is not None:
         return invalid
     body: dict[str, Any] = req.body
@@ -107,6 +127,9 @@ def create_ruleset(world: World, req: Request) -> Response:
 
 
 def get_ruleset(world: World, req: Request) -> Response:
+    refused = _refused(world, req)
+    if refused is not None:
+        return refused
     found = _find(world, req)
     return not_found() if found is None else Response(200, _render(req, found))
 
@@ -114,6 +137,9 @@ def get_ruleset(world: World, req: Request) -> Response:
 def update_ruleset(world: World, req: Request) -> Response:
     kind, _ = _owner_of(req)
     docs = DOCS_REPO if kind == "Repository" else DOCS_ORG
+    refused = _refused(world, req)
+    if refused is not None:
+        return refused
     if not _permitted(world, req):
         return error(403, NOT_ACCESSIBLE, docs)
     found = _find(world, req)
@@ -130,6 +156,9 @@ def update_ruleset(world: World, req: Request) -> Response:
 
 
 def delete_ruleset(world: World, req: Request) -> Response:
+    refused = _refused(world, req)
+    if refused is not None:
+        return refused
     if not _permitted(world, req):
         return error(403, NOT_ACCESSIBLE)
     found = _find(world, req)

@@ -155,8 +155,13 @@ def _progress(redis: Redis, holds: list[Hold], now: datetime) -> dict[str, str]:
         parts = [f"{label} {count.done} of {count.total}" for label, count in (
             ("rulesets active", found.rulesets), ("statuses written", found.statuses),
             ("descriptions written", found.descriptions)) if count.total]
+        if found.mode:
+            parts.insert(0, found.mode)
         if found.fallbacks:
             parts.append(f"{len(found.fallbacks)} through statuses")
+        if found.deferred:
+            parts.append(f"{len(found.deferred)} bind by {max(until for _repo, until in found.deferred)[11:16]} UTC "
+                         "(GitHub's hourly write window)")
         out[hold_id] = f" — {'; '.join(parts)}" if parts else ""
     return out
 

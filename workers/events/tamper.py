@@ -88,8 +88,13 @@ def on_gate_event(rt: Runtime, payload: dict[str, Any]) -> str:
     if event == "repository_ruleset" and (payload.get("repository_ruleset") or {}).get("name") == RULESET_NAME:
         # merge-hold's own freeze ruleset changed (by us, or by someone during a freeze): read it back and
         # repair it now rather than at the next reconcile.
-        for name in repos:
-            request_sync(rt, name, verify=True)
+        ruleset = payload.get("repository_ruleset") or {}
+        org = str((payload.get("organization") or {}).get("login") or "").lower()
+        if repo is None and ruleset.get("source_type") == "Organization" and org:
+            request_sync(rt, org, verify=True)  # the org's own ruleset: one read, one repair
+        else:
+            for name in repos:
+                request_sync(rt, name, verify=True)
     outcomes = [f"{name}: {watch_repo(rt, name, actor=_sender(payload), cause=cause)}" for name in repos]
     return "; ".join(outcomes) or "no managed repo"
 
@@ -252,6 +257,10 @@ def after_installation(rt: Runtime, payload: dict[str, Any]) -> str:
     action = str(payload.get("action") or "")
     actor = _sender(payload)
     told: list[str] = []
+    account = str(((payload.get("installation") or {}).get("account") or {}).get("login") or "")
+    if action == "new_permissions_accepted" and account:
+        # Organization administration may be granted now: the next org freeze tries its org ruleset again.
+        rt.redis.delete(keys.org_freeze_fallback(account))
     for repo in _installation_repos(rt, payload):
         if action == "unsuspend":
             with rt.redis.lock(keys.gate_lock(repo), timeout=LOCK_TIMEOUT, blocking_timeout=LOCK_TIMEOUT):

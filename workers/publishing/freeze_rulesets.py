@@ -12,6 +12,10 @@ the write and the record — leaves the freeze on the statuses, never nowhere.
 - A ruleset deleted behind our back (404 on our id) is found again by name or created anew.
 - ``verify`` (the reconcile) reads GitHub's ruleset first and repairs one whose enforcement or branches
   disagree with the holds — someone disabled it during an incident, or our record was lost.
+- A hold on the whole org is the org ruleset's (`workers.publishing.org_rulesets`) while the org has one;
+  the repo's own ruleset carries it only once the org fell back to per-repo rulesets.
+- An activation keeps back its thaw's write of GitHub's hour (`Pacer.owe`); when the hour has no room
+  for both it is *deferred* (`core.keys.freeze_deferred`) and its sync scheduled for when it has.
 """
 
 from __future__ import annotations
@@ -26,14 +30,16 @@ from redis import Redis
 from core import jobs, keys
 from core.freeze_gate import RULESET_NAME, binds, freeze_mark, per_pr_verdict, ruleset_body, wanted_include
 from core.holds import Exemption, Hold
+from core.org_freeze import org_binds, org_frozen, org_of, without_org_holds
 from core.repo_config import RepoConfig
 from core.verdict import Verdict
 from state import audit, room_holds, store
 from state.config_file import parse_config
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
+from workers.publishing.org_rulesets import DEFER_AFTER, defer, mode_of, org_fallback, org_mode, org_record, sync_org
 from workers.publishing.outbox import bucket_of
-from workers.publishing.pacing import GATE, Pacer, rate_limit_wait
+from workers.publishing.pacing import GATE, Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -58,8 +64,7 @@ def fallback_reason(redis: Redis, repo: str) -> str | None:
     return raw.decode() if isinstance(raw, bytes) else raw
 
 
-def mode_of(config: RepoConfig | None, server_default: str) -> str:
-    return (config.freeze_mode if config is not None and config.freeze_mode else None) or server_default
+__all__ = ["mode_of"]
 
 
 def wanted(rt: Runtime, repo: str, now: datetime, config: RepoConfig | None = None) -> tuple[str, ...]:
@@ -69,7 +74,13 @@ def wanted(rt: Runtime, repo: str, now: datetime, config: RepoConfig | None = No
         config = parse_config(meta.config_text)[0] if meta is not None and meta.config_loaded else None
     if mode_of(config, rt.settings.freeze_mode) != "ruleset":
         return ()
-    return wanted_include(repo, config, room_holds.scoped_holds(rt.redis, repo), now)
+    return wanted_include(repo, config, _carried(rt.redis, repo, room_holds.scoped_holds(rt.redis, repo)), now)
+
+
+def _carried(redis: Redis, repo: str, holds: list[Hold]) -> list[Hold]:
+    """The holds the repo's own ruleset carries: not the org's while the org ruleset carries them."""
+    org = org_of(repo)
+    return without_org_holds(holds, org) if org_mode(redis, org) else holds
 
 
 def in_step(record: dict[str, Any] | None, include: tuple[str, ...]) -> bool:
@@ -88,20 +99,48 @@ def sync(rt: Runtime, repo: str, now: datetime, *, verify: bool = False,
     lock = rt.redis.lock(keys.freeze_sync_lock(repo), timeout=SYNC_LOCK_SECONDS, sleep=0.05,
                          blocking_timeout=SYNC_LOCK_SECONDS, lock_class=WorkerLock)
     with lock:
-        return _sync(rt, repo, now, verify=verify, config=config)
+        outcome = _sync(rt, repo, now, verify=verify, config=config)
+    if verify:
+        _verify_org(rt, org_of(repo), now)
+    return outcome
+
+
+ORG_VERIFY_SECONDS = 60
+"""A reconcile over an org's repos reads the org ruleset back once in this long, not once per repo."""
+
+
+def _verify_org(rt: Runtime, org: str, now: datetime) -> None:
+    """The reconcile's look at the org ruleset (drift repaired; after a refusal, the org write retried)."""
+    if org_record(rt.redis, org) is None and org_fallback(rt.redis, org) is None:
+        return
+    if not rt.redis.set(keys.org_freeze_verified(org), "1", nx=True, ex=ORG_VERIFY_SECONDS):
+        return
+    try:
+        sync_org(rt, org, now, verify=True)
+    except Exception:
+        log.exception("org ruleset check of %s failed; the next reconcile reads it again", org)
 
 
 def _sync(rt: Runtime, repo: str, now: datetime, *, verify: bool, config: RepoConfig | None) -> str:
     include = wanted(rt, repo, now, config)
     record = recorded(rt.redis, repo)
     if in_step(record, include) and not (verify and record is not None and _drifted(rt, repo, record)):
+        if not include:
+            rt.redis.delete(keys.freeze_deferred(repo))  # thawed before its deferred activation
+        if verify:  # the thaw writes kept back follow what is recorded (a record lost or repaired)
+            Pacer.of(rt.redis, rt.settings, bucket_of(rt.redis, repo)).owe(
+                repo, record is not None and record.get("enforcement") == "active")
         return "unchanged"
     app_id = rt.settings.github_app_id
     if not app_id:
         return _fall_back(rt, repo, "dry run: no App to require") if include else "unchanged"
     body = ruleset_body(include, app_id)
     pacer = Pacer.of(rt.redis, rt.settings, bucket_of(rt.redis, repo))
-    status, answer = _write(rt, pacer, repo, record, body)
+    activation = bool(include) and not (record is not None and record.get("enforcement") == "active")
+    try:
+        status, answer = _write(rt, pacer, repo, record, body, activation)
+    except SlotTooFar as far:
+        return defer(rt, repo, now, far.seconds)
     if status in (403, 404) or status == 0:
         return _fall_back(rt, repo, NO_PERMISSION if status else str((answer or {}).get("message", "")))
     if status != 200 and status != 201:
@@ -110,23 +149,32 @@ def _sync(rt: Runtime, repo: str, now: datetime, *, verify: bool, config: RepoCo
              "at": now.isoformat(timespec="seconds")}
     with rt.redis.pipeline() as pipe:
         pipe.set(keys.freeze_ruleset(repo), json.dumps(entry))
-        pipe.delete(keys.freeze_fallback(repo))
+        pipe.delete(keys.freeze_fallback(repo), keys.freeze_deferred(repo))
         pipe.execute()
+    pacer.owe(repo, body["enforcement"] == "active")
     audit.record(rt.redis, repo, "freeze.ruleset", enforcement=body["enforcement"], include=list(include),
                 ruleset_id=answer["id"])
     return str(body["enforcement"])
 
 
+def deferred_until(redis: Redis, name: str) -> datetime | None:
+    """When a deferred activation of ``name``'s ruleset (a repo, or an org) is tried again."""
+    raw = redis.get(keys.freeze_deferred(name))
+    return datetime.fromisoformat(json.loads(raw)["until"]) if raw else None
+
+
 def _write(rt: Runtime, pacer: Pacer, repo: str, record: dict[str, Any] | None,
-           body: dict[str, Any]) -> tuple[int, Any]:
-    """PUT our ruleset, or find it by name, or create it: one write, two when our id went stale."""
+           body: dict[str, Any], activation: bool = False) -> tuple[int, Any]:
+    """PUT our ruleset, or find it by name, or create it: one write, two when our id went stale. An
+    activation keeps back its thaw's write of the hour; beyond `DEFER_AFTER` it raises `SlotTooFar`."""
     ruleset_id = record.get("id") if record else None
     if ruleset_id is None:
         ruleset_id = _find(rt, repo)
     for attempt in range(2):
         method, path = ("PUT", f"/repos/{repo}/rulesets/{ruleset_id}") if ruleset_id else \
             ("POST", f"/repos/{repo}/rulesets")
-        pacer.acquire(priority=GATE)  # at once, within GitHub's windows: it decides for a whole repo
+        # At once, within GitHub's windows: it decides for a whole repo.
+        pacer.acquire(DEFER_AFTER if activation else None, priority=GATE, binds=activation)
         try:
             status, answer = rt.github.send(repo, method, path, body)
         except Exception as exc:
@@ -180,21 +228,37 @@ def shaped(rt: Runtime, repo: str, verdict: Verdict, config: RepoConfig | None, 
     """For one PR's recompute: the verdict its ``merge-hold`` status carries and the `merge-hold/freeze`
     mark it should show. A repo whose ruleset is out of step with its holds gets a sync queued (the
     freeze window's edge, a room hold's expiry, a config change reach GitHub this way)."""
-    record = recorded(rt.redis, repo)
-    bound = binds(record, verdict.base)
+    org = org_of(repo)
+    with rt.redis.pipeline(transaction=False) as pipe:  # one round trip per recompute
+        for key in (keys.freeze_ruleset(repo), keys.org_freeze_ruleset(org)):
+            pipe.get(key)
+        for key in (keys.org_freeze_fallback(org), keys.freeze_fallback(repo), keys.freeze_deferred(repo),
+                    keys.freeze_deferred(org)):
+            pipe.exists(key)
+        raw, raw_org, org_fell, fell, repo_later, org_later = pipe.execute()
+    record = json.loads(raw) if raw else None
+    carried = not org_fell
+    held_by_org = json.loads(raw_org) if raw_org else None  # one left active by a permission since lost binds too
+    bound = binds(record, verdict.base) or org_binds(held_by_org, repo, verdict.base)
     reason = exempt_reason(exemption, config, labels, now)
     mark = freeze_mark(verdict, bound, reason)
     if config is not None:
-        include = wanted_include(repo, config, scoped, now) if mode_of(config, rt.settings.freeze_mode) == "ruleset" \
-            else ()
+        ruled = mode_of(config, rt.settings.freeze_mode) == "ruleset"
+        mine = without_org_holds(scoped, org) if carried else scoped
+        include = wanted_include(repo, config, mine, now) if ruled else ()
+        org_wanted = ruled and carried and org_frozen(org, scoped, now)
+        org_behind = carried and (org_wanted != org_binds(held_by_org, repo, "~")) and not org_later
+        if org_behind:
+            request_sync(rt, org)  # the org's holds, an org's repo joining ruleset mode
         # A repo fallen back to statuses is tried again once its fallback lapses, not on every recompute.
-        if not in_step(record, include) and not rt.redis.exists(keys.freeze_fallback(repo)):
+        if not in_step(record, include) and not fell and not repo_later:
             request_sync(rt, repo)
             # The ruleset is about to change (a thaw recorded while its rulesets are being written): a
             # success for a PR that nothing freezes would be an urgent write per PR, racing the one
             # ruleset write that frees them all. An exempt PR's success still goes (its reason).
-            if mark is not None and mark["state"] == "success" and reason is None:
-                mark = None
+            org_behind = True
+        if org_behind and mark is not None and mark["state"] == "success" and reason is None:
+            mark = None
     return per_pr_verdict(verdict, bound), mark
 
 

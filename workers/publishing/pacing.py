@@ -7,7 +7,11 @@ and machines. So an isolated change — or a handful at once — is written at o
 stream (a fan-out, a storm of events) is paced at the rate; in any minute at most ``burst + rate``
 writes go out (defaults 10 + 60 < 80). GitHub also counts an hour (500): the pacer keeps that window
 too (``hourly``, default 450, leaving room for comments and reactions), and low-priority writes leave
-`HOURLY_RESERVE` of it to the writes that change what may merge. Slots are handed out by a Lua script
+`HOURLY_RESERVE` of it to the writes that change what may merge. Ruleset writes (`GATE`) have a share of
+both windows no other write takes (`GATE_MINUTE_RESERVE`, `GATE_HOURLY_RESERVE`), and every active
+ruleset keeps its thaw's write of the hour back from every other write (`Pacer.owe`; an activation the
+hour has no room for, with its thaw's write, is refused rather than waited for: the caller schedules it).
+Slots are handed out by a Lua script
 that reads the clock with Redis ``TIME``: workers on hosts with skewed clocks still agree. A worker
 *reserves* a slot and sleeps until it; reserved slots of a worker that dies are simply lost (the pace
 errs on the slow side).
@@ -24,6 +28,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from typing import Any
 
 from github import GithubException
 from redis import Redis
@@ -46,6 +51,15 @@ local peek = ARGV[5] == '1'
 local minute_cap = tonumber(ARGV[6])
 local gate = ARGV[7] == '1'
 local hour = 3600000
+if hourly > 0 and ARGV[10] == '1' then
+  hourly = hourly - redis.call('SCARD', KEYS[4])
+  if hourly < 1 then
+    if ARGV[11] == '1' then
+      return {0, hour}
+    end
+    hourly = 1
+  end
+end
 if ARGV[8] == '1' then
   local urgent = redis.call('PTTL', KEYS[3])
   if urgent > 0 then
@@ -104,7 +118,9 @@ starts the minute's bucket empty, as a pause does. ARGV[5] = 1 only looks. A `GA
 skips the bucket's smoothing but not the windows: the log also caps any sliding minute at ARGV[6]
 (burst + rate, what the bucket allows anyway), so a freeze's ruleset writes go at once, never past
 what GitHub takes; each still costs the bucket a slot, slowing the writes that follow. ARGV[8] = 1: a
-low-priority write, refused (for at most ARGV[9] ms, then asked again) while urgent writes wait (KEYS[3])."""
+low-priority write, refused (for at most ARGV[9] ms, then asked again) while urgent writes wait (KEYS[3]).
+ARGV[10] = 1: the hour's cap is lowered by the thaw writes owed (KEYS[4], `core.keys.freeze_owed`); with
+ARGV[11] = 1 (a ruleset activation, which owes one more) a cap spent that way refuses for an hour."""
 
 _PAUSE = """
 local t = redis.call('TIME')
@@ -133,10 +149,19 @@ GATE = 2
 """A freeze's ruleset write: one per repository decides for every PR in it, so it goes at once, within
 the minute's and the hour's caps but ahead of the bucket's smoothing."""
 LOW_PRIORITY = 1
-"""A write for people to read only (a frozen PR's `merge-hold/freeze` failure under a ruleset freeze)."""
+"""Paced bulk work for people to read (a frozen PR's `merge-hold/freeze` failure under a ruleset freeze,
+check runs): never in the part of either window kept for the writes that change what may merge."""
 HOURLY_RESERVE = 100
 """Slots of the hour that low-priority writes leave to urgent ones, so that a thaw or a new hold never
 waits behind an hour of descriptions."""
+GATE_HOURLY_RESERVE = 30
+"""Slots of the hour (at most a tenth of it) that only `GATE` writes take: a freeze's or a thaw's
+rulesets never wait for the hour a bootstrap or a fan-out of statuses spent."""
+GATE_MINUTE_RESERVE = 10
+"""Slots of the sliding minute (at most a quarter of ``rate + burst``) that only `GATE` writes take:
+with the defaults (60 + 10) other writes keep their sustained rate and lose only the burst, and a
+freeze on a busy installation binds its first ten repos at once, the rest as the minute's oldest
+writes leave it (no other write takes those slots while gate writes wait)."""
 URGENT_SECONDS = 30.0
 """How long a `Pacer.yield_low_priority` lasts unless renewed or ended: a writer that dies does not
 stop the low-priority writes for longer."""
@@ -170,6 +195,7 @@ class Pacer:
         self.key = keys.pacer(bucket)
         self.hour_key = keys.pacer_hour(bucket)
         self.urgent_key = keys.pacer_urgent(bucket)
+        self.owed_key = keys.freeze_owed(bucket)
         self.sleep = sleep
         self._reserve = redis.register_script(_RESERVE)
         self._pause = redis.register_script(_PAUSE)
@@ -189,19 +215,31 @@ class Pacer:
         """Seconds between two writes."""
         return 60.0 / self.rate_per_minute
 
-    def _hourly_for(self, priority: int) -> int:
-        if not self.hourly or priority != LOW_PRIORITY:
-            return self.hourly
-        return max(self.hourly - min(HOURLY_RESERVE, self.hourly // 2), 1)
+    def _hourly_for(self, priority: int, binds: bool = False) -> int:
+        """The hour's cap for a write of ``priority`` (before the owed thaw writes are taken off)."""
+        if not self.hourly:
+            return 0
+        if priority == GATE:
+            return self.hourly - 1 if binds else self.hourly  # an activation keeps its own thaw's slot
+        if priority == LOW_PRIORITY:
+            return max(self.hourly - min(HOURLY_RESERVE, self.hourly // 2), 1)
+        return max(self.hourly - min(GATE_HOURLY_RESERVE, self.hourly // 10), 1)
 
-    def _run(self, max_wait: float | None, priority: int, peek: bool) -> tuple[bool, float]:
+    def minute_cap(self, priority: int = URGENT) -> int:
+        """Writes of ``priority`` in any sliding minute: ``rate + burst`` (what the bucket allows anyway)
+        for `GATE` writes, `GATE_MINUTE_RESERVE` fewer for the rest."""
+        cap = int(min(self.rate_per_minute + self.burst, 10**9))
+        return cap if priority == GATE else max(cap - min(GATE_MINUTE_RESERVE, cap // 4), 1)
+
+    def _run(self, max_wait: float | None, priority: int, peek: bool, binds: bool = False) -> tuple[bool, float]:
         limit = -1 if max_wait is None else max(int(max_wait * 1000), 0)
         interval_ms = max(int(self.interval * 1000), 1)
-        minute_cap = int(self.rate_per_minute + self.burst)  # what the bucket allows in a minute anyway
-        granted, wait_ms = self._reserve([self.key, self.hour_key, self.urgent_key], [
-            interval_ms, limit, (self.burst - 1) * interval_ms, self._hourly_for(priority), int(peek),
-            min(minute_cap, 10**9), int(priority == GATE), int(priority == LOW_PRIORITY),
-            int(YIELD_RECHECK * 1000)])
+        # A thaw (a gate write that binds nothing) may spend what is owed to it; every other write leaves it.
+        owes = priority != GATE or binds
+        granted, wait_ms = self._reserve([self.key, self.hour_key, self.urgent_key, self.owed_key], [
+            interval_ms, limit, (self.burst - 1) * interval_ms, self._hourly_for(priority, binds), int(peek),
+            self.minute_cap(priority), int(priority == GATE), int(priority == LOW_PRIORITY),
+            int(YIELD_RECHECK * 1000), int(owes), int(priority == GATE and binds)])
         return bool(int(granted)), int(wait_ms) / 1000
 
     def yield_low_priority(self, seconds: float = URGENT_SECONDS) -> None:
@@ -214,21 +252,23 @@ class Pacer:
     def end_yield(self) -> None:
         self.redis.delete(self.urgent_key)
 
-    def reserve(self, max_wait: float | None = None, *, priority: int = URGENT) -> float | None:
+    def reserve(self, max_wait: float | None = None, *, priority: int = URGENT,
+                binds: bool = False) -> float | None:
         """Take the next slot; the seconds until it (0: now). ``None``, and nothing taken, when the
-        slot lies further than ``max_wait`` seconds away."""
-        granted, wait = self._run(max_wait, priority, False)
+        slot lies further than ``max_wait`` seconds away. ``binds``: a `GATE` write that activates a
+        ruleset, so owes its thaw one write of the hour (`owe`); it leaves the owed writes and its own."""
+        granted, wait = self._run(max_wait, priority, False, binds)
         return wait if granted else None
 
-    def acquire(self, max_wait: float | None = None, *, priority: int = URGENT) -> float:
+    def acquire(self, max_wait: float | None = None, *, priority: int = URGENT, binds: bool = False) -> float:
         """Wait for a slot of our own. Raises `SlotTooFar` (taking nothing) when it is further away
         than ``max_wait``, or for a low-priority write while urgent ones wait
         (`yield_low_priority`); returns the seconds waited."""
         waited = 0.0
         while True:
-            wait = self.reserve(max_wait, priority=priority)
+            wait = self.reserve(max_wait, priority=priority, binds=binds)
             if wait is None:
-                raise SlotTooFar(self.next_slot_in(priority=priority))
+                raise SlotTooFar(self.next_slot_in(priority=priority, binds=binds))
             if wait > 0:
                 self.sleep(wait)
                 waited += wait
@@ -240,9 +280,38 @@ class Pacer:
                 self.waited += waited
                 return waited
 
-    def next_slot_in(self, *, priority: int = URGENT) -> float:
+    def next_slot_in(self, *, priority: int = URGENT, binds: bool = False) -> float:
         """Seconds until a slot would be free (without taking it)."""
-        return max(self._run(None, priority, True)[1], 0.0)
+        return max(self._run(None, priority, True, binds)[1], 0.0)
+
+    def owe(self, ruleset: str, owed: bool) -> None:
+        """Record that ``ruleset`` (``owner/repo`` or ``org:owner``) is active, so its thaw needs one
+        write (or, ``owed`` False, that it is not): the hour keeps that many slots back."""
+        if owed:
+            self.redis.sadd(self.owed_key, ruleset)
+        else:
+            self.redis.srem(self.owed_key, ruleset)
+
+    def owed(self) -> int:
+        return int(self.redis.scard(self.owed_key))
+
+    def hour_room_in(self, writes: int) -> float:
+        """Seconds until the sliding hour has room for ``writes`` more activations, each keeping its thaw's
+        write (2 x ``writes`` slots beyond the owed ones); 0 when it has now, or with no hourly cap."""
+        if not self.hourly or writes <= 0:
+            return 0.0
+        now_s, now_us = self.redis.time()
+        now_ms = int(now_s) * 1000 + int(now_us) // 1000
+        listed: list[tuple[Any, float]] = self.redis.zrangebyscore(self.hour_key, now_ms - 3600_000 + 1, "+inf",
+                                                                   withscores=True)  # type: ignore[assignment]
+        scores = [int(score) for _member, score in listed]
+        room = self.hourly - self.owed() - len(scores)
+        short = 2 * writes - room
+        if short <= 0:
+            return 0.0
+        if short > len(scores):
+            return 3600.0
+        return max(scores[short - 1] + 3600_000 - now_ms, 0) / 1000
 
     def pause(self, seconds: float) -> float:
         """No slot is handed out for ``seconds`` from now (or longer, if already paused longer)."""
