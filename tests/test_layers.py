@@ -32,7 +32,8 @@ ALLOWED = {
 WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "chat", "outgoing", "ops"]
 """Each may import the ones before it (``intake`` stands beside them: state and runtime only)."""
 PUBLISHING = ["locks", "pacing", "outbox", "expedite", "request", "group_status", "write", "drain",
-              "merge_groups", "freeze_rulesets", "freeze_marks", "sync", "changed_files", "exemption_ends", "check_runs",
+              "merge_groups", "freeze_rulesets", "freeze_marks", "sync", "changed_files", "exemption_ends",
+              "check_runs",
               "recompute"]
 """Each may import only the ones before it."""
 

@@ -209,7 +209,7 @@ def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS
             if outcome == "refused":
                 return counts
             # Off the queue unless the run moved on while we wrote (then the newer view is written next).
-            again = wanted(rt, parsed.repo, parsed.number)
+            again = wanted(rt, parsed.repo, parsed.number) if outcome == "written" else None
             if again is None or rank(again, posted(rt.redis, parsed.repo, parsed.number)) is None:
                 rt.redis.zrem(queue, member)
             counts["written"] += outcome == "written"
@@ -233,6 +233,9 @@ def _find(rt: Runtime, repo: str, sha: str) -> int | None:
 def _write(rt: Runtime, bucket: str, repo: str, number: int, want: tuple[str, dict[str, Any]],
            last: dict[str, Any] | None) -> str:
     sha, shown = want
+    granted = rt.github.token_permissions(repo)
+    if granted is not None and granted.get("checks") != "write":
+        return _refused(rt, bucket, f"the installation has Checks: {granted.get('checks', 'none')}, not write")
     body = check_run.body(shown, sha, datetime.now(UTC), details_url=shown.get("pr_url"))
     run_id = last.get("id") if last is not None and last.get("sha") == sha else _find(rt, repo, sha)
     status, answer = 0, None
@@ -243,13 +246,9 @@ def _write(rt: Runtime, bucket: str, repo: str, number: int, want: tuple[str, di
         status, answer = rt.github.send(repo, "POST", f"/repos/{repo}/check-runs", body)
     if status in (401, 403):
         why = str((answer or {}).get("message") if isinstance(answer, dict) else answer)
-        rt.redis.set(keys.check_runs_refused(bucket), f"GitHub answered {status}: {why}", ex=REFUSED_SECONDS)
-        rt.redis.delete(keys.check_runs(bucket))
-        log.warning("check runs of %s refused (%s: %s): the status alone for %d s; grant Checks: write",
-                    bucket, status, why, REFUSED_SECONDS)
-        return "refused"
+        return _refused(rt, bucket, f"GitHub answered {status}: {why}")
     if status == 0:
-        return "dry-run"
+        return "dry-run"  # nothing is written to GitHub; the next change looks again
     if status != 200 or not isinstance(answer, dict):
         log.warning("check run of %s#%s not written: GitHub answered %s %s", repo, number, status, answer)
         audit.record(rt.redis, repo, "check_run.skipped", number=number, sha=sha, status=status)
@@ -261,6 +260,14 @@ def _write(rt: Runtime, bucket: str, repo: str, number: int, want: tuple[str, di
         pipe.hset(keys.check_run_ids(repo), str(new_id), number)
         pipe.execute()
     return "written"
+
+
+def _refused(rt: Runtime, bucket: str, why: str) -> str:
+    rt.redis.set(keys.check_runs_refused(bucket), why, ex=REFUSED_SECONDS)
+    rt.redis.delete(keys.check_runs(bucket))
+    log.warning("check runs of installation %s not written (%s): the status alone for %d s; grant Checks: write",
+                bucket, why, REFUSED_SECONDS)
+    return "refused"
 
 
 def number_of(redis: Redis, repo: str, run_id: int) -> int | None:
