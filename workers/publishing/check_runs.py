@@ -34,6 +34,7 @@ from core.repo_config import RepoConfig
 from state import audit, store
 from state.config_file import repo_config
 from state.queueing import options as job_options
+from workers.github.dry_run import DryRunGateway
 from workers.publishing.locks import release_lease, take_lease
 from workers.publishing.outbox import RANK_SPAN
 from workers.publishing.pacing import LOW_PRIORITY, YIELD_RECHECK, Pacer, SlotTooFar, rate_limit_wait
@@ -139,8 +140,8 @@ def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any
          config: RepoConfig | None, *, answer: bool = False) -> None:
     """After a verdict record is written: queue the PR's run if what it shows changed."""
     member = pr_member(repo, number)
-    if rt.redis.exists(keys.check_runs_refused(bucket)):
-        return
+    if isinstance(rt.github, DryRunGateway) or rt.redis.exists(keys.check_runs_refused(bucket)):
+        return  # a dry run writes nothing to GitHub; a refusal leaves the status alone for a while
     want = wanted(rt, repo, number, record, config) if config is not None else None
     place = None if want is None else rank(want, posted(rt.redis, repo, number), answer=answer)
     if place is None:
