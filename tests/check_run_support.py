@@ -95,8 +95,8 @@ def audit_events(redis: Redis, repo: str = REPO) -> list[tuple[str, dict[str, An
     from core import keys
 
     found = []
-    for _id, fields in redis.xrange(keys.history(repo)):
+    for _id, fields in redis.xrange(keys.history(repo)) or []:
         text = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
-                for k, v in fields.items()}
+                for k, v in (fields or {}).items()}
         found.append((str(text["event"]), json.loads(text["data"])))
     return found
