@@ -39,7 +39,8 @@ def token(emu: GitHubEmulator, installation_id: int = 1) -> str:
 
 
 def call(emu: GitHubEmulator, method: str, path: str, body: Any = None, *, auth: str) -> requests.Response:
-    return requests.request(method, f"{emu.url}{path}", json=body, timeout=5, headers={"Authorization": f"token {auth}"})
+    return requests.request(method, f"{emu.url}{path}", json=body, timeout=5,
+                            headers={"Authorization": f"token {auth}"})
 
 
 def run(**fields: Any) -> dict[str, Any]:
