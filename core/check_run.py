@@ -149,8 +149,10 @@ def how_lifted(hold: Mapping[str, Any], rules: Mapping[str, str]) -> str:
         label = str(rules.get("label") or str(hold.get("origin") or "").removeprefix("label:"))
         return f"anyone who may edit labels removes the label {_code(label)}"
     if source == Source.ROOM:
+        scope = str(hold.get("scope") or "").replace("`", "'")
         return (f"{named(holder)} lifts it where it was placed ({_md(str(hold.get('origin') or 'merge-hold'))}: "
-                "`/hold unhold`, the rooms page or the API); an exemption lets this PR through (**Request exemption**)")
+                f"`/unhold {scope}`, the rooms page or the API); an exemption lets this PR through "
+                "(**Request exemption**)")
     return ("it ends with its window, or when whoever froze it thaws it; an exemption lets this PR through "
             "(**Request exemption**)")
 

@@ -29,6 +29,7 @@ from typing import Any
 from redis import Redis
 
 from core import check_run, jobs, keys
+from core.holds import named
 from core.outbox import parse_member, pr_member
 from core.repo_config import RepoConfig
 from state import audit, store
@@ -89,11 +90,11 @@ def act_sentence(event: str, data: dict[str, Any]) -> str | None:
     if event.startswith("hold.") and data.get("message"):
         return f"{data['message']}{where}"
     if event == "room.held":
-        return f"{data.get('holder')} held this PR in {data.get('origin')}: {data.get('reason')}"
+        return f"{named(str(data.get('holder') or ''))} held this PR in {data.get('origin')}: {data.get('reason')}"
     if event == "room.lifted":
-        return f"{data.get('actor')} lifted the room hold on this PR{where}"
+        return f"{named(str(data.get('actor') or ''))} lifted the room hold on this PR{where}"
     if event == "room.exempted":
-        return f"{data.get('by')} exempted this PR: {data.get('reason')}"
+        return f"{named(str(data.get('by') or ''))} exempted this PR: {data.get('reason')}"
     if event in ("room.unexempted", "exemption.ended"):
         return "the exemption of this PR ended"
     if event == "exemption.requested":
