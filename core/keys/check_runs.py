@@ -28,6 +28,12 @@ def check_runs_lease(bucket: str) -> str:
     return f"{PREFIX}:check-runs-lease:{bucket}"
 
 
+def check_runs_queued(bucket: str) -> str:
+    """String, set while a job writing the installation's check runs is queued or scheduled (it is deleted
+    when the job starts): changes noted meanwhile queue no second job. Expires as a backstop."""
+    return f"{PREFIX}:check-runs-queued:{bucket}"
+
+
 def check_runs_refused(bucket: str) -> str:
     """String: why GitHub refuses the installation's check runs (no Checks: write); while set (an hour),
     nothing is queued and merge-hold keeps to the status alone."""

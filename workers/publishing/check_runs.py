@@ -50,6 +50,8 @@ REFUSED_SECONDS = 3600
 """How long an installation that refused a check run (no Checks: write) is left to the status alone."""
 ANSWER, OWN, FREEZE_ONLY = 0, 1, 2
 """Ranks on the queue: an answer to a click, a PR held by its own holds, a PR held only by a freeze."""
+QUEUED_TTL = 300
+"""A queued job's flag outlives it at most this long (a job lost with its worker: the next change queues one)."""
 HISTORY_SCAN = 300
 """Audit entries of the repo read for a PR's recent acts."""
 
@@ -149,11 +151,13 @@ def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any
         rt.redis.zrem(keys.check_runs(bucket), member)
         return
     rt.redis.zadd(keys.check_runs(bucket), {member: place * RANK_SPAN + int(time.time() * 1000)}, lt=True)
-    if not rt.redis.exists(keys.check_runs_lease(bucket)):
+    # One job queued per installation however many changes are noted (a fan-out notes hundreds).
+    if rt.redis.set(keys.check_runs_queued(bucket), "1", nx=True, ex=QUEUED_TTL):
         enqueue(rt, bucket)
 
 
 def enqueue(rt: Runtime, bucket: str, *, delay: float = 0.0) -> None:
+    rt.redis.set(keys.check_runs_queued(bucket), "1", ex=QUEUED_TTL + int(delay))
     options: dict[str, Any] = {**job_options(jobs.CHECK_RUNS), "description": f"check runs {bucket}"}
     if delay > 0:
         rt.queue.enqueue_in(timedelta(seconds=delay), RUNS_JOB, bucket, **options)
@@ -173,8 +177,9 @@ def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS
     end = time.monotonic() + slice_seconds
     pacer = Pacer.of(rt.redis, rt.settings, bucket)
     queue = keys.check_runs(bucket)
+    rt.redis.delete(keys.check_runs_queued(bucket))  # changes noted from now on queue the next run
     if not take_lease(rt.redis, keys.check_runs_lease(bucket), token, LEASE_SECONDS):
-        return counts
+        return counts  # the lease holder writes them: it runs until the queue is empty
     try:
         while True:
             first = rt.redis.zrange(queue, 0, 0)
@@ -218,6 +223,9 @@ def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS
             rt.redis.expire(keys.check_runs_lease(bucket), LEASE_SECONDS)
     finally:
         release_lease(rt.redis, keys.check_runs_lease(bucket), token)
+        # A change noted while we let go found the lease taken and its job gave up: queue one for it.
+        if rt.redis.zcard(queue) and rt.redis.set(keys.check_runs_queued(bucket), "1", nx=True, ex=QUEUED_TTL):
+            enqueue(rt, bucket, delay=YIELD_RECHECK if counts.get("yielded") else 0.0)
 
 
 def _find(rt: Runtime, repo: str, sha: str) -> int | None:
