@@ -185,6 +185,12 @@ def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS
             first = rt.redis.zrange(queue, 0, 0)
             if not first:
                 return counts
+            member = _text(first[0])
+            parsed = parse_member(member)
+            granted = rt.github.token_permissions(parsed.repo)
+            if granted is not None and granted.get("checks") != "write":  # asked before waiting for anything
+                _refused(rt, bucket, f"the installation has Checks: {granted.get('checks', 'none')}, not write")
+                return counts
             if _status_waits(rt, bucket, pacer):
                 enqueue(rt, bucket, delay=YIELD_RECHECK)  # statuses first: look again once they are out
                 counts["yielded"] = 1
@@ -192,8 +198,6 @@ def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS
             if time.monotonic() >= end or (counts["checked"] and rt.queue.count):
                 enqueue(rt, bucket)  # other jobs (deliveries, recomputes, the drain) go first
                 return counts
-            member = _text(first[0])
-            parsed = parse_member(member)
             counts["checked"] += 1
             want = wanted(rt, parsed.repo, parsed.number)
             last = posted(rt.redis, parsed.repo, parsed.number)
@@ -243,9 +247,6 @@ def _find(rt: Runtime, repo: str, sha: str) -> int | None:
 def _write(rt: Runtime, bucket: str, repo: str, number: int, want: tuple[str, dict[str, Any]],
            last: dict[str, Any] | None) -> str:
     sha, shown = want
-    granted = rt.github.token_permissions(repo)
-    if granted is not None and granted.get("checks") != "write":
-        return _refused(rt, bucket, f"the installation has Checks: {granted.get('checks', 'none')}, not write")
     body = check_run.body(shown, sha, datetime.now(UTC), details_url=shown.get("pr_url"))
     run_id = last.get("id") if last is not None and last.get("sha") == sha else _find(rt, repo, sha)
     status, answer = 0, None
