@@ -100,7 +100,8 @@ def test_rank(want: dict[str, Any], last: dict[str, Any] | None, answer: bool, e
      "@alice lifted the hold (from the Checks tab)"),
     ("hold.held", {"message": "@alice held this PR"}, "@alice held this PR"),
     ("room.exempted", {"by": "dana", "reason": "hotfix"}, "@dana exempted this PR: hotfix"),
-    ("exemption.requested", {"actor": "erin", "origin": "check_run"}, "@erin asked for an exemption (from the Checks tab)"),
+    ("exemption.requested", {"actor": "erin", "origin": "check_run"},
+     "@erin asked for an exemption (from the Checks tab)"),
     ("status.posted", {"state": "failure"}, None),  # not an act
     ("verdict.held", {}, None),
 ])
