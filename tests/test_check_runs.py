@@ -141,3 +141,23 @@ def test_without_checks_write_the_status_alone_and_no_write_is_tried(github_emul
     comment(svc, "bob", "/hold more", comment_id=52, at="2026-12-05T10:01:00Z")
     assert (emu.latest_status(REPO, HEAD) or {}).get("description") == "Held by @alice: waiting (+1 more)"
     assert emu.count(None, r"/check-runs") == 0  # the token said Checks: none; GitHub was not asked
+
+
+def test_checks_write_accepted_later_starts_the_run(github_emulator: GitHubEmulator, redis_url: str,
+                                                     redis_client: Redis) -> None:
+    """Without the permission the status alone; once the installation accepts Checks: write (its
+    ``new_permissions_accepted`` event), the held PR gets its run."""
+    from tests.check_run_support import CHECKS, INSTALLATION
+    from tests.e2e_support import fixture
+
+    emu = github_emulator
+    svc = start(emu, redis_url, roles=ROLES, checks=False)
+    comment(svc, "alice", "/hold waiting", comment_id=51, at="2026-12-05T10:00:00Z")
+    assert run_on(emu) is None
+    emu.set_installation_permissions(INSTALLATION, CHECKS)
+    accepted = fixture("installation", "new_permissions_accepted.payload.json")
+    accepted["installation"]["id"] = INSTALLATION
+    accepted["repositories"] = [{"full_name": REPO, "private": True}]
+    assert svc.deliver("installation", accepted).status_code == 202
+    settle(svc)
+    assert (run_on(emu) or {}).get("title") == "Held by @alice"
