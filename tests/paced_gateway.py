@@ -110,6 +110,3 @@ class PacedGateway:
 
     def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         return self.inner.send(repo, method, path, body)
-
-    def token_permissions(self, repo: str) -> dict[str, str] | None:
-        return self.inner.token_permissions(repo)

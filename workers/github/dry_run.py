@@ -84,9 +84,6 @@ class DryRunGateway:
         # Nothing can be read in a dry run: whatever asks (the tamper watch) learns it could not see.
         return 0, {"message": "dry run: GitHub is not read"}
 
-    def token_permissions(self, repo: str) -> dict[str, str] | None:
-        return None  # no token in a dry run: nothing is written anyway
-
     def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         return 0, {"message": "dry run: nothing is written to GitHub"}
 

@@ -60,7 +60,6 @@ class GitHubGateway(Protocol):
     def branch_head(self, repo: str, branch: str) -> str | None: ...
     def get_answer(self, repo: str, path: str, params: dict[str, Any] | None = None) -> tuple[int, Any]: ...
     def send(self, repo: str, method: str, path: str, body: dict[str, Any]) -> tuple[int, Any]: ...
-    def token_permissions(self, repo: str) -> dict[str, str] | None: ...
     def review_deployment(self, repo: str, run_id: int, body: dict[str, Any]) -> bool: ...
 
 
@@ -139,19 +138,10 @@ class AppGateway:
         expires = auth.expires_at or datetime.now(UTC) + timedelta(hours=1)
         ttl = int((expires - datetime.now(UTC) - TOKEN_REFRESH_MARGIN).total_seconds())
         if ttl > 0:
-            # What the installation accepted (GitHub says it with the token): check runs ask it before a write.
-            self.redis.set(key, json.dumps({"token": auth.token, "permissions": _permissions(auth)}), ex=ttl)
+            # With what the installation accepted (GitHub says it with the token): the check runs read it.
+            self.redis.set(key, json.dumps({"token": auth.token, "permissions": auth.permissions}), ex=ttl)
             self._hold_token(installation_id, auth.token, ttl)
         return auth.token
-
-    def token_permissions(self, repo: str) -> dict[str, str] | None:
-        """The permissions the repo's installation token carries, as GitHub said when it was minted; None
-        when unknown (a token cached before they were kept)."""
-        installation_id = self.installation_for(repo)
-        self._token(installation_id)
-        raw = self.redis.get(keys.installation_token(installation_id))
-        found = json.loads(raw).get("permissions") if raw else None
-        return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
 
     def _hold_token(self, installation_id: int, token: str, seconds: float) -> None:
         if seconds > 0:
@@ -398,14 +388,6 @@ class AppGateway:
 
 
 REFUSALS = (401, 403, 404, 410, 422)
-
-
-def _permissions(auth: Any) -> dict[str, str] | None:
-    try:
-        found = auth.permissions
-    except AttributeError:
-        return None
-    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
 
 
 def _next_link(link_header: str) -> str | None:

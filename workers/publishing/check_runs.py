@@ -165,6 +165,15 @@ def enqueue(rt: Runtime, bucket: str, *, delay: float = 0.0) -> None:
         rt.queue.enqueue(RUNS_JOB, bucket, **options)
 
 
+def token_permissions(redis: Redis, repo: str) -> dict[str, str] | None:
+    """What the repo's installation accepted, as GitHub said with its token (`workers.github.gateway` keeps it
+    with the token); None: unknown (no token yet, or one cached before): then the write is tried."""
+    meta = store.load_repo(redis, repo)
+    raw = redis.get(keys.installation_token(meta.installation_id)) if meta and meta.installation_id else None
+    found = json.loads(raw).get("permissions") if raw else None
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
+
+
 def _status_waits(rt: Runtime, bucket: str, pacer: Pacer) -> bool:
     """A `merge-hold` status waits to be written (the outbox), or urgent writes were announced."""
     return bool(rt.redis.zcard(keys.outbox(bucket))) or bool(rt.redis.exists(pacer.urgent_key))
@@ -187,7 +196,7 @@ def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS
                 return counts
             member = _text(first[0])
             parsed = parse_member(member)
-            granted = rt.github.token_permissions(parsed.repo)
+            granted = token_permissions(rt.redis, parsed.repo)
             if granted is not None and granted.get("checks") != "write":  # asked before waiting for anything
                 _refused(rt, bucket, f"the installation has Checks: {granted.get('checks', 'none')}, not write")
                 return counts
