@@ -161,3 +161,16 @@ def test_checks_write_accepted_later_starts_the_run(github_emulator: GitHubEmula
     assert svc.deliver("installation", accepted).status_code == 202
     settle(svc)
     assert (run_on(emu) or {}).get("title") == "Held by @alice"
+
+
+def test_githubs_own_rerun_of_the_run_is_a_refresh(github_emulator: GitHubEmulator, redis_url: str,
+                                                   redis_client: Redis) -> None:
+    emu = github_emulator
+    svc = start(emu, redis_url, roles=ROLES)
+    comment(svc, "alice", "/hold waiting", comment_id=51, at="2026-12-05T10:00:00Z")
+    payload = emu.click(REPO, int((run_on(emu) or {})["id"]), "refresh", "mallory")
+    payload["action"] = "rerequested"
+    del payload["requested_action"]
+    assert svc.deliver("check_run", payload).status_code == 202
+    settle(svc)
+    assert "@mallory asked for a refresh (from the Checks tab)" in (run_on(emu) or {})["summary"]

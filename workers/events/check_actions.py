@@ -10,7 +10,8 @@ same act by them through a comment or the PR's page would be:
 - **Request exemption** (``exempt``): while a freeze or a room hold reaches the PR, anyone who can read the
   repository may ask; the request is audited and the freeze's room is told (`workers.chat.exemption_requests`,
   queued: a delivery never posts to chat itself). Granting stays with those who may exempt.
-- **Refresh** (``refresh``): anyone who can read the repository; the PR is recomputed now.
+- **Refresh** (``refresh``, and GitHub's own *Re-run* of the run: ``rerequested``): anyone who can read the
+  repository; the PR is recomputed now.
 
 Each click is audited with origin ``check_run`` (so it shows in the PR's history) and answered by updating
 the run, ahead of other runs (`workers.publishing.check_runs`, rank ``ANSWER``).
@@ -44,6 +45,10 @@ from workers.runtime import Runtime
 def on_check_run(rt: Runtime, payload: dict[str, Any]) -> str:
     if payload.get("action") == "requested_action":
         return on_requested_action(rt, payload)
+    if payload.get("action") == "rerequested":
+        # "Re-run" on the Checks tab: GitHub sends it to the App whose run it is; for ours it is a Refresh.
+        payload = {**payload, "requested_action": {"identifier": check_run.REFRESH}}
+        return on_requested_action(rt, payload)
     return treecloser.on_check_run(rt, payload)
 
 
@@ -62,9 +67,8 @@ def on_requested_action(rt: Runtime, payload: dict[str, Any]) -> str:
     repo = repo_name(payload)
     login = str((payload.get("sender") or {}).get("login") or "")
     identifier = (payload.get("requested_action") or {}).get("identifier")
-    slug = (run.get("app") or {}).get("slug")
-    if repo is None or not login or run.get("name") != check_run.NAME or (
-            slug and rt.settings.app_slug and slug != rt.settings.app_slug):
+    # GitHub delivers a run's clicks to the App that wrote it only: its name tells ours from our other runs.
+    if repo is None or not login or run.get("name") != check_run.NAME:
         return "ignored"
     number = _number(rt, repo, run)
     if number is None:
