@@ -145,8 +145,13 @@ def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any
     member = pr_member(repo, number)
     if isinstance(rt.github, DryRunGateway) or rt.redis.exists(keys.check_runs_refused(bucket)):
         return  # a dry run writes nothing to GitHub; a refusal leaves the status alone for a while
+    last = posted(rt.redis, repo, number)
+    if record is not None and not (record.get("holds") or record.get("error")) and not (
+            last is not None and last.get("sha") == record.get("head_sha") and last.get("blocking")):
+        rt.redis.zrem(keys.check_runs(bucket), member)  # free and never shown held on this head: no run to read
+        return
     want = wanted(rt, repo, number, record, config) if config is not None else None
-    place = None if want is None else rank(want, posted(rt.redis, repo, number), answer=answer)
+    place = None if want is None else rank(want, last, answer=answer)
     if place is None:
         rt.redis.zrem(keys.check_runs(bucket), member)
         return
