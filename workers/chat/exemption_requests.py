@@ -3,9 +3,9 @@ queued by `workers.events.check_actions`).
 
 One message per room that placed a hold the exemption would pass (``slack:TEAM/#channel`` as the hold's
 origin says): Slack through the bot (``chat.postMessage``, SLACK_BOT_TOKEN), Mattermost through the
-channel's incoming webhook when it has one. The message names the PR, the clicker and the holder, and says
-how to grant it. A hold from the page or the API has no room: the request is in the audit log, the PR's
-history and the rooms subscribed to the repo.
+incoming webhook of that channel's subscription to the repo or its org. The message names the PR, the
+clicker and the holder, and says how to grant it. A hold from the page or the API has no room: the request
+is in the audit log, the PR's history and the rooms subscribed to the repo.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from core.holds import named
+from core.notices import Notice
 from state import subscriptions as subs
 from workers.chat.notify import NotifyError, post_mattermost, post_slack
 from workers.runtime import Runtime, current
@@ -37,6 +38,13 @@ def _room(origin: str) -> tuple[str, str, str] | None:
     return platform, team, channel
 
 
+def _mattermost_room(rt: Runtime, repo: str, name: str) -> subs.Subscription | None:
+    """The Mattermost channel of that name subscribed to the repo or its org (only a subscription knows its
+    incoming webhook; the hold's origin names the channel, not its id)."""
+    heard = subs.subscribers(rt.redis, Notice(repo.split("/", 1)[0].lower(), repo.lower(), "").targets)
+    return next((sub for sub in heard.values() if sub.platform == "mattermost" and sub.channel_name == name), None)
+
+
 def tell(rt: Runtime, repo: str, number: int, request: dict[str, Any]) -> str:
     told: list[str] = []
     seen: set[str] = set()
@@ -46,13 +54,13 @@ def tell(rt: Runtime, repo: str, number: int, request: dict[str, Any]) -> str:
         if room is None or origin in seen:
             continue
         seen.add(origin)
-        platform, team, channel = room
+        platform, _team, channel = room
         text = message(repo, number, request, hold)
         try:
             if platform == "slack":
                 post_slack(rt.settings, channel, text)
             else:
-                sub = subs.channel_subscription(rt.redis, subs.channel_key(platform, team, channel.lstrip("#")))
+                sub = _mattermost_room(rt, repo, channel.lstrip("#"))
                 if sub is None or not sub.webhook:
                     log.info("exemption request for %s#%s not told in %s: no incoming webhook", repo, number, origin)
                     continue
