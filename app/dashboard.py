@@ -95,6 +95,9 @@ SENTENCES = {
     "incident.recorded": "Merged by @{merged_by} although {reason}: recorded as an incident",
     "chat.linked": "@{login} linked chat user @{user_name} ({platform} {team_id}) to their GitHub login",
     "chat.unlinked": "Chat user @{user_name} ({platform} {team_id}) unlinked from GitHub @{login}",
+    "exemption.requested": "{actor} asked for an exemption from the freeze ({origin})",
+    "check_run.refreshed": "{actor} asked for a refresh ({origin})",
+    "check_run.skipped": "GitHub refused this PR's check run ({status}); its next change writes it again",
 }
 
 

@@ -99,7 +99,7 @@ def kind_of(raw: Raw) -> str:
         return "holds"
     if event in ("room.held", "room.lifted"):
         return "holds" if "#" in scope else "freezes"
-    if event.startswith("room."):
+    if event.startswith("room.") or event == "exemption.requested":
         return "exemptions"
     if event in OUTCOMES or event.startswith(("status.", "fanout.")):
         return "statuses"

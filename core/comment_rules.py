@@ -194,6 +194,29 @@ def apply_dashboard(
                       origin=DASHBOARD_ORIGIN, config=config)
 
 
+CHECK_RUN_ORIGIN = "check_run"
+
+
+def apply_click(
+    state: PullState,
+    *,
+    actor: str,
+    permission: Permission,
+    is_author: bool,
+    at: datetime,
+    ref: str,
+    config: RepoConfig,
+) -> tuple[PullState, Outcome]:
+    """*Lift my hold* clicked on the PR's check run: exactly the lift of their own hold a comment or the
+    page would make — the same permission rule, the same per-holder register — with origin ``check_run``.
+    ``ref`` starts with `core.prstate.DASHBOARD_REF` like a page command's: no comment on GitHub carries
+    it, so a rebuild from GitHub's history must carry it over."""
+    if not from_dashboard(ref):
+        raise ValueError(f"a click's ref starts with {DASHBOARD_REF!r}: {ref!r}")
+    return _apply_one(state, CommentCommand("lift"), actor=actor, permission=permission, is_author=is_author,
+                      at=at, ref=ref, origin=CHECK_RUN_ORIGIN, config=config)
+
+
 def _lift_all(state: PullState, actor: str, at: datetime, ref: str, reason: str,
               message: str) -> tuple[PullState, Outcome]:
     return record_lift_all(state, at, ref), Outcome("lifted_all", actor, "all", reason, message)

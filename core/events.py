@@ -51,7 +51,8 @@ _EVENTS: dict[str, Event] = {
     "status": Event(None, "forged-status detection"),
     "repository": Event(_only("renamed", "transferred"), "renames and transfers move a repo's holds"),
     "issues": Event(_only("closed"), "/hold-for waiting on an issue"),
-    "check_run": Event(_only("completed"), "the tree closer"),
+    "check_run": Event(_only("completed", "requested_action", "rerequested"),
+                       "the tree closer; the buttons of merge-hold's check run (requested_action, rerequested)"),
     "check_suite": Event(_only("completed"), "the tree closer"),
     # The tamper watch: every action may change whether a branch still requires merge-hold.
     "branch_protection_rule": Event(None, "the tamper watch (protection changed)"),

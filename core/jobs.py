@@ -114,9 +114,20 @@ EXEMPTION_NEWS = Job("workers.chat.exemption_news.exemption_news_job", failure_t
 label, the PR. Queued by the recompute that found it ended (never posted from the verdict path); a chat
 or GitHub outage is retried a few times, then kept as failed (the audit log and the PR page have it)."""
 
+CHECK_RUNS = Job("workers.publishing.check_runs.check_runs_job", timeout=180)
+"""The `merge-hold / holds` check runs of one outbox bucket, one slice per run at the pacer's lowest priority
+(it queues its own next run, and steps aside while statuses wait). Not retried: its runs stay queued, and
+the next change noted queues a fresh run."""
+
+EXEMPTION_REQUEST = Job("workers.chat.exemption_requests.exemption_request_job", failure_ttl=7 * DAY,
+                        retry=(10, 60, 300))
+"""Tell a freeze's room that someone asked, from the PR's Checks tab, for the PR to be exempted (queued by
+the click's delivery, which never posts to chat itself); a chat outage is retried a few times."""
+
 ALL: tuple[Job, ...] = (DELIVERY, RECOMPUTE, OUTBOX_DRAIN, FANOUT, FREEZE_MARKS, FREEZE_SYNC, RECHECK_DEPLOYS,
                         TAMPER_ANSWERS, RECONCILE, REDELIVERY_SWEEP, NOTIFY_DRAIN, CHAT_COMMAND, REPUBLISH,
-                        DASHBOARD_COMMAND, WEBHOOK_DELIVERY, FREEZE_CLOCK, EXEMPTION_NEWS)
+                        DASHBOARD_COMMAND, WEBHOOK_DELIVERY, FREEZE_CLOCK, EXEMPTION_NEWS, CHECK_RUNS,
+                        EXEMPTION_REQUEST)
 """The closed set: every job any part of the product queues."""
 
 MOVED: dict[str, Job] = {

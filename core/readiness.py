@@ -24,7 +24,8 @@ REQUIRED_PERMISSIONS: dict[str, tuple[str, str]] = {
     "issues": ("write", "answers on the PR (reactions, replies) and the hold label"),
     "statuses": ("write", "the merge-hold status"),
     "merge_queues": ("read", "merge_group events"),
-    "checks": ("read", "check runs for the tree closer"),
+    "checks": ("write", "the check run merge-hold / holds and its buttons (without it: the status alone), "
+                        "and check runs for the tree closer"),
     "administration": ("read", "branch protection and ruleset events for the tamper watch"),
     "deployments": ("write", "answering deployment protection requests (freeze_deployments)"),
     "actions": ("read", "the workflow runs whose deployments merge-hold approves"),

@@ -127,6 +127,9 @@ class RepoConfig:
     rule); a deployment to any other environment is approved at once."""
     deployments_on_freeze: str = "wait"
     """A frozen deployment `wait`s and is approved when the freeze lifts, or is `reject`ed at once."""
+    check_run: bool = True
+    """The check run `merge-hold / holds` (the holds in Markdown, with buttons) beside the status; `false`
+    leaves the `merge-hold` status alone on the PR."""
 
 
 DEFAULT_CONFIG = RepoConfig()
@@ -314,6 +317,7 @@ _FIELDS: dict[str, Callable[[Any, Path], Any]] = {
     "queue_on_freeze": _choice(QUEUE_ON_FREEZE),
     "freeze_deployments": _environments,
     "deployments_on_freeze": _choice(DEPLOYMENT_MODES),
+    "check_run": _bool,
 }
 
 
@@ -363,4 +367,5 @@ def to_mapping(config: RepoConfig) -> dict[str, Any]:
         "queue_on_freeze": config.queue_on_freeze,
         "freeze_deployments": list(config.freeze_deployments),
         "deployments_on_freeze": config.deployments_on_freeze,
+        "check_run": config.check_run,
     }

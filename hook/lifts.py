@@ -47,7 +47,9 @@ def what(lift: str) -> str:
             "label+": "adds labels to the PR (an exempt label lets it through room and freeze holds)",
             "uncomment": "deletes a comment (it may be the one that holds a PR)",
             "base": "changes the PR's base branch (a held PR may then merge where merge-hold is not required)",
-            "update-branch": "updates the PR's branch from its base (a new head commit)"}.get(lift, "lifts a hold")
+            "update-branch": "updates the PR's branch from its base (a new head commit)",
+            "click": "clicks a check run's button (merge-hold's Lift my hold, Request exemption) or asks for the "
+                     "run again"}.get(lift, "lifts a hold")
 
 
 def _lifts(lift: str, record: dict[str, Any], active: list[dict[str, Any]]) -> bool:

@@ -29,7 +29,7 @@ PERMISSIONS = {
     "contents": "read",  # .github/merge-hold.yml
     "metadata": "read",  # mandatory for every App
     "merge_queues": "read",  # GitHub: needed to subscribe to `merge_group`
-    "checks": "read",  # check_run / check_suite events for the tree closer
+    "checks": "write",  # the check run merge-hold / holds and its buttons; check_run / check_suite for the tree closer
     "administration": "read",  # GitHub: needed to subscribe to branch_protection_* and repository_ruleset
     "deployments": "write",  # GitHub: a custom deployment protection rule answers with Deployments: write
     "actions": "read",  # GitHub: ... and Actions: read (the workflow run it approves)

@@ -94,6 +94,19 @@ def guard(world: dict[str, Any], command: str, **spec: Any) -> subprocess.Comple
         ("gh api -X PUT repos/acme/widgets/pulls/6/reviews/42/dismissals -f message=stale", 0),
         ("gh api graphql -f query='mutation{dismissPullRequestReview(input:{pullRequestReviewId:\"R_1\","
          "message:\"x\"}){clientMutationId}}'", 2),
+        # a click on a button of merge-hold's check run (Lift my hold, Request exemption): requested actions are
+        # clicked in GitHub's UI only; the API's nearest is asking a run (or suite) again
+        ("gh api -X POST repos/acme/widgets/check-runs/77/rerequest", 2),
+        ("gh api -X POST repos/acme/widgets/check-suites/78/rerequest", 2),
+        ("gh api -X PATCH repos/acme/widgets/check-runs/77 -f 'requested_action[identifier]=lift'", 2),
+        ("curl -X PATCH -d '{\"requested_action\":{\"identifier\":\"lift\"}}' "
+         "https://api.github.com/repos/acme/widgets/check-runs/77", 2),
+        ("gh api graphql -f query='mutation{rerequestCheckSuite(input:{repositoryId:\"R_1\",checkSuiteId:\"CS_1\"})"
+         "{clientMutationId}}'", 2),
+        ("gh api graphql -f query='mutation{updateCheckRun(input:{repositoryId:\"R_1\",checkRunId:\"CR_1\","
+         "requestedAction:\"lift\"}){clientMutationId}}'", 2),
+        ("gh api -X POST repos/acme/gadgets/check-runs/77/rerequest", 0),  # not managed: nothing held there
+        ("gh api repos/acme/widgets/commits/HEAD/check-runs?check_name=merge-hold", 0),  # reading the run
         # look-alikes
         ("echo 'gh pr comment 5 -b /unhold'", 0),
         ("gh pr view 5 --comments", 0),

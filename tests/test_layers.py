@@ -33,7 +33,7 @@ WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "chat", "outgoing
 """Each may import the ones before it (``intake`` stands beside them: state and runtime only)."""
 PUBLISHING = ["locks", "pacing", "outbox", "expedite", "request", "group_status", "write", "drain",
               "merge_groups", "org_rulesets", "freeze_rulesets",
-              "freeze_marks", "sync", "changed_files", "exemption_ends", "recompute"]
+              "freeze_marks", "sync", "changed_files", "exemption_ends", "check_runs", "recompute"]
 """Each may import only the ones before it."""
 
 

@@ -12,6 +12,7 @@ The keys are grouped by who owns them, one module each; import them from here (`
 from __future__ import annotations
 
 from core.keys.base import *  # noqa: F403
+from core.keys.check_runs import *  # noqa: F403
 from core.keys.incidents import *  # noqa: F403
 from core.keys.org_freeze import *  # noqa: F403
 from core.keys.outgoing import *  # noqa: F403

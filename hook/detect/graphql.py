@@ -40,7 +40,8 @@ MUTATIONS: dict[str, tuple[str, str]] = {
     "createCheckRun": (GATE, "Create a check run (it may be merge-hold)"),
     "updateCheckRun": (GATE, "Update a check run (it may be merge-hold)"),
     "createCheckSuite": (GATE, "Create a check suite"),
-    "rerequestCheckSuite": (GATE, "Re-request a check suite"),
+    # The nearest the API comes to a button on the Checks tab: merge-hold's run asked again (a click, a lift).
+    "rerequestCheckSuite": (LIFT, "click"),
     "updateCheckSuitePreferences": (GATE, "Update check suite preferences"),
     "createDeployment": (GATE, "Create a deployment"),
     "createDeploymentStatus": (GATE, "Create a deployment status"),
@@ -110,6 +111,10 @@ def graphql(ctx: Ctx, via: str, method: str, text: str | None, host: str | None 
     both = f"{text}\n{variables}"
     fields = mutations(text)
     named = [f for f, _ in fields] if fields else merge_mutations(text)  # unreadable: the merge names it shows
+    if {"createCheckRun", "updateCheckRun"} & set(named) and "requestedaction" in both.lower().replace("_", ""):
+        # A check run's requested action "clicked" through the API: a button of merge-hold's run is a lift.
+        ctx.add(Merge(via=via, host=host, lift="click", undetermined=True, detail="a check run's node id names no PR"))
+        named = [n for n in named if n not in ("createCheckRun", "updateCheckRun")]
     for name in dict.fromkeys(named):
         kind, why = MUTATIONS.get(name, ("", ""))
         if kind == MERGE:

@@ -36,6 +36,9 @@ LIFTS = frozenset({
     "pulls/update", "pulls/update-branch", "issues/approve-suggestion",
 })
 """Gate operations on one PR (or its comments) that lift a hold, judged per PR (hook/detect/lift.py)."""
+CLICKS = frozenset({"checks/rerequest-run", "checks/rerequest-suite"})
+"""A check run (or suite) asked again: the API's nearest to a button on the Checks tab. An agent's attempt
+to click one of merge-hold's (*Lift my hold*, *Request exemption*) is a lift, like its ``/unhold``."""
 AGENT_MERGE = "agent-merge/put-agent-merge-enrollment"
 """Enrolls a PR in Agent Merge (API version 2026-03-10): GitHub's agent merges it once its checks pass."""
 
@@ -88,6 +91,15 @@ def _tails(method: str, segments: list[str]) -> list[Match]:
     return found
 
 
+def clicks(opid: str, body: dict[str, str] | None) -> bool:
+    """Whether the request "clicks" a check run's button: a rerequest, or a check run written with a
+    ``requested_action`` (GitHub takes none: requested actions are clicked in its UI only)."""
+    if opid in CLICKS:
+        return True
+    return opid in ("checks/create", "checks/update") and body is not None and any(
+        "requested_action" in key.replace("-", "_").lower() for key in body)
+
+
 def repo_of(values: dict[str, str]) -> str | None:
     owner, name = values.get("owner"), values.get("repo")
     if owner is None or name is None or DYN in owner + name:
@@ -111,6 +123,9 @@ def _sure(ctx: Ctx, via: str, host: str | None, match: Match, body: dict[str, st
         from hook.detect.lift import rest_lift
 
         rest_lift(ctx, via, match.opid, host, repo, match.values, body)
+    elif clicks(match.opid, body):
+        ctx.add(Merge(via=via, repo=repo, host=host, lift="click", undetermined=True,
+                      detail="a check run's id does not name its PR"))
     else:
         from hook.detect.gate import rest_gate
 

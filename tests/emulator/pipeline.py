@@ -16,6 +16,7 @@ from tests.emulator import (
     oauth,
     routes_apps,
     routes_branches,
+    routes_checks,
     routes_contents,
     routes_deliveries,
     routes_deployments,
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 ROUTES: list[Route] = [*routes_apps.ROUTES, *routes_pulls.ROUTES, *routes_statuses.ROUTES,
                        *routes_contents.ROUTES, *routes_deliveries.ROUTES, *oauth.ROUTES,
                        *routes_branches.ROUTES, *routes_issues.ROUTES, *routes_rulesets.ROUTES,
-                       *routes_deployments.ROUTES]
+                       *routes_deployments.ROUTES, *routes_checks.ROUTES]
 DOCS_RATE = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 SECONDARY = ("You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "
              "If you reach out to GitHub Support for help, please include the request ID {}.")

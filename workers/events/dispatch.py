@@ -17,6 +17,7 @@ from typing import Any
 from core import json_text, keys
 from core.events import action_matters
 from workers.events import (
+    check_actions,
     comments,
     deployments,
     holdfor,
@@ -88,7 +89,7 @@ HANDLERS: dict[str, Handler] = {  # one per queued event of `core.events` (tests
     "status": own_status.on_status_event,
     "repository": moves.on_repository,
     "issues": holdfor.on_issues,
-    "check_run": treecloser.on_check_run,
+    "check_run": check_actions.on_check_run,
     "check_suite": treecloser.on_check_suite,
     "branch_protection_rule": on_gate_event,
     "branch_protection_configuration": on_gate_event,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import keys
+from core.outbox import bucket as outbox_bucket
 from state import audit
 from workers.events import departures
 from workers.events.repos import bootstrap
@@ -27,6 +28,9 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
     inst = installation_id(payload)
     if inst is None:
         return "ignored"
+    if action == "new_permissions_accepted":
+        # A token minted before says the old permissions (Checks: write for the check run, say): mint anew.
+        rt.redis.delete(keys.installation_token(inst), keys.check_runs_refused(outbox_bucket(inst)))
     if action in ("created", "unsuspend", "new_permissions_accepted"):
         repos = payload.get("repositories") or rt.github.installation_repos(inst)
         outcome = f"bootstrapped {_bootstrap_all(rt, repos, inst)}"

@@ -138,7 +138,8 @@ class AppGateway:
         expires = auth.expires_at or datetime.now(UTC) + timedelta(hours=1)
         ttl = int((expires - datetime.now(UTC) - TOKEN_REFRESH_MARGIN).total_seconds())
         if ttl > 0:
-            self.redis.set(key, json.dumps({"token": auth.token}), ex=ttl)
+            # With what the installation accepted (GitHub says it with the token): the check runs read it.
+            self.redis.set(key, json.dumps({"token": auth.token, "permissions": auth.permissions}), ex=ttl)
             self._hold_token(installation_id, auth.token, ttl)
         return auth.token
 

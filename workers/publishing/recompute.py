@@ -32,7 +32,15 @@ from core.verdict import Verdict, compute_verdict, verdict_record, wants_files
 from state import audit, room_holds, store
 from state.config_file import repo_config as repo_config  # re-exported: where the workers have read it
 from state.queueing import options
-from workers.publishing import changed_files, exemption_ends, expedite, freeze_marks, freeze_rulesets, merge_groups
+from workers.publishing import (
+    changed_files,
+    check_runs,
+    exemption_ends,
+    expedite,
+    freeze_marks,
+    freeze_rulesets,
+    merge_groups,
+)
 from workers.publishing.drain import drain
 from workers.publishing.outbox import add_to_outbox, bucket_for, bucket_of
 from workers.publishing.request import RECOMPUTE_JOB
@@ -121,12 +129,15 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     bucket = bucket_for(meta) if meta is not None else bucket_of(rt.redis, repo)
     freeze_marks.note(rt, bucket, repo, number, written)
     posted = rt.redis.get(keys.posted(repo, number))
-    if posted == posted_form(verdict.head_sha, status):
-        return "unchanged"
-    rank = EXPOSED if status["state"] != "success" and _shows_success(posted, verdict.head_sha) \
-        else mergeability(state)
-    add_to_outbox(rt.redis, bucket, repo, number, rank)
-    return "pending"
+    outcome = "unchanged"
+    if posted != posted_form(verdict.head_sha, status):
+        rank = EXPOSED if status["state"] != "success" and _shows_success(posted, verdict.head_sha) \
+            else mergeability(state)
+        add_to_outbox(rt.redis, bucket, repo, number, rank)
+        outcome = "pending"
+    # The check run beside the status, once the status is on the outbox (its writer steps aside for it).
+    check_runs.note(rt, bucket, repo, number, written, config)
+    return outcome
 
 
 EXPOSED = -1
@@ -213,6 +224,7 @@ def _forget(rt: Runtime, repo: str, number: int, state: PullState) -> None:
         pipe.hdel(keys.exemptions(repo), str(number))
         pipe.delete(keys.changed_files(repo, number))
         pipe.execute()
+    check_runs.forget(rt.redis, repo, number)
     if state.facts is not None:
         index = keys.head_index(repo, _head_key(state))
         if rt.redis.get(index) == str(number).encode():

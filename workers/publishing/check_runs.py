@@ -1,0 +1,315 @@
+"""The check run `merge-hold / holds` written beside the status (issue 29; what it shows: `core.check_run`).
+
+- **Only on change.** After each verdict record (`note`, from the recompute) the run's view is built
+  (holds, exemption, recent acts, the answer to a click) and compared by digest with what the PR's run last
+  showed (`core.keys.check_run_posted`); only a difference queues a write. A free PR gets one `success` when
+  it stops being held, then nothing until the next hold; a PR never held gets no run at all.
+- **One run per head SHA**, created once and updated in place (``PATCH``): GitHub keeps at most 1,000 runs
+  of one name per suite. A run lost from Redis is found again by name on the head before a new one is made.
+- **Below the gate.** Runs wait on their installation's own sorted set (`core.keys.check_runs`): answers to
+  clicks first, PRs held by their own holds next, PRs held only by a freeze last. One job per installation
+  at a time (a lease) writes them at the pacer's `LOW_PRIORITY` — counted in both of GitHub's windows,
+  never in the part of the hour kept for urgent writes — and only while no `merge-hold` status waits: with
+  anything on the outbox, or urgent writes announced (`Pacer.yield_low_priority`), it steps aside and looks
+  again later, so a run write never takes a slot a status write could have had first.
+- **Without Checks: write** GitHub answers 403: the installation's runs stop for an hour
+  (`core.keys.check_runs_refused`), merge-hold goes on with the status alone, and `merge-hold doctor` says
+  what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from redis import Redis
+
+from core import check_run, jobs, keys
+from core.holds import named
+from core.outbox import parse_member, pr_member
+from core.repo_config import RepoConfig
+from state import audit, store
+from state.config_file import repo_config
+from state.queueing import options as job_options
+from workers.github.dry_run import DryRunGateway
+from workers.publishing.locks import release_lease, take_lease
+from workers.publishing.outbox import RANK_SPAN
+from workers.publishing.pacing import LOW_PRIORITY, YIELD_RECHECK, Pacer, SlotTooFar, rate_limit_wait
+from workers.runtime import Runtime, current
+
+log = logging.getLogger(__name__)
+
+RUNS_JOB = jobs.CHECK_RUNS.address
+LEASE_SECONDS = 30
+SLICE_SECONDS = 20.0
+REFUSED_SECONDS = 3600
+"""How long an installation that refused a check run (no Checks: write) is left to the status alone."""
+ANSWER, OWN, FREEZE_ONLY = 0, 1, 2
+"""Ranks on the queue: an answer to a click, a PR held by its own holds, a PR held only by a freeze."""
+QUEUED_TTL = 300
+"""A queued job's flag outlives it at most this long (a job lost with its worker: the next change queues one)."""
+HISTORY_SCAN = 300
+"""Audit entries of the repo read for a PR's recent acts."""
+
+
+def posted(redis: Redis, repo: str, number: int) -> dict[str, Any] | None:
+    raw = redis.get(keys.check_run_posted(repo, number))
+    return json.loads(raw) if raw else None
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def acts(redis: Redis, repo: str, number: int) -> list[str]:
+    """The PR's last acts (placed, lifted, exempted, asked from the run) as sentences, newest first."""
+    found: list[str] = []
+    for entry_id, raw in redis.xrevrange(keys.history(repo), count=HISTORY_SCAN) or []:
+        fields = {_text(k): _text(v) for k, v in (raw or {}).items()}
+        event = fields.get("event", "")
+        try:
+            data = json.loads(fields.get("data", "{}"))
+        except ValueError:
+            continue
+        if data.get("number") != number:
+            continue
+        sentence = act_sentence(event, data)
+        if sentence:
+            at = datetime.fromtimestamp(int(_text(entry_id).partition("-")[0]) / 1000, UTC)
+            found.append(f"{at.strftime('%Y-%m-%d %H:%M')} UTC: {sentence}")
+        if len(found) >= check_run.MAX_ACTS:
+            break
+    return found
+
+
+def act_sentence(event: str, data: dict[str, Any]) -> str | None:
+    where = {"check_run": " (from the Checks tab)", "dashboard": " (on merge-hold's page)"}.get(
+        str(data.get("origin") or ""), "")
+    if event.startswith("hold.") and data.get("message"):
+        return f"{data['message']}{where}"
+    if event == "room.held":
+        return f"{named(str(data.get('holder') or ''))} held this PR in {data.get('origin')}: {data.get('reason')}"
+    if event == "room.lifted":
+        return f"{named(str(data.get('actor') or ''))} lifted the room hold on this PR{where}"
+    if event == "room.exempted":
+        return f"{named(str(data.get('by') or ''))} exempted this PR: {data.get('reason')}"
+    if event in ("room.unexempted", "exemption.ended"):
+        return "the exemption of this PR ended"
+    if event == "exemption.requested":
+        return f"@{data.get('actor')} asked for an exemption{where}"
+    if event == "check_run.refreshed":
+        return f"@{data.get('actor')} asked for a refresh{where}"
+    return None
+
+
+def wanted(rt: Runtime, repo: str, number: int, record: dict[str, Any] | None = None,
+           config: RepoConfig | None = None) -> tuple[str, dict[str, Any]] | None:
+    """The head SHA and what its run should show now; None when the PR gets no run (config off, no head)."""
+    if config is None:
+        config = repo_config(store.load_repo(rt.redis, repo))[0]
+    if config is None or not config.check_run:
+        return None
+    record = record if record is not None else store.load_verdict(rt.redis, repo, number)
+    if not record or not record.get("head_sha"):
+        return None
+    exemption = store.exemption(rt.redis, repo, number)
+    base = rt.settings.public_url.rstrip("/")
+    shown = check_run.view(record, pr_url=f"{base}/{repo}/pull/{number}", rooms_url=f"{base}/rooms",
+                           exemption=exemption.to_dict() if exemption is not None else None,
+                           acts=acts(rt.redis, repo, number), hold_permission=config.hold_permission,
+                           lift_others_permission=config.lift_others_permission, hold_label=config.hold_label)
+    return str(record["head_sha"]), shown
+
+
+def rank(want: tuple[str, dict[str, Any]], last: dict[str, Any] | None, *, answer: bool = False) -> int | None:
+    """None: nothing to write (shown already, or free and left alone). Else the queue rank."""
+    sha, shown = want
+    same_head = last is not None and last.get("sha") == sha
+    # `success` once, on the head whose run said held; a PR never held on this head gets no run.
+    if not check_run.blocking(shown) and (not same_head or not (last or {}).get("blocking")):
+        return None
+    if same_head and (last or {}).get("digest") == check_run.digest(shown):
+        return None
+    if answer:
+        return ANSWER
+    return FREEZE_ONLY if check_run.freeze_only(shown) else OWN
+
+
+def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any] | None,
+         config: RepoConfig | None, *, answer: bool = False) -> None:
+    """After a verdict record is written: queue the PR's run if what it shows changed."""
+    member = pr_member(repo, number)
+    if isinstance(rt.github, DryRunGateway) or rt.redis.exists(keys.check_runs_refused(bucket)):
+        return  # a dry run writes nothing to GitHub; a refusal leaves the status alone for a while
+    last = posted(rt.redis, repo, number)
+    if record is not None and not (record.get("holds") or record.get("error")) and not (
+            last is not None and last.get("sha") == record.get("head_sha") and last.get("blocking")):
+        rt.redis.zrem(keys.check_runs(bucket), member)  # free and never shown held on this head: no run to read
+        return
+    want = wanted(rt, repo, number, record, config) if config is not None else None
+    place = None if want is None else rank(want, last, answer=answer)
+    if place is None:
+        rt.redis.zrem(keys.check_runs(bucket), member)
+        return
+    rt.redis.zadd(keys.check_runs(bucket), {member: place * RANK_SPAN + int(time.time() * 1000)}, lt=True)
+    # One job queued per installation however many changes are noted (a fan-out notes hundreds).
+    if rt.redis.set(keys.check_runs_queued(bucket), "1", nx=True, ex=QUEUED_TTL):
+        enqueue(rt, bucket)
+
+
+def enqueue(rt: Runtime, bucket: str, *, delay: float = 0.0) -> None:
+    rt.redis.set(keys.check_runs_queued(bucket), "1", ex=QUEUED_TTL + int(delay))
+    options: dict[str, Any] = {**job_options(jobs.CHECK_RUNS), "description": f"check runs {bucket}"}
+    if delay > 0:
+        rt.queue.enqueue_in(timedelta(seconds=delay), RUNS_JOB, bucket, **options)
+    else:
+        rt.queue.enqueue(RUNS_JOB, bucket, **options)
+
+
+def token_permissions(redis: Redis, repo: str) -> dict[str, str] | None:
+    """What the repo's installation accepted, as GitHub said with its token (`workers.github.gateway` keeps it
+    with the token); None: unknown (no token yet, or one cached before): then the write is tried."""
+    meta = store.load_repo(redis, repo)
+    raw = redis.get(keys.installation_token(meta.installation_id)) if meta and meta.installation_id else None
+    found = json.loads(raw).get("permissions") if raw else None
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
+
+
+def _status_waits(rt: Runtime, bucket: str, pacer: Pacer) -> bool:
+    """A `merge-hold` status waits to be written (the outbox), or urgent writes were announced."""
+    return bool(rt.redis.zcard(keys.outbox(bucket))) or bool(rt.redis.exists(pacer.urgent_key))
+
+
+def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS) -> dict[str, int]:
+    """Write waiting runs, answers first, while no status waits; until the slice ends or a slot is far."""
+    token = uuid.uuid4().hex
+    counts = {"written": 0, "checked": 0}
+    end = time.monotonic() + slice_seconds
+    pacer = Pacer.of(rt.redis, rt.settings, bucket)
+    queue = keys.check_runs(bucket)
+    rt.redis.delete(keys.check_runs_queued(bucket))  # changes noted from now on queue the next run
+    if not take_lease(rt.redis, keys.check_runs_lease(bucket), token, LEASE_SECONDS):
+        return counts  # the lease holder writes them: it runs until the queue is empty
+    try:
+        while True:
+            first = rt.redis.zrange(queue, 0, 0)
+            if not first:
+                return counts
+            member = _text(first[0])
+            parsed = parse_member(member)
+            granted = token_permissions(rt.redis, parsed.repo)
+            if granted is not None and granted.get("checks") != "write":  # asked before waiting for anything
+                _refused(rt, bucket, f"the installation has Checks: {granted.get('checks', 'none')}, not write")
+                return counts
+            if _status_waits(rt, bucket, pacer):
+                enqueue(rt, bucket, delay=YIELD_RECHECK)  # statuses first: look again once they are out
+                counts["yielded"] = 1
+                return counts
+            if time.monotonic() >= end or (counts["checked"] and rt.queue.count):
+                enqueue(rt, bucket)  # other jobs (deliveries, recomputes, the drain) go first
+                return counts
+            counts["checked"] += 1
+            want = wanted(rt, parsed.repo, parsed.number)
+            last = posted(rt.redis, parsed.repo, parsed.number)
+            if want is None or rank(want, last) is None:
+                rt.redis.zrem(queue, member)
+                continue
+            try:
+                pacer.acquire(max(end - time.monotonic(), 0.0), priority=LOW_PRIORITY)
+            except SlotTooFar as far:
+                enqueue(rt, bucket, delay=max(far.seconds, 0.5))
+                return counts
+            try:
+                outcome = _write(rt, bucket, parsed.repo, parsed.number, want, last)
+            except Exception as exc:
+                wait = rate_limit_wait(exc)
+                if wait is None:
+                    raise
+                enqueue(rt, bucket, delay=pacer.pause(wait))
+                return counts
+            if outcome == "refused":
+                return counts
+            # Off the queue unless the run moved on while we wrote (then the newer view is written next).
+            again = wanted(rt, parsed.repo, parsed.number) if outcome == "written" else None
+            if again is None or rank(again, posted(rt.redis, parsed.repo, parsed.number)) is None:
+                rt.redis.zrem(queue, member)
+            counts["written"] += outcome == "written"
+            rt.redis.expire(keys.check_runs_lease(bucket), LEASE_SECONDS)
+    finally:
+        release_lease(rt.redis, keys.check_runs_lease(bucket), token)
+        # A change noted while we let go found the lease taken and its job gave up: queue one for it.
+        if rt.redis.zcard(queue) and rt.redis.set(keys.check_runs_queued(bucket), "1", nx=True, ex=QUEUED_TTL):
+            enqueue(rt, bucket, delay=YIELD_RECHECK if counts.get("yielded") else 0.0)
+
+
+def _find(rt: Runtime, repo: str, sha: str) -> int | None:
+    """Our run of this name on ``sha``, should Redis have lost it (GET: no write slot)."""
+    status, found = rt.github.get_answer(repo, f"/repos/{repo}/commits/{sha}/check-runs",
+                                         {"check_name": check_run.NAME, "filter": "latest"})
+    runs = (found or {}).get("check_runs") if status == 200 and isinstance(found, dict) else None
+    slug = rt.settings.app_slug
+    for run in runs or []:
+        if not slug or (run.get("app") or {}).get("slug") == slug:
+            return int(run["id"])
+    return None
+
+
+def _write(rt: Runtime, bucket: str, repo: str, number: int, want: tuple[str, dict[str, Any]],
+           last: dict[str, Any] | None) -> str:
+    sha, shown = want
+    body = check_run.body(shown, sha, datetime.now(UTC), details_url=shown.get("pr_url"))
+    run_id = last.get("id") if last is not None and last.get("sha") == sha else _find(rt, repo, sha)
+    status, answer = 0, None
+    if run_id:
+        status, answer = rt.github.send(repo, "PATCH", f"/repos/{repo}/check-runs/{run_id}",
+                                        {k: v for k, v in body.items() if k != "head_sha"})
+    if not run_id or status in (404, 410):  # a run deleted behind our back (a suite gone): make a new one
+        status, answer = rt.github.send(repo, "POST", f"/repos/{repo}/check-runs", body)
+    if status in (401, 403):
+        why = str((answer or {}).get("message") if isinstance(answer, dict) else answer)
+        return _refused(rt, bucket, f"GitHub answered {status}: {why}")
+    if status == 0:
+        return "dry-run"  # nothing is written to GitHub; the next change looks again
+    if status != 200 or not isinstance(answer, dict):
+        log.warning("check run of %s#%s not written: GitHub answered %s %s", repo, number, status, answer)
+        audit.record(rt.redis, repo, "check_run.skipped", number=number, sha=sha, status=status)
+        return "skipped"
+    new_id = int(answer["id"])
+    with rt.redis.pipeline() as pipe:
+        pipe.set(keys.check_run_posted(repo, number), json.dumps(
+            {"sha": sha, "id": new_id, "digest": check_run.digest(shown), "blocking": check_run.blocking(shown)}))
+        pipe.hset(keys.check_run_ids(repo), str(new_id), number)
+        pipe.execute()
+    return "written"
+
+
+def _refused(rt: Runtime, bucket: str, why: str) -> str:
+    rt.redis.set(keys.check_runs_refused(bucket), why, ex=REFUSED_SECONDS)
+    rt.redis.delete(keys.check_runs(bucket))
+    log.warning("check runs of installation %s not written (%s): the status alone for %d s; grant Checks: write",
+                bucket, why, REFUSED_SECONDS)
+    return "refused"
+
+
+def number_of(redis: Redis, repo: str, run_id: int) -> int | None:
+    raw = redis.hget(keys.check_run_ids(repo), str(run_id))
+    return int(raw) if raw else None
+
+
+def forget(redis: Redis, repo: str, number: int) -> None:
+    """A closed PR: its run's record goes (the run itself stays on GitHub, as it was last shown)."""
+    last = posted(redis, repo, number)
+    with redis.pipeline() as pipe:
+        pipe.delete(keys.check_run_posted(repo, number))
+        if last and last.get("id"):
+            pipe.hdel(keys.check_run_ids(repo), str(last["id"]))
+        pipe.execute()
+
+
+def check_runs_job(bucket: str) -> str:
+    counts = write_runs(current(), bucket)
+    return ", ".join(f"{k} {v}" for k, v in counts.items())
