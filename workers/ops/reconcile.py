@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from redis.exceptions import LockError
 
 from core import jobs, keys
+from core.outbox import GLOBAL_BUCKET
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
@@ -131,7 +132,10 @@ def reconcile_job() -> str:
 
 
 def enqueue_reconcile(rt: Runtime) -> None:
-    rt.queue.enqueue(jobs.RECONCILE.address, **options(jobs.RECONCILE), description="scheduled reconcile")
+    """Bulk work of every installation at once: on the shared bulk queue (`core.outbox.GLOBAL_BUCKET`'s),
+    after interactive jobs and in turn with the installations' bulk queues."""
+    rt.bulk(GLOBAL_BUCKET).enqueue(jobs.RECONCILE.address, **options(jobs.RECONCILE),
+                                   description="scheduled reconcile")
 
 
 def parser() -> argparse.ArgumentParser:
