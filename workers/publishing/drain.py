@@ -57,7 +57,8 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                 first = redis.zrange(keys.outbox(bucket), 0, 0)
                 if not first:
                     break
-                if end is not None and (time.monotonic() >= end or (counts["checked"] and rt.interactive_waiting())):
+                if end is not None and (time.monotonic() >= end or (counts["checked"] and (
+                        rt.interactive_waiting() or rt.bulk_waiting(bucket)))):
                     # The slice is used up, or other jobs wait (a lift's fan-out, deliveries): they go
                     # first, and our continuation after them goes on where we stop. It keeps the lease
                     # (one waiting drain, not one per recompute that finds the outbox full); should it
