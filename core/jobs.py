@@ -64,7 +64,8 @@ read, PyGithub's own retries). A work-horse killed mid-slice is retried at once 
 resumes at the cursor); GitHub or Redis failures back off. A failure is kept a week, a success ten
 minutes (for watching a long fan-out go by)."""
 
-BOOTSTRAP = Job("workers.events.bootstrap.bootstrap_job", queue=BULK, timeout=300, failure_ttl=7 * DAY, retry=(10, 60, 300))
+BOOTSTRAP = Job("workers.events.bootstrap.bootstrap_job", queue=BULK, timeout=300, failure_ttl=7 * DAY,
+                retry=(10, 60, 300))
 """One repo adopted by an installation: its config read, then its fan-out asked for (a bootstrap pass),
 on the installation's bulk queue. GitHub's trouble backs off; the reconcile is behind it anyway."""
 
