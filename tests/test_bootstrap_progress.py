@@ -55,7 +55,7 @@ def install(svc: Service) -> None:
 
 
 def outbox(redis: Redis) -> list[str]:
-    return [m.decode() for m in redis.zrange(keys.outbox("inst-1"), 0, -1)]
+    return [m.decode() if isinstance(m, bytes) else str(m) for m in redis.zrange(keys.outbox("inst-1"), 0, -1)]
 
 
 def newest_first() -> list[str]:
