@@ -6,6 +6,7 @@ shows how far it is (N of M PRs have a status, about when the rest will) and war
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from redis import Redis
@@ -17,6 +18,7 @@ from state.queueing import enqueue_delivery
 from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.e2e_support import Service, fixture
 from tests.emulator import GitHubEmulator
+from tests.webapp_support import make_app, post_form
 from workers.ops.tenants import tenant_worker, work
 from workers.publishing.pacing import Pacer
 
@@ -103,3 +105,26 @@ def test_doctor_follows_the_bootstrap_and_warns_while_it_is_far_from_done(svc: S
     drain(svc.rt, "inst-1", slice_seconds=None)
     (check,) = bootstrap_checks(svc.redis, svc.settings)
     assert check.ok and check.detail == f"{len(REPOS) * PRS} of {len(REPOS) * PRS} open PRs have a status; done"
+
+
+@pytest.mark.parametrize(("stage", "shown"), [
+    ("queued", "Installing (installation 1): 0 of 0 open PRs have a status (3 of 3 repos not listed yet)"),
+    ("listed", f"Installing (installation 1): 0 of {len(REPOS) * PRS} open PRs have a status; at the write"),
+    ("done", None),
+])
+def test_the_dashboard_shows_a_bootstrap_under_way(svc: Service, tmp_path: Path, stage: str,
+                                                   shown: str | None) -> None:
+    install(svc)
+    run(svc, 1)
+    if stage != "queued":
+        if stage == "listed":
+            Pacer.of(svc.redis, svc.settings, "inst-1").pause(3600)
+        run(svc)
+    app, token = make_app(svc.redis, tmp_path)
+    client = app.test_client()
+    assert post_form(client, "/login", {"token": token}).status_code == 302
+    page = client.get("/").get_data(as_text=True)
+    if shown is None:
+        assert "Installing" not in page
+    else:
+        assert shown in page and "do not make <code>merge-hold</code> a required check" in page
