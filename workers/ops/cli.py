@@ -29,7 +29,8 @@ def parser() -> argparse.ArgumentParser:
         description="Run an rq worker that applies webhook deliveries, recomputes verdicts and posts the "
         "`merge-hold` status. It serves the interactive queue (MERGE_HOLD_QUEUE: deliveries, chat commands, "
         "page actions, API calls) first on every job, then each installation's bulk queue (bootstraps, "
-        "fan-outs, drains) in turn, picking up new installations' queues as they appear. Reads REDIS_URL, GITHUB_APP_ID, GITHUB_PRIVATE_KEY[_PATH], GITHUB_API_URL "
+        "fan-outs, drains) in turn, picking up new installations' queues as they appear. Reads REDIS_URL, "
+        "GITHUB_APP_ID, GITHUB_PRIVATE_KEY[_PATH], GITHUB_API_URL "
         "and MERGE_HOLD_* from the environment; without App credentials it runs in dry-run mode.",
     )
     p.add_argument("--burst", action="store_true", help="exit once every queue (interactive and bulk) is empty")
