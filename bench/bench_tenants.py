@@ -62,6 +62,8 @@ FREEZE_WINDOW = 20.0
 """Seconds B is timed while A's org freeze fans out (its records are done within seconds; its
 statuses take hours at A's write pace, so the window is what matters)."""
 A_INST, B_INST = 7001, 7002
+"""The installations of the first size; each later size takes the next pair: a size's emulator is new,
+and a token of the previous one, still cached in Redis under the same id, would be refused."""
 _ids = itertools.count(1)
 
 
@@ -99,16 +101,16 @@ def _workers(rt: Runtime, settings: Settings, workdir: Path) -> Iterator[None]:
 class Neighbour:
     """Installation B: one repo, one PR, a hold placed and lifted by comment every `B_EVERY` seconds."""
 
-    def __init__(self, emulator: GitHubEmulator, rt: Runtime, org: str) -> None:
+    def __init__(self, emulator: GitHubEmulator, rt: Runtime, org: str, inst: int) -> None:
         from tests.chat_support import head_sha
 
-        self.emulator, self.rt, self.repo = emulator, rt, f"{org}/widgets"
+        self.emulator, self.rt, self.repo, self.inst = emulator, rt, f"{org}/widgets", inst
         self.sha = head_sha(self.repo, 1)
-        emulator.add_installation(B_INST, org)
-        emulator.add_repo(self.repo, installation_id=B_INST)
+        emulator.add_installation(inst, org)
+        emulator.add_repo(self.repo, installation_id=inst)
         emulator.add_pull(self.repo, 1, head_sha=self.sha, head_ref="topic")
         emulator.set_permission(self.repo, "alice", "write")
-        store.save_repo(rt.redis, self.repo, store.RepoMeta(installation_id=B_INST, config_loaded=True))
+        store.save_repo(rt.redis, self.repo, store.RepoMeta(installation_id=inst, config_loaded=True))
         self.held = False
         self.latencies: list[float] = []
         self.ahead: list[int] = []
@@ -118,7 +120,7 @@ class Neighbour:
         self.held = not self.held
         body = "/hold release blocker" if self.held else "/unhold"
         payload = samples.issue_comment_event(self.repo, 1, body=body, commenter="alice", at=datetime.now(UTC),
-                                              comment_id=900_000 + next(_ids), installation_id=B_INST)
+                                              comment_id=900_000 + next(_ids), installation_id=self.inst)
         self.ahead.append(int(self.rt.queue.count))
         queued = time.time()
         enqueue_delivery(self.rt.queue, "issue_comment", f"b-{uuid.uuid4()}", samples.encode(payload))
@@ -145,18 +147,18 @@ class Neighbour:
             time.sleep(max(B_EVERY - (time.monotonic() - started), 0.0))
 
 
-def _seed_a(emulator: GitHubEmulator, org: str, prs: int) -> list[str]:
+def _seed_a(emulator: GitHubEmulator, org: str, prs: int, inst: int) -> list[str]:
     from tests.chat_support import head_sha
 
-    emulator.add_installation(A_INST, org)
+    emulator.add_installation(inst, org)
     repos = [f"{org}/repo-{i:03d}" for i in range(max(prs // PER_REPO, 1))]
     start = 1_767_000_000
     for index, repo in enumerate(repos):
-        emulator.add_repo(repo, installation_id=A_INST)
+        emulator.add_repo(repo, installation_id=inst)
         for number in range(1, PER_REPO + 1):
             emulator.add_pull(repo, number, head_sha=head_sha(repo, number), head_ref=f"t-{number}",
                               updated_at=start + number * 1000 + index)
-    emulator.rate_limit(max(15_000, prs * 4), installation_id=A_INST)
+    emulator.rate_limit(max(15_000, prs * 4), installation_id=inst)
     return repos
 
 
@@ -194,20 +196,21 @@ def _stats(name: str, b: Neighbour) -> list[Row]:
     ]
 
 
-def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path) -> tuple[list[Row], float]:
+def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path, turn: int) -> tuple[list[Row], float]:
     tag = uuid.uuid4().hex[:6]
+    a_inst, b_inst = A_INST + 2 * turn, B_INST + 2 * turn
     settings = _settings(url, emulator, f"bench-tenants-{tag}")
     rt = runtime.install(runtime.build(settings))
     a_org, b_org = f"bigco{tag}", f"acme{tag}"
     try:
-        repos = _seed_a(emulator, a_org, prs)
-        b = Neighbour(emulator, rt, b_org)
+        repos = _seed_a(emulator, a_org, prs, a_inst)
+        b = Neighbour(emulator, rt, b_org, b_inst)
         rows: list[Row] = []
         with _workers(rt, settings, workdir):
             b.run_while(lambda: len(b.latencies) < 3)  # B alone: warm (tokens, its PR's history read)
             b.latencies.clear()
             b.ahead.clear()
-            created = {"action": "created", "installation": {"id": A_INST, "account": {"login": a_org}},
+            created = {"action": "created", "installation": {"id": a_inst, "account": {"login": a_org}},
                        "repositories": [{"full_name": r, "private": False} for r in repos],
                        "sender": {"login": "octocat"}}
             used = int(rt.redis.info("memory")["used_memory"])
@@ -217,7 +220,7 @@ def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path) -> tuple[
             took = time.monotonic() - started
             recorded = _recorded(rt.redis, repos)
             per_pr = (int(rt.redis.info("memory")["used_memory"]) - used) / max(recorded, 1)
-            per_inst = _memory(rt.redis, f"*inst-{A_INST}*") + _memory(rt.redis, f"*bootstrap:{A_INST}*")
+            per_inst = _memory(rt.redis, f"*inst-{a_inst}*") + _memory(rt.redis, f"*bootstrap:{a_inst}*")
             name = f"A bootstraps {prs} PRs"
             rows += _stats(name, b)
             rows += [
@@ -242,16 +245,17 @@ def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path) -> tuple[
             rows += _stats(f"A freezes {len(repos)} repos ({prs} PRs, statuses mode)", b)
         return rows, p99
     finally:
-        _cleanup(rt.redis, settings.queue_name, [*repos, b.repo] if "b" in locals() else [])
+        _cleanup(rt.redis, settings.queue_name, [*repos, b.repo] if "b" in locals() else [], (a_inst, b_inst))
 
 
-def _cleanup(redis: Redis, queue: str, repos: list[str]) -> None:
+def _cleanup(redis: Redis, queue: str, repos: list[str], insts: tuple[int, int]) -> None:
     for repo in repos:
         found = list(redis.scan_iter(match=f"mh:{{{repo.lower()}}}:*", count=1000))
         if found:
             redis.delete(*found)
         redis.srem(keys.MANAGED_REPOS, repo.lower())
-    for pattern in (f"rq:*{queue}*", f"*inst-{A_INST}*", f"*inst-{B_INST}*", f"*bootstrap*{A_INST}*",
+    a_inst, b_inst = insts
+    for pattern in (f"rq:*{queue}*", f"*inst-{a_inst}*", f"*inst-{b_inst}*", f"*bootstrap*{a_inst}*",
                     f"*bulk-queues:{queue}"):
         for key in redis.scan_iter(match=pattern, count=1000):
             redis.delete(key)
@@ -269,9 +273,9 @@ def run() -> list[Row]:
     p99s: list[float] = []
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         url = stack.enter_context(redis_url(Path(tmp)))
-        for prs in sizes():
+        for turn, prs in enumerate(sizes()):
             with GitHubEmulator() as emulator:
-                found, p99 = _size(emulator, url, prs, Path(tmp))
+                found, p99 = _size(emulator, url, prs, Path(tmp), turn)
             rows += found
             p99s.append(p99)
     if len(p99s) > 1:
