@@ -12,8 +12,10 @@ Scenarios, per size of A:
 Rows: B's hold → status p50 / p99 / max (budget: p99 ≤ 1 s, max ≤ 2 s), the jobs queued ahead of B's
 delivery on the interactive queue (budget: as many as there are workers), A's bootstrap throughput (PRs
 recorded a second: reported), Redis memory per open PR and per installation after the bootstrap
-(reported, for the README's sizing table), and, with more than one size, B's p99 at the largest size
-over the smallest (budget 1.2: B's wait does not grow with A).
+(reported, for the README's sizing table), and, with more than one size, B's wait at the largest size
+over the smallest (budget 1.2: B's wait does not grow with A): its p50 during the bootstrap (a larger
+A's bootstrap lasts longer, so it gives more comments and a higher p99 by sampling alone), and its p99
+during the freeze (the same 20 comments at every size).
 
 Sizes: ``BENCH_TENANT_SIZES`` (PRs of A, comma-separated; default ``1000``, a couple of minutes). The
 issue's sizes: ``BENCH_TENANT_SIZES=1000,5000,10000 python -m bench tenants`` (about half an hour; A's
@@ -196,7 +198,10 @@ def _stats(name: str, b: Neighbour) -> list[Row]:
     ]
 
 
-def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path, turn: int) -> tuple[list[Row], float]:
+def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path,
+          turn: int) -> tuple[list[Row], tuple[float, float]]:
+    """The rows of one size of A, and B's p50 during A's bootstrap and p99 during A's freeze (the same
+    number of comments at every size, so the two p99s compare)."""
     tag = uuid.uuid4().hex[:6]
     a_inst, b_inst = A_INST + 2 * turn, B_INST + 2 * turn
     settings = _settings(url, emulator, f"bench-tenants-{tag}")
@@ -231,7 +236,7 @@ def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path, turn: int
                 (f"{name}: Redis bytes per installation (reported)", 0.0, 0.0,
                  f"{per_inst} B (outbox, pacer, bulk queue, bootstrap record)"),
             ]
-            p99 = rows[0][1]
+            p50 = statistics.median(b.latencies or [float("inf")])
             b.latencies.clear()
             b.ahead.clear()
             from workers.chat.rooms import place_hold
@@ -243,7 +248,7 @@ def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path, turn: int
             froze = time.monotonic()
             b.run_while(lambda: time.monotonic() - froze < FREEZE_WINDOW)
             rows += _stats(f"A freezes {len(repos)} repos ({prs} PRs, statuses mode)", b)
-        return rows, p99
+        return rows, (p50, rows[-3][1])
     finally:
         _cleanup(rt.redis, settings.queue_name, [*repos, b.repo] if "b" in locals() else [], (a_inst, b_inst))
 
@@ -270,17 +275,20 @@ def run() -> list[Row]:
     from tests.emulator import GitHubEmulator
 
     rows: list[Row] = []
-    p99s: list[float] = []
+    seen: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         url = stack.enter_context(redis_url(Path(tmp)))
         for turn, prs in enumerate(sizes()):
             with GitHubEmulator() as emulator:
-                found, p99 = _size(emulator, url, prs, Path(tmp), turn)
+                found, figures = _size(emulator, url, prs, Path(tmp), turn)
             rows += found
-            p99s.append(p99)
-    if len(p99s) > 1:
-        rows.append((f"B's p99 at A = {sizes()[-1]} over A = {sizes()[0]}", p99s[-1] / max(p99s[0], 1e-3),
-                     GROWTH_BUDGET, "B's wait does not grow with A"))
+            seen.append(figures)
+    if len(seen) > 1:
+        small, large = sizes()[0], sizes()[-1]
+        rows.append((f"B's p50 while A bootstraps, A = {large} over A = {small}",
+                     seen[-1][0] / max(seen[0][0], 1e-3), GROWTH_BUDGET, "B's wait does not grow with A"))
+        rows.append((f"B's p99 while A freezes, A = {large} over A = {small} (20 comments each)",
+                     seen[-1][1] / max(seen[0][1], 1e-3), GROWTH_BUDGET, "B's wait does not grow with A"))
     return rows
 
 
