@@ -86,7 +86,8 @@ TAMPER_ANSWERS = Job("workers.events.tamper.answer_job")
 content-creating requests a minute); each run queues the next."""
 
 RECONCILE = Job("workers.ops.reconcile.reconcile_job", queue=BULK, timeout=900)
-"""The periodic reconcile of every repo: five recomputes' worth of time."""
+"""The periodic reconcile of every repo: five recomputes' worth of time. It hands on to a fresh run
+between two repos when interactive jobs wait (its arguments: the last repo done, the statuses queued)."""
 
 REDELIVERY_SWEEP = Job("workers.intake.redeliver.sweep_job", result_ttl=None, failure_ttl=None)
 """Asks GitHub to redeliver what failed; keeps itself scheduled every few minutes under fixed ids."""

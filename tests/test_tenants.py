@@ -161,3 +161,20 @@ def test_one_drain_waits_per_outbox(svc: Service) -> None:
     assert enqueue_drain(svc.rt, "inst-2", token="its-own-run") is True  # a run's own continuation
     step(svc)  # the waiting drain starts: the next one asked for is queued
     assert enqueue_drain(svc.rt, "inst-1") is True
+
+
+def test_the_reconcile_gives_way_between_repos(svc: Service, github_emulator: GitHubEmulator) -> None:
+    """The scheduled reconcile is bulk work too: with a delivery waiting it hands on after one repo."""
+    from workers.ops.reconcile import reconcile_job
+
+    for repo in A_REPOS:
+        seed_repo_meta(svc, repo)
+    b_hold(svc)
+    assert reconcile_job() == "continued after acme/widgets"  # the first repo of the sorted managed ones
+    global_bulk = next(q for q in all_queues(svc.rt.queue) if q.name == bulk_name(svc.rt.queue.name, "global"))
+    (continued,) = [global_bulk.fetch_job(i) for i in global_bulk.job_ids]
+    assert continued is not None and continued.args == ("acme/widgets", 0)
+    step(svc)  # B's delivery first
+    assert (b_status(github_emulator) or "").startswith("Held by @alice")
+    step(svc, 10_000)
+    assert not any(q.count for q in all_queues(svc.rt.queue))
