@@ -171,6 +171,8 @@ def index() -> str:
         repos=visible,
         dry_run=svc.settings.dry_run,
         recent=_visible_statuses(reads.dry_run_statuses(svc.redis, 10)) if svc.settings.dry_run else [],
+        bootstraps=reads.bootstrap_lines(svc.redis, svc.settings.write_rate_per_minute, svc.settings.write_hourly,
+                                         may_see, now),
     )
 
 

@@ -256,3 +256,20 @@ def dry_run_statuses(r: Redis, limit: int = 200) -> list[dict[str, Any]]:
             item["number"] = int(found.group(1))
         out.append(item)
     return out
+
+
+def bootstrap_lines(redis: Redis, rate_per_minute: float, hourly: int, visible: Callable[[str], bool],
+                    now: datetime) -> list[tuple[int, str]]:
+    """Each installation's bootstrap still under way that adopts a repo the viewer may see: its id and
+    ``N of M open PRs have a status; ... the rest in about ...`` (`core.bootstrap.line`)."""
+    from core.bootstrap import line, writes_per_hour
+    from state import bootstrap
+
+    found = []
+    for inst in bootstrap.installations(redis):
+        repos = [r.decode() if isinstance(r, bytes) else str(r) for r in redis.smembers(keys.bootstrap_repos(inst))]
+        progress = bootstrap.progress(redis, inst)
+        if progress is None or progress.done or not any(visible(r) for r in repos):
+            continue
+        found.append((inst, line(progress, writes_per_hour(rate_per_minute, hourly), now)))
+    return found

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from redis import Redis
-from rq import SimpleWorker
 
 from bench.loadgen import ROOT, redis_url
 from bench.timing import Row
@@ -47,6 +46,7 @@ from state import store
 from workers import runtime
 from workers.chat.rooms import place_hold
 from workers.events.fanout import request_repo_fanout
+from workers.ops.tenants import burst
 
 if TYPE_CHECKING:
     from tests.emulator import GitHubEmulator
@@ -130,7 +130,7 @@ def _economy(emulator: GitHubEmulator, url: str, tag: str) -> list[Row]:
     _hold(rt.redis, repo)
     request_repo_fanout(rt, repo)
     started = time.monotonic()
-    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False, logging_level="WARNING")
+    burst(rt.queue, with_scheduler=False, logging_level="WARNING")
     took = time.monotonic() - started
     posted = _posted(emulator, repo)
     lists = emulator.count("GET", rf"^/repos/{repo}/pulls$")
@@ -139,7 +139,7 @@ def _economy(emulator: GitHubEmulator, url: str, tag: str) -> list[Row]:
     classes = [_class(by_sha[sha]) for _, sha in posted]
     misordered = sum(1 for a, b in pairwise(classes) if b < a)
     request_repo_fanout(rt, repo)
-    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False, logging_level="WARNING")
+    burst(rt.queue, with_scheduler=False, logging_level="WARNING")
     again = len(_posted(emulator, repo)) - len(posted)
     _cleanup(rt.redis, [repo], queue)
     distinct = len({sha for _, sha in posted})

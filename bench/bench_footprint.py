@@ -52,13 +52,13 @@ def _kind(key: str) -> str:
 
 def run() -> list[Row]:
     from redis import Redis
-    from rq import SimpleWorker
 
     from merge_hold import samples
     from merge_hold.redis_server import LocalRedis
     from merge_hold.settings import Settings
     from workers import runtime
     from workers.events.dispatch import handle_delivery
+    from workers.ops.tenants import burst
 
     with tempfile.TemporaryDirectory() as tmp:
         server = LocalRedis(Path(tmp) / "redis").start()
@@ -83,7 +83,7 @@ def run() -> list[Row]:
                 for event, payload in events:
                     delivery = samples.delivery(event, payload)
                     handle_delivery(event, delivery.delivery_id, delivery.body)
-            SimpleWorker([rt.queue], connection=client).work(burst=True, with_scheduler=False,
+            burst(rt.queue, with_scheduler=False,
                                                              logging_level="WARNING")
             elapsed = time.monotonic() - started
             sizes: dict[str, int] = defaultdict(int)

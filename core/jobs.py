@@ -20,6 +20,10 @@ DAY = 24 * 3600
 
 WORK = "work"
 """Queue role: the queue named in the settings (``MERGE_HOLD_QUEUE``)."""
+BULK = "bulk"
+"""Queue role: the bulk queue of the installation the job works for (`state.queueing.bulk_queue`; beside
+the ``MERGE_HOLD_QUEUE`` queue, served after it, round robin between installations). Bootstraps,
+fan-outs, drains, freeze marks and the reconcile: work that runs in slices and gives way."""
 SUBSCRIBER = "subscriber"
 """Queue role: the queue a chat subscription or an outgoing webhook endpoint recorded (the subscribing or
 registering server's ``MERGE_HOLD_QUEUE``; `state.outgoing.delivery_queue` for the endpoints)."""
@@ -49,18 +53,23 @@ RECOMPUTE = Job("workers.publishing.recompute.recompute_job", timeout=180, retry
 included. GitHub or Redis trouble runs it again within seconds, then backs off (the reconcile catches
 anything left once the retries are spent). Also the clock's wake-ups (timed holds, freeze edges)."""
 
-OUTBOX_DRAIN = Job("workers.publishing.drain.drain_job", timeout=180, retry=(0, 2, 5, 10, 20, 30, 60, 120))
+OUTBOX_DRAIN = Job("workers.publishing.drain.drain_job", queue=BULK, timeout=180, retry=(0, 2, 5, 10, 20, 30, 60, 120))
 """The status writes of one installation's outbox. A drain whose work-horse died runs again at once
 (under its job id, so it takes over its own lease); GitHub's trouble backs off."""
 
-FANOUT = Job("workers.events.fanout.fanout_job", timeout=900, result_ttl=600, failure_ttl=7 * DAY,
+FANOUT = Job("workers.events.fanout.fanout_job", queue=BULK, timeout=900, result_ttl=600, failure_ttl=7 * DAY,
              retry=(0, 10, 60, 300, 900))
 """A repo's fan-out, one slice per run: a slice plus the longest one PR's record may take (its history
 read, PyGithub's own retries). A work-horse killed mid-slice is retried at once (same run token: it
 resumes at the cursor); GitHub or Redis failures back off. A failure is kept a week, a success ten
 minutes (for watching a long fan-out go by)."""
 
-FREEZE_MARKS = Job("workers.publishing.freeze_marks.marks_job", timeout=180)
+BOOTSTRAP = Job("workers.events.bootstrap.bootstrap_job", queue=BULK, timeout=300, failure_ttl=7 * DAY,
+                retry=(10, 60, 300))
+"""One repo adopted by an installation: its config read, then its fan-out asked for (a bootstrap pass),
+on the installation's bulk queue. GitHub's trouble backs off; the reconcile is behind it anyway."""
+
+FREEZE_MARKS = Job("workers.publishing.freeze_marks.marks_job", queue=BULK, timeout=180)
 """The freeze-mark statuses of one outbox bucket, one slice per run (it queues its own next run). A failed
 run is not retried: its marks stay queued, and the next mark noted queues a fresh run."""
 
@@ -76,8 +85,9 @@ TAMPER_ANSWERS = Job("workers.events.tamper.answer_job")
 """The held PRs a gate change leaves to tell, paced a minute apart (GitHub allows about 80
 content-creating requests a minute); each run queues the next."""
 
-RECONCILE = Job("workers.ops.reconcile.reconcile_job", timeout=900)
-"""The periodic reconcile of every repo: five recomputes' worth of time."""
+RECONCILE = Job("workers.ops.reconcile.reconcile_job", queue=BULK, timeout=900)
+"""The periodic reconcile of every repo: five recomputes' worth of time. It hands on to a fresh run
+between two repos when interactive jobs wait (its arguments: the last repo done, the statuses queued)."""
 
 REDELIVERY_SWEEP = Job("workers.intake.redeliver.sweep_job", result_ttl=None, failure_ttl=None)
 """Asks GitHub to redeliver what failed; keeps itself scheduled every few minutes under fixed ids."""
@@ -124,9 +134,9 @@ EXEMPTION_REQUEST = Job("workers.chat.exemption_requests.exemption_request_job",
 """Tell a freeze's room that someone asked, from the PR's Checks tab, for the PR to be exempted (queued by
 the click's delivery, which never posts to chat itself); a chat outage is retried a few times."""
 
-ALL: tuple[Job, ...] = (DELIVERY, RECOMPUTE, OUTBOX_DRAIN, FANOUT, FREEZE_MARKS, FREEZE_SYNC, RECHECK_DEPLOYS,
-                        TAMPER_ANSWERS, RECONCILE, REDELIVERY_SWEEP, NOTIFY_DRAIN, CHAT_COMMAND, REPUBLISH,
-                        DASHBOARD_COMMAND, WEBHOOK_DELIVERY, FREEZE_CLOCK, EXEMPTION_NEWS, CHECK_RUNS,
+ALL: tuple[Job, ...] = (DELIVERY, RECOMPUTE, OUTBOX_DRAIN, FANOUT, BOOTSTRAP, FREEZE_MARKS, FREEZE_SYNC,
+                        RECHECK_DEPLOYS, TAMPER_ANSWERS, RECONCILE, REDELIVERY_SWEEP, NOTIFY_DRAIN, CHAT_COMMAND,
+                        REPUBLISH, DASHBOARD_COMMAND, WEBHOOK_DELIVERY, FREEZE_CLOCK, EXEMPTION_NEWS, CHECK_RUNS,
                         EXEMPTION_REQUEST)
 """The closed set: every job any part of the product queues."""
 

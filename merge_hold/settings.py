@@ -170,7 +170,7 @@ FIELDS: dict[str, tuple[str, Callable[[str, str], Any], str]] = {
     "MERGE_HOLD_MATTERMOST_TEAMS": ("mattermost_teams", _binding, "Mattermost team id -> orgs, same form"),
     "MERGE_HOLD_API_TOKENS_FILE": ("api_tokens_file", _str, "file of hashed API tokens (`merge-hold token`)"),
     "MERGE_HOLD_DRY_RUN": ("dry_run", _bool, "record statuses instead of posting them"),
-    "MERGE_HOLD_QUEUE": ("queue_name", _str, "rq queue name"),
+    "MERGE_HOLD_QUEUE": ("queue_name", _str, "rq interactive queue name (bulk queues: NAME-bulk-inst-ID)"),
     "MERGE_HOLD_MAX_BODY_BYTES": ("max_body_bytes", _int, "webhook size cap (GitHub's own cap is 25 MB)"),
     "MERGE_HOLD_WRITE_RATE": ("write_rate_per_minute", _float, "status writes a minute, per installation"),
     "MERGE_HOLD_WRITE_BURST": ("write_burst", _int, "status writes at once after a quiet spell (0 or 1: none)"),

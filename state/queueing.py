@@ -1,4 +1,11 @@
-"""How work reaches the workers: one rq queue, named in the settings, and each job's rq options.
+"""How work reaches the workers: the rq queues, and each job's rq options.
+
+Interactive work (webhook deliveries, chat commands, page actions, API calls, a PR's recompute) goes to
+the queue named in the settings (``MERGE_HOLD_QUEUE``, the one queue of earlier releases, so jobs queued
+before an upgrade run on). Bulk work — bootstraps, fan-outs, reconciles, outbox drains and freeze-mark
+runs — goes to its installation's own bulk queue (`bulk_queue`, one per outbox bucket), listed in a
+Redis set so the workers find queues of installations that appear later. A worker listens to the
+interactive queue first, then to the bulk queues round robin (`workers.ops.tenants`).
 
 What rq keeps of each job (its timeout, retries, result and failure TTLs) is its row in `core.jobs`;
 `options` turns a row into rq's keyword arguments, so no enqueue site spells them by hand.
@@ -15,7 +22,7 @@ from redis.client import Pipeline
 from rq import Queue, Retry
 from rq.job import Job as RqJob
 
-from core import jobs
+from core import jobs, keys
 from core.deliveries import Delivery
 
 HANDLE_DELIVERY = jobs.DELIVERY.address
@@ -47,6 +54,35 @@ def create_job(queue: Queue, job: jobs.Job, args: tuple[Any, ...], **extra: Any)
 
 def work_queue(connection: Redis, name: str) -> Queue:
     return Queue(name, connection=connection)
+
+
+BULK_INFIX = "-bulk-"
+
+
+def bulk_name(interactive: str, bucket: str) -> str:
+    """The bulk queue of one outbox bucket (``inst-42``, ``global``) beside ``interactive``."""
+    return f"{interactive}{BULK_INFIX}{bucket}"
+
+
+def bulk_queue(interactive: Queue, bucket: str, pipeline: Pipeline | None = None) -> Queue:
+    """The bucket's bulk queue, recorded among the queues the workers listen to (in ``pipeline`` when
+    given, so the record lands with the caller's job)."""
+    name = bulk_name(interactive.name, bucket)
+    (pipeline or interactive.connection).sadd(keys.bulk_queues(interactive.name), name)
+    return Queue(name, connection=interactive.connection, serializer=interactive.serializer)
+
+
+def bulk_names(connection: Redis, interactive: str) -> list[str]:
+    """Every bulk queue recorded beside ``interactive``, sorted."""
+    return sorted(n.decode() if isinstance(n, bytes) else str(n)
+                  for n in connection.smembers(keys.bulk_queues(interactive)))
+
+
+def all_queues(interactive: Queue) -> list[Queue]:
+    """The interactive queue, then every bulk queue beside it: what a worker listens to, and what the
+    watchdog, the scheduler and a name's take-over look through."""
+    return [interactive] + [Queue(name, connection=interactive.connection, serializer=interactive.serializer)
+                            for name in bulk_names(interactive.connection, interactive.name)]
 
 
 def job_id(delivery_id: str) -> str | None:

@@ -15,16 +15,17 @@ from typing import Any
 from urllib.parse import urlencode
 
 from redis import Redis
-from rq import SimpleWorker
 
 from core import keys
 from core.prstate import Facts, PullState, record_facts
 from merge_hold.settings import Settings
 from state import store
+from state.queueing import all_queues
 from tests.e2e_support import Service, service_settings
 from tests.emulator import APP_ID, GitHubEmulator, private_key_pem
 from tests.stub_http import QuietHandler, loopback
 from workers import runtime
+from workers.ops.tenants import burst
 from workers.runtime import Runtime
 
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -121,11 +122,12 @@ def acme(emulator: GitHubEmulator, redis: Redis, roles: Mapping[str, str] | None
 
 def drain(rt: Runtime) -> None:
     """Run a real rq worker in this process until the queue is empty; fail on a failed job."""
-    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False)
-    failed = rt.queue.failed_job_registry
-    if failed.count:
-        job = rt.queue.fetch_job(failed.get_job_ids()[0])
-        raise AssertionError(f"job failed: {job.exc_info if job else failed.get_job_ids()}")
+    burst(rt.queue, with_scheduler=False)
+    for queue in all_queues(rt.queue):  # the interactive queue and the bulk queues
+        failed = queue.failed_job_registry
+        if failed.count:
+            job = queue.fetch_job(failed.get_job_ids()[0])
+            raise AssertionError(f"job failed: {job.exc_info if job else failed.get_job_ids()}")
 
 
 # --- the GitHub emulator side ---------------------------------------------------------------------

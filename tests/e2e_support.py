@@ -23,11 +23,12 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 from redis import Redis
-from rq import SimpleWorker
 from werkzeug.test import TestResponse
 
 from merge_hold.settings import Settings
+from state.queueing import all_queues
 from workers import runtime
+from workers.ops.tenants import burst
 from workers.runtime import Runtime
 
 WEBHOOK_SECRET = "e2e-secret"
@@ -113,11 +114,12 @@ class Service:
         from workers.intake.pump import drain
 
         drain(self.rt.redis, self.rt.queue)
-        SimpleWorker([self.rt.queue], connection=self.rt.redis).work(burst=True, with_scheduler=False)
-        failed = self.rt.queue.failed_job_registry
-        if failed.count:
-            job = self.rt.queue.fetch_job(failed.get_job_ids()[0])
-            raise AssertionError(f"job failed: {job.exc_info if job else failed.get_job_ids()}")
+        burst(self.rt.queue, with_scheduler=False)
+        for queue in all_queues(self.rt.queue):  # the interactive queue and the bulk queues
+            failed = queue.failed_job_registry
+            if failed.count:
+                job = queue.fetch_job(failed.get_job_ids()[0])
+                raise AssertionError(f"job failed: {job.exc_info if job else failed.get_job_ids()}")
 
     def verdict(self, repo: str, number: int) -> dict[str, Any] | None:
         from state.store import load_verdict

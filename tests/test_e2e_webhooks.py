@@ -336,12 +336,12 @@ def test_timed_hold_expires_on_time_through_rqs_scheduler(svc: Service, github_e
     import time
     from datetime import UTC, datetime
 
-    from rq import SimpleWorker
+    from workers.ops.tenants import burst
 
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     svc.deliver("issue_comment", comment("/hold for 2s brief pause", at=now))
     svc.drain()
     assert status(github_emulator) == ("failure", "Held by @alice: brief pause")
     time.sleep(3)
-    SimpleWorker([svc.rt.queue], connection=svc.redis).work(burst=True, with_scheduler=True)
+    burst(svc.rt.queue, with_scheduler=True)
     assert status(github_emulator) == ("success", "No holds")

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 
 import pytest
 from redis import Redis
-from rq import SimpleWorker
 
 from core import keys
 from merge_hold import samples
@@ -18,6 +17,7 @@ from tests.chat_support import emulated_service, latest, seed_repo
 from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
 from workers.events.dispatch import handle_delivery
+from workers.ops.tenants import burst
 from workers.publishing import expedite
 from workers.publishing.request import RECOMPUTE_JOB, request_recompute
 from workers.publishing.write import pr_lock
@@ -73,7 +73,7 @@ def test_a_busy_pr_lock_sends_the_backstop_to_the_queue_at_once(svc: Service, gi
     queued, scheduled = recompute_jobs(svc)
     assert (len(queued), scheduled) == (1, [])
     lock.release()
-    SimpleWorker([svc.rt.queue], connection=svc.redis).work(burst=True, with_scheduler=False)
+    burst(svc.rt.queue, with_scheduler=False)
     assert (latest(github_emulator, REPO, 2) or {}).get("state") == "failure"
 
 
@@ -86,7 +86,7 @@ def test_github_failing_in_process_leaves_the_write_to_the_backstop(svc: Service
     assert (len(queued), scheduled) == (1, [])
     assert svc.redis.zcard(keys.outbox("inst-1")) == 1  # still owed
     github_emulator.clear_faults()
-    SimpleWorker([svc.rt.queue], connection=svc.redis).work(burst=True, with_scheduler=False)
+    burst(svc.rt.queue, with_scheduler=False)
     assert (latest(github_emulator, REPO, 3) or {}).get("state") == "failure"
 
 

@@ -110,12 +110,13 @@ def test_a_long_fanout_goes_on_in_slices_under_one_run(github_emulator: GitHubEm
     request_repo_fanout(svc.rt, REPO, slice_seconds=0.0)  # one PR recorded per slice
     svc.drain()
     assert sorted(posted_numbers(github_emulator)) == list(range(1, 13)) and list_calls(github_emulator) == 1
-    finished = svc.rt.queue.finished_job_registry
-    results = [job.return_value() for job in (svc.rt.queue.fetch_job(j) for j in finished.get_job_ids())
+    bulk = svc.rt.bulk("inst-1")  # fan-outs run on their installation's bulk queue
+    finished = bulk.finished_job_registry
+    results = [job.return_value() for job in (bulk.fetch_job(j) for j in finished.get_job_ids())
                if job is not None and job.func_name == "workers.events.fanout.fanout_job"]
     assert len([r for r in results if str(r).startswith("continued at")]) >= 3
     assert results.count("done") == 1
-    assert len({job.args[1] for job in (svc.rt.queue.fetch_job(j) for j in finished.get_job_ids())
+    assert len({job.args[1] for job in (bulk.fetch_job(j) for j in finished.get_job_ids())
                 if job is not None and job.func_name == "workers.events.fanout.fanout_job"}) == 1  # one run token
     assert redis_client.get(keys.fanout_lease(REPO)) is None  # released at the end
 
@@ -298,7 +299,7 @@ def test_a_killed_work_horse_is_retried_and_resumes_without_reposting(
     assert sorted(posted_numbers(github_emulator)) == list(range(1, 15))  # each exactly once
     assert all((latest(github_emulator, REPO, n) or {}).get("description") == HELD for n in range(1, 15))
     assert list_calls(github_emulator) == 1  # the resumed run did not list again
-    assert svc.rt.queue.failed_job_registry.count == 0
+    assert svc.rt.bulk("inst-1").failed_job_registry.count == 0
     assert Progress.read(redis_client, REPO).done == 1
     assert redis_client.get(keys.outbox_lease("inst-1")) is None  # the retried drain took its lease over
 
@@ -316,10 +317,11 @@ def test_a_dead_worker_is_resumed_by_rqs_abandoned_job_cleanup(
         worker.wait(timeout=10)
     finally:
         worker.kill()
-    assert svc.rt.queue.count == 0
+    bulk = svc.rt.bulk("inst-1")  # fan-outs run on their installation's bulk queue
+    assert bulk.count == 0
     # What rq's maintenance does once the dead worker's heartbeat has lapsed (fast-forwarded here).
-    StartedJobRegistry(queue=svc.rt.queue).cleanup(timestamp=time.time() + 24 * 3600)
-    assert svc.rt.queue.count == 1
+    StartedJobRegistry(queue=bulk).cleanup(timestamp=time.time() + 24 * 3600)
+    assert bulk.count == 1
     svc.drain()
     assert sorted(posted_numbers(github_emulator)) == list(range(1, 13))
     assert list_calls(github_emulator) == 1

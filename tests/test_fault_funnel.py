@@ -48,16 +48,15 @@ def test_a_state_write_carries_its_recompute(redis_client: Redis, flag_before: b
 
 def test_a_finished_recompute_keeps_no_job(redis_client: Redis, redis_url: str) -> None:
     """Design §7's footprint: a finished recompute leaves neither its payload nor its result."""
-    from rq import SimpleWorker
-
     from merge_hold.settings import Settings
     from workers import runtime
+    from workers.ops.tenants import burst
 
     rt = runtime.install(runtime.build(Settings(redis_url=redis_url), redis_client))  # dry run
     store.update_pull(rt.redis, REPO, 2, _hold("bo"),  # type: ignore[arg-type]
                       request=RecomputeRequest(rt.queue, REPO, 2))
     job_id = rt.queue.job_ids[0]
-    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False)
+    burst(rt.queue, with_scheduler=False)
     assert rt.queue.fetch_job(job_id) is None
     assert rt.queue.finished_job_registry.count == 0
     assert not rt.redis.exists(keys.recompute_queued(REPO, 2))

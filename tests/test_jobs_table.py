@@ -38,7 +38,7 @@ def test_every_job_of_the_module_is_in_the_closed_set() -> None:
 def test_every_address_imports_to_a_callable(job: jobs.Job) -> None:
     # A stored job names its function by this path: a worker must still find it there.
     assert callable(import_attribute(job.address))
-    assert job.queue in (jobs.WORK, jobs.SUBSCRIBER)
+    assert job.queue in (jobs.WORK, jobs.BULK, jobs.SUBSCRIBER)
     assert all(pause >= 0 for pause in job.retry)
 
 

@@ -32,7 +32,7 @@ row dropped from `MOVED` fails this test."""
 
 
 BORN_IN_FOLDERS = {jobs.WEBHOOK_DELIVERY.address, jobs.FREEZE_CLOCK.address, jobs.EXEMPTION_NEWS.address,
-                   jobs.CHECK_RUNS.address, jobs.EXEMPTION_REQUEST.address}
+                   jobs.CHECK_RUNS.address, jobs.EXEMPTION_REQUEST.address, jobs.BOOTSTRAP.address}
 """Jobs made after the folder layout: no stored job can name them by an older address."""
 
 
@@ -88,3 +88,30 @@ def test_a_new_worker_drains_jobs_the_old_layout_queued(svc: Service, github_emu
 def test_the_worker_command_still_runs(svc: Service) -> None:
     out = subprocess.run([".venv/bin/merge-hold", "worker", "--help"], capture_output=True, text=True, check=False)
     assert out.returncode == 0 and "worker" in out.stdout
+
+
+def test_a_worker_of_the_queue_layout_drains_the_one_queue_an_old_worker_filled(
+        svc: Service, github_emulator: GitHubEmulator) -> None:
+    """Before the per-installation bulk queues every job waited on the one ``MERGE_HOLD_QUEUE`` queue: a
+    fan-out, its drain and a fan-out slice's continuation queued there by an old worker are run by a
+    worker of this layout (the old queue is its interactive queue), their next slices go to the
+    installation's bulk queue, and every PR gets its status."""
+    from workers.chat.rooms import place_hold
+
+    place_hold(svc.redis, REPO, holder="dana", holder_id="slack:T1:U1", reason="legacy freeze",
+               origin="slack:acme/#ops", now=datetime.now(UTC))
+    queue = svc.rt.queue
+    svc.redis.hincrby(keys.fanout(REPO), "want", 1)
+    queue.enqueue("workers.fanout.fanout_job", REPO, "old-run-token", True, 0.0)  # one PR a slice
+    queue.enqueue("workers.funnel.drain_job", "inst-1")
+    queue.enqueue("workers.funnel.drain_job", "inst-1")  # the old layout queued one drain per slice
+    assert not svc.redis.exists(keys.bulk_queues(queue.name))
+    for worker in worker_processes(svc.settings, 1):
+        _out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()[-2000:]
+    bulk = f"{queue.name}-bulk-inst-1"
+    assert svc.redis.smembers(keys.bulk_queues(queue.name)) == {bulk.encode()}  # the continuations went there
+    assert queue.count == 0 and svc.redis.llen(f"rq:queue:{bulk}") == 0
+    assert not queue.failed_job_registry.count
+    for number in (1, 2):
+        assert ((latest(github_emulator, REPO, number) or {}).get("description") or "").startswith("Held")

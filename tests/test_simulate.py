@@ -11,7 +11,6 @@ from typing import Any, cast
 
 import pytest
 from redis import Redis
-from rq import SimpleWorker
 
 from app import create_app
 from app.webhooks import signature_valid
@@ -24,6 +23,7 @@ from merge_hold.settings import Settings
 from tests.webapp_support import serving
 from workers import runtime
 from workers.github.pulls import facts_from_pull
+from workers.ops.tenants import burst
 from workers.runtime import Runtime
 
 SECRET = "simulate-test-secret"
@@ -152,7 +152,7 @@ def _drain(rt: Runtime) -> None:
     from workers.intake.pump import drain
 
     drain(rt.redis, rt.queue)
-    SimpleWorker([rt.queue], connection=rt.redis).work(burst=True, with_scheduler=False)
+    burst(rt.queue, with_scheduler=False)
     assert rt.queue.failed_job_registry.count == 0
 
 

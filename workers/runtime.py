@@ -15,7 +15,7 @@ from rq import Queue
 from core import keys
 from merge_hold.redis_conn import connect
 from merge_hold.settings import Settings, SettingsError, from_env
-from state.queueing import work_queue
+from state.queueing import bulk_name, bulk_queue, work_queue
 from workers.github.dry_run import DryRunGateway
 from workers.github.gateway import AppGateway, GitHubGateway
 
@@ -26,6 +26,18 @@ class Runtime:
     redis: Redis
     queue: Queue
     github: GitHubGateway
+
+    def bulk(self, bucket: str) -> Queue:
+        """The bulk queue of an outbox bucket (an installation's): bootstraps, fan-outs, drains, marks."""
+        return bulk_queue(self.queue, bucket)
+
+    def interactive_waiting(self) -> bool:
+        """Whether interactive jobs wait: bulk work then hands on between two slices."""
+        return bool(self.queue.count)
+
+    def bulk_waiting(self, bucket: str) -> bool:
+        """Whether other jobs of the bucket's bulk queue wait (a lift's fan-out behind a drain)."""
+        return bool(self.redis.llen(Queue(bulk_name(self.queue.name, bucket), connection=self.redis).key))
 
     @property
     def bot_login(self) -> str | None:

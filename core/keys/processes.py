@@ -79,6 +79,34 @@ OUTBOXES = f"{PREFIX}:outboxes"
 """Set of the outbox buckets that may hold pending writes (the watchdog looks at each)."""
 
 
+def outbox_drain_queued(bucket: str) -> str:
+    """A fresh drain job of this outbox is waiting to start (set with the job, deleted when it starts,
+    expires after a day): one waiting drain per outbox, however many writes ask for one."""
+    return f"{PREFIX}:outbox:{bucket}:drain-queued"
+
+
+def bulk_queues(queue: str) -> str:
+    """Set of the per-installation bulk rq queue names beside the interactive queue ``queue``: the
+    workers listen to each (`state.queueing.bulk_queue`), round robin after the interactive one."""
+    return f"{PREFIX}:bulk-queues:{queue}"
+
+
+def bootstrap(installation_id: int | str) -> str:
+    """Hash of an installation's latest bootstrap: ``started`` (epoch seconds) and ``repos`` adopted;
+    kept a week after its last start (doctor, /setup, the dashboard)."""
+    return f"{PREFIX}:bootstrap:{installation_id}"
+
+
+def bootstrap_repos(installation_id: int | str) -> str:
+    """Set of the repos an installation's bootstrap adopts (its progress counts their open PRs); kept as
+    long as `bootstrap`."""
+    return f"{PREFIX}:bootstrap:{installation_id}:repos"
+
+
+BOOTSTRAPS = f"{PREFIX}:bootstraps"
+"""Set of the installation ids with a bootstrap record (doctor, /setup and the dashboard list them)."""
+
+
 def worker_alive(name: str) -> str:
     """Refreshed every second by a live `merge-hold worker`; its absence means the worker is gone."""
     return f"{PREFIX}:worker:{name}:alive"

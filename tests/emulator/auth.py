@@ -101,7 +101,7 @@ def bucket(world: World, key: str) -> Bucket:
     now = world.clock()
     found = world.buckets.get(key)
     if found is None or now >= found.reset:
-        limit = ANONYMOUS_LIMIT if key == "anonymous" else world.rate_limit_per_hour
+        limit = ANONYMOUS_LIMIT if key == "anonymous" else world.rate_limits.get(key, world.rate_limit_per_hour)
         found = world.buckets[key] = Bucket(limit, limit, float(math.ceil(now + WINDOW)))
     return found
 
@@ -126,22 +126,23 @@ def pace_write(world: World, method: str, path: str, installation_id: int | None
     """Seconds to wait when this content-creating request breaks a secondary write limit of its
     installation (``writes_per_minute`` in any 60 s, ``writes_per_hour`` in any hour), else None (and
     the write is counted). Refusals are counted too (``refused_writes``): a well-paced client has none."""
-    if (world.writes_per_minute is None and world.writes_per_hour is None) or method not in WRITE_METHODS \
-            or path.startswith("/app/"):
+    per_minute, per_hour = world.write_limits.get(installation_id, (world.writes_per_minute, world.writes_per_hour))
+    if (per_minute is None and per_hour is None) or method not in WRITE_METHODS or path.startswith("/app/"):
         return None
     now = world.clock()
     recent = world.recent_writes.setdefault(installation_id, deque())
     while recent and recent[0] <= now - WINDOW:
         recent.popleft()
     waits = []
-    if world.writes_per_minute is not None:
+    if per_minute is not None:
         minute = [t for t in recent if t > now - 60]
-        if len(minute) >= world.writes_per_minute:
-            waits.append(minute[len(minute) - world.writes_per_minute] + 60 - now)
-    if world.writes_per_hour is not None and len(recent) >= world.writes_per_hour:
-        waits.append(recent[len(recent) - world.writes_per_hour] + WINDOW - now)
+        if len(minute) >= per_minute:
+            waits.append(minute[len(minute) - per_minute] + 60 - now)
+    if per_hour is not None and len(recent) >= per_hour:
+        waits.append(recent[len(recent) - per_hour] + WINDOW - now)
     if waits:
         world.refused_writes += 1
+        world.refused_by[installation_id] = world.refused_by.get(installation_id, 0) + 1
         return max(1, math.ceil(max(waits)))
     recent.append(now)
     return None

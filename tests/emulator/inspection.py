@@ -105,18 +105,44 @@ class Inspection(Store):
         with self.lock:
             self.faults.clear()
 
-    def secondary_limit(self, writes_per_minute: int | None, writes_per_hour: int | None = None) -> None:
+    def secondary_limit(self, writes_per_minute: int | None, writes_per_hour: int | None = None, *,
+                        installation_id: int | None = None) -> None:
         """Pace content-creating requests (POST/PATCH/PUT/DELETE outside /app) like GitHub's secondary
         limit, per installation: beyond this many in any 60 s (or any hour) they get 403 with
-        retry-after. None switches a window off. GitHub's own figures: 80 a minute, 500 an hour."""
+        retry-after. None switches a window off. GitHub's own figures: 80 a minute, 500 an hour. With
+        ``installation_id``: that installation's own windows (the others keep theirs), its count afresh."""
         with self.lock:
+            if installation_id is not None:
+                self.write_limits[installation_id] = (writes_per_minute, writes_per_hour)
+                self.recent_writes.pop(installation_id, None)
+                self.refused_by.pop(installation_id, None)
+                return
             self.writes_per_minute = writes_per_minute
             self.writes_per_hour = writes_per_hour
+            self.write_limits.clear()
             self.recent_writes.clear()
             self.refused_writes = 0
+            self.refused_by.clear()
 
-    def rate_limit(self, limit: int) -> None:
-        """Each principal's hourly primary budget (default 5000); starts every window afresh."""
+    def writes_in_window(self, installation_id: int | None) -> int:
+        """Content-creating requests one installation made in its current hour (counted while a
+        secondary limit is on)."""
         with self.lock:
+            now = self.clock()
+            return sum(1 for t in self.recent_writes.get(installation_id, ()) if t > now - 3600)
+
+    def refused_writes_of(self, installation_id: int | None) -> int:
+        with self.lock:
+            return self.refused_by.get(installation_id, 0)
+
+    def rate_limit(self, limit: int, *, installation_id: int | None = None) -> None:
+        """Each principal's hourly primary budget (default 5000); starts every window afresh. With
+        ``installation_id``: that installation's tokens' budget only."""
+        with self.lock:
+            if installation_id is not None:
+                self.rate_limits[f"installation:{installation_id}"] = limit
+                self.buckets.pop(f"installation:{installation_id}", None)
+                return
             self.rate_limit_per_hour = limit
+            self.rate_limits.clear()
             self.buckets.clear()

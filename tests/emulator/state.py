@@ -230,6 +230,10 @@ class Store:
         # newest last: GitHub's secondary limit counts them per minute and per hour.
         self.recent_writes: dict[int | None, deque[float]] = {}
         self.refused_writes = 0
+        self.refused_by: dict[int | None, int] = {}  # refusals per installation (None: App and anonymous)
+        # One installation's own secondary windows (writes a minute, an hour), over the defaults above.
+        self.write_limits: dict[int | None, tuple[int | None, int | None]] = {}
+        self.rate_limits: dict[str, int] = {}  # one principal's own hourly budget ("installation:ID")
         self.rulesets: dict[int, dict[str, Any]] = {}  # API rulesets (tests/emulator/routes_rulesets.py)
         # The App's own settings (GET /app) and the repos' branch rules (doctor reads them).
         self.app_permissions: dict[str, str] = {"metadata": "read", "contents": "read", "pull_requests": "read",

@@ -16,8 +16,10 @@ Progress lives in Redis (``keys.fanout``), so the work survives a worker's death
   pass leaves no stale verdict behind.
 - A pass lists the repo's open PRs (100 a page), records their facts, and stores the ordered numbers
   (``keys.fanout_plan``) and a ``cursor``. A re-run resumes at the cursor without listing again.
-- The job works in slices of `SLICE_SECONDS` and re-enqueues itself, so a long fan-out (PRs whose
-  history must be read first) never hogs a worker nor outlives rq's job timeout. One run token
+- The job works in slices of `SLICE_SECONDS` and re-enqueues itself on its installation's bulk queue
+  (`state.queueing.bulk_queue`), so a long fan-out (PRs whose history must be read first) never hogs a
+  worker nor outlives rq's job timeout; a slice ends early, after one PR at least, as soon as
+  interactive jobs wait (they go first, then every other installation's bulk work takes its turn). One run token
   (``keys.fanout_lease``) passes from slice to slice; a job that rq retries after its work-horse died
   carries the same token and takes over at once, while a second job finds the lease taken and leaves
   the work to its owner.
@@ -42,7 +44,7 @@ from core import jobs, keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
 from state import audit, store
-from state.queueing import create_job
+from state.queueing import bulk_queue, create_job
 from workers.events import deployments
 from workers.github.dry_run import DryRunGateway
 from workers.github.gateway import NotFound
@@ -80,6 +82,8 @@ class Progress:
     total: int = 0
     queued: int = 0
     listed_at: float = 0.0
+    bootstrap: bool = False
+    """The repo's bootstrap asked for a pass: its writes go most-recently-active first."""
 
     @classmethod
     def read(cls, redis: Redis, repo: str) -> Progress:
@@ -89,7 +93,8 @@ class Progress:
             return int(raw.get(name) or 0)
 
         return cls(want=number("want"), gen=number("gen"), done=number("done"), cursor=number("cursor"),
-                   total=number("total"), queued=number("queued"), listed_at=float(raw.get("listed_at") or 0))
+                   total=number("total"), queued=number("queued"), listed_at=float(raw.get("listed_at") or 0),
+                   bootstrap=bool(number("bootstrap")))
 
 
 def _text(value: bytes | str) -> str:
@@ -114,9 +119,11 @@ def request_fanout(rt: Runtime, scope: str) -> list[str]:
     return repos
 
 
-def request_repo_fanout(rt: Runtime, repo: str, *, slice_seconds: float = SLICE_SECONDS) -> bool:
+def request_repo_fanout(rt: Runtime, repo: str, *, slice_seconds: float = SLICE_SECONDS,
+                        bootstrap: bool = False) -> bool:
     """Ask for one more pass over ``repo``; False when a job is already waiting to start (coalesced).
-    The request, the ``queued`` flag and the job are one EXEC: no flag without its job."""
+    The request, the ``queued`` flag and the job are one EXEC: no flag without its job. A ``bootstrap``
+    pass orders its writes by the PRs' last activity, newest first, and is audited as the bootstrap."""
     queued = keys.fanout_queued(repo)
     with rt.redis.pipeline() as pipe:
         while True:
@@ -125,6 +132,8 @@ def request_repo_fanout(rt: Runtime, repo: str, *, slice_seconds: float = SLICE_
                 waiting = bool(pipe.exists(queued))
                 pipe.multi()
                 pipe.hincrby(keys.fanout(repo), "want", 1)
+                if bootstrap:
+                    pipe.hset(keys.fanout(repo), "bootstrap", 1)
                 if not waiting:
                     pipe.set(queued, "1", ex=QUEUED_TTL)
                     _enqueue(rt, repo, uuid.uuid4().hex, fresh=True, slice_seconds=slice_seconds, pipeline=pipe)
@@ -155,8 +164,10 @@ def _ensure_queued(rt: Runtime, repo: str, slice_seconds: float) -> bool:
 
 def _enqueue(rt: Runtime, repo: str, token: str, *, fresh: bool, slice_seconds: float,
              pipeline: Pipeline | None = None) -> None:
-    job = create_job(rt.queue, jobs.FANOUT, (repo, token, fresh, slice_seconds))
-    rt.queue.enqueue_job(job, pipeline=pipeline)
+    """On the repo's installation's bulk queue: after interactive jobs, round robin with the others'."""
+    queue = bulk_queue(rt.queue, bucket_of(rt.redis, repo), pipeline)
+    job = create_job(queue, jobs.FANOUT, (repo, token, fresh, slice_seconds), description=f"fan-out {repo}")
+    queue.enqueue_job(job, pipeline=pipeline)
 
 
 def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float = SLICE_SECONDS) -> str:
@@ -186,6 +197,11 @@ def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float =
     if progress.want > progress.done:
         _ensure_queued(rt, repo, slice_seconds)
     return outcome
+
+
+def _installation(redis: Redis, repo: str) -> int | None:
+    meta = store.load_repo(redis, repo)
+    return meta.installation_id if meta is not None else None
 
 
 def _take_lease(redis: Redis, repo: str, token: str) -> bool:
@@ -222,15 +238,18 @@ class FanOut:
                     redis.hset(self.key, "done", progress.gen)
                     audit.record(redis, self.repo, "fanout.done", generation=progress.gen,
                                 prs=progress.total, queued=progress.queued)
+                    if progress.bootstrap and redis.hdel(self.key, "bootstrap"):
+                        audit.record(redis, self.repo, "repo.bootstrapped", open_prs=progress.total,
+                                     installation_id=_installation(redis, self.repo))
                 return "done"
-            if recorded and time.monotonic() >= deadline:
+            if recorded and self.give_way(deadline):
                 return "continued"
             chunk = redis.lrange(keys.fanout_plan(self.repo), progress.cursor, progress.cursor + CHUNK - 1)
             done = queued = 0
             for raw in chunk:
-                if (recorded or done) and time.monotonic() >= deadline:
+                if (recorded or done) and self.give_way(deadline):
                     break
-                queued += self.record_one(int(raw)) == "pending"
+                queued += self.record_one(int(raw), progress.bootstrap) == "pending"
                 done += 1
                 self.renew_lease()
             with redis.pipeline(transaction=False) as pipe:
@@ -240,6 +259,10 @@ class FanOut:
                 pipe.execute()
             self.queued += queued
             recorded += done
+
+    def give_way(self, deadline: float) -> bool:
+        """The slice ends: its time is used up, or interactive jobs wait (deliveries, chat commands)."""
+        return time.monotonic() >= deadline or self.rt.interactive_waiting()
 
     def start_pass(self, progress: Progress) -> None:
         """A new pass serving every request so far: list the open PRs (unless a listing is fresh)."""
@@ -276,12 +299,12 @@ class FanOut:
             pipe.execute()
         self.renew_lease()
 
-    def record_one(self, number: int) -> str:
+    def record_one(self, number: int, bootstrap: bool = False) -> str:
         """Record one PR's verdict under its lock (the latest holds win); "pending" when its status is now
         on the outbox. The plan's order is the outbox's order within a mergeability rank."""
         try:
             with pr_lock(self.rt.redis, self.repo, number):
-                return record(self.rt, self.repo, number, datetime.now(UTC))
+                return record(self.rt, self.repo, number, datetime.now(UTC), by_activity=bootstrap)
         except (GithubException, NotFound) as refused:
             status = getattr(refused, "status", 404)
             if not 400 <= status < 500:

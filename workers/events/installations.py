@@ -9,7 +9,7 @@ from core import keys
 from core.outbox import bucket as outbox_bucket
 from state import audit
 from workers.events import departures
-from workers.events.repos import bootstrap
+from workers.events.bootstrap import bootstrap
 from workers.events.tamper import after_installation, forget_gates, on_suspend
 from workers.runtime import Runtime
 
@@ -66,6 +66,4 @@ def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
 def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
     for item in repos:
         departures.readopt(rt.redis, item["full_name"])
-        bootstrap(rt, item["full_name"], inst, default_branch=item.get("default_branch"),
-                  private=bool(item.get("private")))
-    return len(repos)
+    return bootstrap(rt, inst, repos)  # one job per repo on the installation's bulk queue

@@ -1,4 +1,5 @@
-"""`merge-hold worker`: an rq worker (with our scheduler thread, which runs timed-hold expiries) on our queue.
+"""`merge-hold worker`: an rq worker (with our scheduler thread, which runs timed-hold expiries) on the
+interactive queue first and the installations' bulk queues round robin after it (`workers.ops.tenants`).
 
 It rides out a Redis restart: when rq's loop gives up on a connection error, the worker waits for
 Redis with backoff and starts again under a fresh name (its jobs interrupted meanwhile are rescued by
@@ -26,10 +27,13 @@ def parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="merge-hold worker",
         description="Run an rq worker that applies webhook deliveries, recomputes verdicts and posts the "
-        "`merge-hold` status. Reads REDIS_URL, GITHUB_APP_ID, GITHUB_PRIVATE_KEY[_PATH], GITHUB_API_URL "
+        "`merge-hold` status. It serves the interactive queue (MERGE_HOLD_QUEUE: deliveries, chat commands, "
+        "page actions, API calls) first on every job, then each installation's bulk queue (bootstraps, "
+        "fan-outs, drains) in turn, picking up new installations' queues as they appear. Reads REDIS_URL, "
+        "GITHUB_APP_ID, GITHUB_PRIVATE_KEY[_PATH], GITHUB_API_URL "
         "and MERGE_HOLD_* from the environment; without App credentials it runs in dry-run mode.",
     )
-    p.add_argument("--burst", action="store_true", help="exit once the queue is empty")
+    p.add_argument("--burst", action="store_true", help="exit once every queue (interactive and bulk) is empty")
     p.add_argument("--name", help="worker name (default: HOST.RANDOM, new at every start, so a worker killed hard "
                    "comes back at once). A fixed name held by a dead worker is taken over, its jobs put back; "
                    "one a live worker holds is refused")
@@ -69,7 +73,7 @@ def main(argv: list[str]) -> int:
     import workers.events.dispatch
     import workers.publishing.recompute  # noqa: F401
     from workers.intake.redeliver import schedule
-    from workers.ops.rqworker import QuietForkWorker, QuietSimpleWorker
+    from workers.ops.tenants import tenant_worker, work
     from workers.ops.watchdog import Watchdog, beat
 
     log = logging.getLogger(__name__)
@@ -78,7 +82,6 @@ def main(argv: list[str]) -> int:
     # forked work-horse per job started each recompute cold (measured: p50 seconds from delivery to
     # status at 50 deliveries/s). Job timeouts still apply (SIGALRM); a dead worker's jobs are rescued
     # by the others' watchdogs.
-    worker_class = QuietForkWorker if args.fork else QuietSimpleWorker
     from workers.ops.naming import NameTaken, claim, here, unique_name
 
     # rq's `host.pid` is the same at every start of a container (pid 1): a fresh name per start instead.
@@ -124,12 +127,13 @@ def main(argv: list[str]) -> int:
                     watchdog = Watchdog(rt, name, here())
                     watchdog.start()
                 watchdog.worker_name = name
-                worker = worker_class([rt.queue], connection=rt.redis, name=name, worker_ttl=WORKER_TTL,
-                                      maintenance_interval=MAINTENANCE_SECONDS)
-                log.info("worker %s on queue %s (%s)", name, rt.queue.name, mode)
+                worker = tenant_worker(rt.queue, fork=args.fork, name=name, worker_ttl=WORKER_TTL,
+                                       maintenance_interval=MAINTENANCE_SECONDS)
+                log.info("worker %s on queue %s first, then its bulk queues round robin (%s)", name,
+                         rt.queue.name, mode)
                 # rq logs four INFO lines per job by itself; MERGE_HOLD_LOG_LEVEL governs them too. Its own
                 # scheduler is off: workers.ops.scheduler runs ours (a short lock, taken over in seconds).
-                worker.work(burst=args.burst, with_scheduler=False, logging_level=settings.log_level.upper())
+                work(worker, burst=args.burst, with_scheduler=False, logging_level=settings.log_level.upper())
                 # Asked to stop (SIGTERM/SIGINT): rq sets one or the other, busy or idle.
                 if worker._stop_requested or worker._shutdown_requested_date is not None:
                     return 0

@@ -26,6 +26,7 @@ from rq import Queue
 from rq.worker import Worker
 
 from core import keys
+from state.queueing import all_queues
 from workers.ops.watchdog import ALIVE_TTL, rescue_jobs_of
 from workers.publishing.locks import break_locks_of
 
@@ -95,7 +96,7 @@ def claim(redis: Redis, queue: Queue, name: str, wait: float = ALIVE_TTL + 1.0, 
                             "or leave it out for a unique one")
         time.sleep(poll)
     registration = Worker.find_by_key(Worker.redis_worker_namespace_prefix + name, connection=redis)
-    rescued = rescue_jobs_of(queue, name)
+    rescued = [job for each in all_queues(queue) for job in rescue_jobs_of(each, name)]
     break_locks_of(redis, [name])
     if registration is not None and registration.death_date is None:
         registration.register_death()  # type: ignore[no-untyped-call]

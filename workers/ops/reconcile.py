@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from redis.exceptions import LockError
 
 from core import jobs, keys
+from core.outbox import GLOBAL_BUCKET
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
@@ -30,7 +31,7 @@ from state.queueing import options
 from workers.events import deployments, tamper
 from workers.events.repos import load_repo_config
 from workers.publishing import freeze_rulesets
-from workers.publishing.drain import drain
+from workers.publishing.drain import drain, enqueue_drain
 from workers.publishing.outbox import bucket_of
 from workers.publishing.recompute import record, repo_config
 from workers.publishing.sync import history_state
@@ -109,14 +110,24 @@ def record_all(rt: Runtime, repo: str, *, step: Step = _no_step) -> int:
     return pending
 
 
-def reconcile_job() -> str:
-    """The scheduled reconcile: every managed repo's verdicts recomputed, differing statuses queued."""
+def reconcile_job(after: str = "", pending: int = 0) -> str:
+    """The scheduled reconcile: every managed repo's verdicts recomputed, differing statuses queued. Bulk
+    work in slices: between two repos it hands on to a fresh job (going on after the last repo done, on
+    the shared bulk queue) as soon as interactive jobs wait, and asks for the drains of the outboxes it
+    filled so far (each on its installation's bulk queue)."""
     rt = current()
-    pending = 0
     repos = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
-    buckets = set()
-    branch_freezes.publish_all(rt.redis, repos, datetime.now(UTC))  # kept ahead of its `until` (design §6)
-    for repo in repos:
+    buckets: set[str] = set()
+    if not after:
+        branch_freezes.publish_all(rt.redis, repos, datetime.now(UTC))  # kept ahead of its `until` (design §6)
+    todo = [repo for repo in repos if repo > after]
+    for index, repo in enumerate(todo):
+        if index and rt.interactive_waiting():
+            for bucket in sorted(buckets):
+                enqueue_drain(rt, bucket)
+            rt.bulk(GLOBAL_BUCKET).enqueue(jobs.RECONCILE.address, todo[index - 1], pending,
+                                           **options(jobs.RECONCILE), description="scheduled reconcile (continued)")
+            return f"continued after {todo[index - 1]}"
         pending += record_all(rt, repo)
         buckets.add(bucket_of(rt.redis, repo))
     deployments.sweep(rt, datetime.now(UTC))  # the backstop for a waiting deployment whose thaw was missed
@@ -131,7 +142,10 @@ def reconcile_job() -> str:
 
 
 def enqueue_reconcile(rt: Runtime) -> None:
-    rt.queue.enqueue(jobs.RECONCILE.address, **options(jobs.RECONCILE), description="scheduled reconcile")
+    """Bulk work of every installation at once: on the shared bulk queue (`core.outbox.GLOBAL_BUCKET`'s),
+    after interactive jobs and in turn with the installations' bulk queues."""
+    rt.bulk(GLOBAL_BUCKET).enqueue(jobs.RECONCILE.address, **options(jobs.RECONCILE),
+                                   description="scheduled reconcile")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -26,12 +26,14 @@ import time
 import uuid
 
 from redis.exceptions import RedisError
+from rq import Queue
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 from rq.scheduler import RQScheduler
 from rq.scripts import acquire_or_refresh_lock, release_lock
 from rq.utils import current_timestamp
 
+from state.queueing import all_queues
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -44,16 +46,21 @@ TICK = 1.0
 
 
 def enqueue_due(rt: Runtime) -> int:
-    """Move every due job of our queue's scheduled registry onto the queue; returns how many."""
-    registry = ScheduledJobRegistry(queue=rt.queue)  # type: ignore[no-untyped-call]
+    """Move every due job of our queues' scheduled registries (the interactive queue's and each bulk
+    queue's) onto its queue; returns how many."""
+    return sum(_enqueue_due(rt, queue) for queue in all_queues(rt.queue))
+
+
+def _enqueue_due(rt: Runtime, queue: Queue) -> int:
+    registry = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]
     due = registry.get_jobs_to_schedule(current_timestamp())
     if not due:
         return 0
-    jobs = Job.fetch_many(due, connection=rt.redis, serializer=rt.queue.serializer)
+    jobs = Job.fetch_many(due, connection=rt.redis, serializer=queue.serializer)
     with rt.redis.pipeline() as pipe:
         for job_id, job in zip(due, jobs, strict=True):
             if job is not None:
-                rt.queue._enqueue_job(job, pipeline=pipe, at_front=job.should_enqueue_at_front())
+                queue._enqueue_job(job, pipeline=pipe, at_front=job.should_enqueue_at_front())
             registry.remove(job_id, pipeline=pipe)
         pipe.execute()
     return sum(job is not None for job in jobs)

@@ -33,6 +33,7 @@ from rq.job import Job, JobStatus
 from rq.queue import Queue
 
 from core import keys
+from state.queueing import all_queues
 from workers.ops.reconcile import enqueue_reconcile
 from workers.publishing.drain import LEASE_SECONDS, enqueue_drain
 from workers.publishing.locks import break_locks_of
@@ -276,8 +277,9 @@ class Watchdog(threading.Thread):
         if time.monotonic() - self._last_sweep >= SWEEP_SECONDS:
             self._last_sweep = time.monotonic()
             if redis.set(keys.WATCHDOG_LOCK, self.worker_name, nx=True, ex=int(SWEEP_SECONDS)):
-                rescue_orphans(self.rt.queue)
-                rescue_dequeued(self.rt.queue)
+                for queue in all_queues(self.rt.queue):  # the interactive queue and every bulk queue
+                    rescue_orphans(queue)
+                    rescue_dequeued(queue)
                 for bucket in stranded_outboxes(redis):
                     token = f"watchdog-{time.time_ns()}"
                     # The lease is the drain's to take over: one drain per lapse, not one per sweep.

@@ -57,7 +57,8 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                 first = redis.zrange(keys.outbox(bucket), 0, 0)
                 if not first:
                     break
-                if end is not None and (time.monotonic() >= end or (counts["checked"] and rt.queue.count)):
+                if end is not None and (time.monotonic() >= end or (counts["checked"] and (
+                        rt.interactive_waiting() or rt.bulk_waiting(bucket)))):
                     # The slice is used up, or other jobs wait (a lift's fan-out, deliveries): they go
                     # first, and our continuation after them goes on where we stop. It keeps the lease
                     # (one waiting drain, not one per recompute that finds the outbox full); should it
@@ -115,12 +116,26 @@ def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float |
             return "rate-limited"
 
 
-def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | None = None) -> None:
+QUEUED_TTL = 24 * 3600
+"""A backstop only: the waiting-drain marker goes when its job starts."""
+
+
+def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | None = None) -> bool:
+    """Queue a drain of ``bucket`` on its installation's bulk queue. A fresh drain (no ``token``) is
+    queued only when none waits and no drain holds the lease: the holder looks at the outbox again
+    before it lets go (call this after adding to the outbox), so a second job would only find the
+    lease taken. A run's own continuation (its ``token``) is always queued. False: not queued."""
+    if token is None:
+        lease, marker = keys.outbox_lease(bucket), keys.outbox_drain_queued(bucket)
+        if rt.redis.exists(lease) or not rt.redis.set(marker, "1", nx=True, ex=QUEUED_TTL):
+            return False
     kwargs: dict[str, Any] = {**options(jobs.OUTBOX_DRAIN), "description": f"drain outbox {bucket}"}
+    queue = rt.bulk(bucket)
     if delay > 0:
-        rt.queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, bucket, token, **kwargs)
+        queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, bucket, token, **kwargs)
     else:
-        rt.queue.enqueue(DRAIN_JOB, bucket, token, **kwargs)
+        queue.enqueue(DRAIN_JOB, bucket, token, **kwargs)
+    return True
 
 
 def drain_job(bucket: str, token: str | None = None) -> str:
@@ -129,6 +144,7 @@ def drain_job(bucket: str, token: str | None = None) -> str:
     if token is None:
         from rq import get_current_job
 
+        current().redis.delete(keys.outbox_drain_queued(bucket))  # a drain asked for from now on is queued
         job = get_current_job()
         token = job.id if job is not None else None
     counts = drain(current(), bucket, token=token)

@@ -81,10 +81,11 @@ def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any
 
 def enqueue(rt: Runtime, bucket: str, *, delay: float = 0.0) -> None:
     options: dict[str, Any] = {**job_options(jobs.FREEZE_MARKS), "description": f"freeze marks {bucket}"}
+    queue = rt.bulk(bucket)  # bulk work: after interactive jobs, round robin with other installations
     if delay > 0:
-        rt.queue.enqueue_in(timedelta(seconds=delay), MARKS_JOB, bucket, **options)
+        queue.enqueue_in(timedelta(seconds=delay), MARKS_JOB, bucket, **options)
     else:
-        rt.queue.enqueue(MARKS_JOB, bucket, **options)
+        queue.enqueue(MARKS_JOB, bucket, **options)
 
 
 def write_marks(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS) -> dict[str, int]:
@@ -102,8 +103,8 @@ def write_marks(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECOND
                 first = rt.redis.zrange(queue, 0, 0)
                 if not first:
                     break
-                if time.monotonic() >= end:
-                    enqueue(rt, bucket)
+                if time.monotonic() >= end or (counts["checked"] and rt.interactive_waiting()):
+                    enqueue(rt, bucket)  # interactive jobs waiting go first
                     return counts
                 raw = first[0]
                 member = raw.decode() if isinstance(raw, bytes) else str(raw)

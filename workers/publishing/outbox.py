@@ -41,18 +41,24 @@ def _stamp() -> int:
     return _last_ms
 
 
-def add(redis: Redis, bucket_name: str, member: str, rank: int) -> None:
-    """``member`` needs writing. ``LT`` keeps its best place when it is already waiting."""
-    score = rank * RANK_SPAN + _stamp()
+FRONT_MS = 10**12
+"""Shift of a write asked for by activity on its PR (a delivery, a clock's wake-up): ahead, within its
+rank, of every write a fan-out or bootstrap queued (their shifts are 0 or a PR's age, below this)."""
+
+
+def add(redis: Redis, bucket_name: str, member: str, rank: int, shift_ms: int = 0) -> None:
+    """``member`` needs writing. ``LT`` keeps its best place when it is already waiting. ``shift_ms``
+    moves it within its rank: ``-FRONT_MS`` to the front, a PR's age behind fresher PRs."""
+    score = rank * RANK_SPAN + _stamp() + max(min(shift_ms, FRONT_MS - 1), -FRONT_MS)
     with redis.pipeline() as pipe:
         pipe.zadd(keys.outbox(bucket_name), {member: score}, lt=True)
         pipe.sadd(keys.OUTBOXES, bucket_name)
         pipe.execute()
 
 
-def add_to_outbox(redis: Redis, bucket_name: str, repo: str, number: int, rank: int) -> None:
+def add_to_outbox(redis: Redis, bucket_name: str, repo: str, number: int, rank: int, shift_ms: int = 0) -> None:
     """The PR's status needs writing."""
-    add(redis, bucket_name, pr_member(repo, number), rank)
+    add(redis, bucket_name, pr_member(repo, number), rank, shift_ms)
 
 
 def stranded_outboxes(redis: Redis) -> list[str]:

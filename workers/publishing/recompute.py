@@ -42,7 +42,7 @@ from workers.publishing import (
     merge_groups,
 )
 from workers.publishing.drain import drain
-from workers.publishing.outbox import add_to_outbox, bucket_for, bucket_of
+from workers.publishing.outbox import FRONT_MS, add_to_outbox, bucket_for, bucket_of
 from workers.publishing.request import RECOMPUTE_JOB
 from workers.publishing.sync import sync_pull
 from workers.publishing.write import LOCK_TIMEOUT, posted_form, pr_lock, write_now
@@ -70,7 +70,8 @@ def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TI
         return None
     try:
         rt.redis.delete(keys.recompute_queued(repo, number))
-        outcome = record(rt, repo, number, datetime.now(UTC))
+        # Activity on the PR asked for this: its write goes ahead of a fan-out's or a bootstrap's.
+        outcome = record(rt, repo, number, datetime.now(UTC), front=True)
         if outcome == "pending":
             # A free write slot now: post at once, without waiting for the outbox's one drain.
             outcome = write_now(rt, repo, number, lock) or outcome
@@ -86,9 +87,12 @@ def target_url(rt: Runtime, repo: str, number: int) -> str:
     return f"{rt.settings.public_url}/{repo}/pull/{number}"
 
 
-def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
+def record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool = False,
+           by_activity: bool = False) -> str:
     """Recompute one PR and write its verdict record (call under the PR's lock). Returns "pending" when
-    its status is now on the outbox, else why not ("unchanged", "closed", "unknown-pr", "no-head", "dropped")."""
+    its status is now on the outbox, else why not ("unchanged", "closed", "unknown-pr", "no-head", "dropped").
+    Within its rank on the outbox the write goes to the ``front`` (activity on the PR asked for it), or,
+    ``by_activity`` (a bootstrap), behind PRs active more recently, across the installation's repos."""
     if rt.redis.exists(keys.repo_dropped(repo)):
         return "dropped"  # the App left the repo while this recompute waited: write and post nothing
     state, state_version = store.load_pull_versioned(rt.redis, repo, number)
@@ -133,7 +137,8 @@ def record(rt: Runtime, repo: str, number: int, now: datetime) -> str:
     if posted != posted_form(verdict.head_sha, status):
         rank = EXPOSED if status["state"] != "success" and _shows_success(posted, verdict.head_sha) \
             else mergeability(state)
-        add_to_outbox(rt.redis, bucket, repo, number, rank)
+        shift = -FRONT_MS if front else int((now - state.facts.at).total_seconds() * 1000) if by_activity else 0
+        add_to_outbox(rt.redis, bucket, repo, number, rank, shift)
         outcome = "pending"
     # The check run beside the status, once the status is on the outbox (its writer steps aside for it).
     check_runs.note(rt, bucket, repo, number, written, config)
