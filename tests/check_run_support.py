@@ -8,6 +8,7 @@ from typing import Any
 from redis import Redis
 
 from core.check_run import NAME
+from state.queueing import all_queues
 from tests.e2e_support import Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
 from tests.emulator.seeding import DEFAULT_PERMISSIONS
@@ -57,16 +58,15 @@ def comment(svc: Service, login: str, body: str, *, comment_id: int, at: str, nu
 def settle(svc: Service, rounds: int = 200) -> None:
     """Run every job, the scheduled ones too (a writer that stepped aside for statuses looks again later:
     here, at once), until nothing is left."""
-    queue = svc.rt.queue
     for _ in range(rounds):
         svc.drain()
-        registry = queue.scheduled_job_registry
-        due = registry.get_job_ids()
+        due = [(queue, job_id) for queue in all_queues(svc.rt.queue)  # the writer's bulk queue too
+               for job_id in queue.scheduled_job_registry.get_job_ids()]
         if not due:
             return
-        for job_id in due:
+        for queue, job_id in due:
             job = queue.fetch_job(job_id)
-            registry.remove(job_id)
+            queue.scheduled_job_registry.remove(job_id)
             if job is not None:
                 queue.enqueue_job(job)
     raise AssertionError("jobs kept scheduling more jobs")

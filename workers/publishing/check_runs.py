@@ -164,10 +164,11 @@ def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any
 def enqueue(rt: Runtime, bucket: str, *, delay: float = 0.0) -> None:
     rt.redis.set(keys.check_runs_queued(bucket), "1", ex=QUEUED_TTL + int(delay))
     options: dict[str, Any] = {**job_options(jobs.CHECK_RUNS), "description": f"check runs {bucket}"}
+    queue = rt.bulk(bucket)  # paced bulk work: after interactive jobs, round robin with other installations
     if delay > 0:
-        rt.queue.enqueue_in(timedelta(seconds=delay), RUNS_JOB, bucket, **options)
+        queue.enqueue_in(timedelta(seconds=delay), RUNS_JOB, bucket, **options)
     else:
-        rt.queue.enqueue(RUNS_JOB, bucket, **options)
+        queue.enqueue(RUNS_JOB, bucket, **options)
 
 
 def token_permissions(redis: Redis, repo: str) -> dict[str, str] | None:
@@ -209,7 +210,7 @@ def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS
                 enqueue(rt, bucket, delay=YIELD_RECHECK)  # statuses first: look again once they are out
                 counts["yielded"] = 1
                 return counts
-            if time.monotonic() >= end or (counts["checked"] and rt.queue.count):
+            if time.monotonic() >= end or (counts["checked"] and (rt.interactive_waiting() or rt.bulk_waiting(bucket))):
                 enqueue(rt, bucket)  # other jobs (deliveries, recomputes, the drain) go first
                 return counts
             counts["checked"] += 1
