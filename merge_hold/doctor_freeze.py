@@ -9,7 +9,7 @@ from typing import Any
 
 from redis import Redis
 
-from core.keys.base import PREFIX
+from core import keys
 from merge_hold.doctor_github import Check
 
 ORG_FIX = ("grant the App Organization administration: read & write (on GitHub Enterprise Cloud) for one "
@@ -27,8 +27,9 @@ def _tag(key: str) -> str:
 def freeze_checks(conn: Redis) -> list[Check]:
     checks: list[Check] = []
     orgs: dict[str, tuple[Any, Any]] = {}
-    for kind in ("org-freeze-ruleset", "org-freeze-fallback"):
-        for key in conn.scan_iter(match=f"{PREFIX}:{{*}}:{kind}", count=500):
+    for kind, pattern in (("org-freeze-ruleset", keys.ORG_FREEZE_RULESETS),
+                          ("org-freeze-fallback", keys.ORG_FREEZE_FALLBACKS)):
+        for key in conn.scan_iter(match=pattern, count=500):
             name = _text(key)
             found = orgs.get(_tag(name), (None, None))
             value = json.loads(_text(conn.get(name) or "null"))
@@ -42,9 +43,9 @@ def freeze_checks(conn: Redis) -> list[Check]:
                                 f"{record.get('enforcement')} over {len(record.get('repos') or ())} repos "
                                 "(one write per org freeze and thaw)"))
     later = sorted((_tag(_text(k)), json.loads(_text(conn.get(k) or "null")) or {})
-                   for k in conn.scan_iter(match=f"{PREFIX}:{{*}}:freeze-deferred", count=500))
+                   for k in conn.scan_iter(match=keys.FREEZES_DEFERRED, count=500))
     active: dict[str, int] = {}
-    for key in conn.scan_iter(match=f"{PREFIX}:{{*/*}}:freeze-ruleset", count=500):
+    for key in conn.scan_iter(match=keys.REPO_FREEZE_RULESETS, count=500):
         record = json.loads(_text(conn.get(key) or "null")) or {}
         if record.get("enforcement") == "active":
             owner = _tag(_text(key)).split("/", 1)[0]

@@ -35,3 +35,13 @@ def org_freeze_verified(org: str) -> str:
     """Flag: the org ruleset was read back from GitHub lately (a reconcile of each of the org's repos
     verifies it once, not once per repo)."""
     return f"{PREFIX}:{{{org.lower()}}}:org-freeze-verified"
+
+
+ORG_FREEZE_RULESETS = f"{PREFIX}:{{*}}:org-freeze-ruleset"
+"""SCAN pattern for every org's `org_freeze_ruleset` (what `doctor` lists)."""
+ORG_FREEZE_FALLBACKS = f"{PREFIX}:{{*}}:org-freeze-fallback"
+"""SCAN pattern for every org's `org_freeze_fallback`."""
+FREEZES_DEFERRED = f"{PREFIX}:{{*}}:freeze-deferred"
+"""SCAN pattern for every repo's `freeze_deferred`."""
+REPO_FREEZE_RULESETS = f"{PREFIX}:{{*/*}}:freeze-ruleset"
+"""SCAN pattern for every repo's `freeze_ruleset` record."""
