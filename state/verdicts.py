@@ -14,12 +14,9 @@ from typing import Any
 from redis import Redis
 
 from core import keys, records
+from state.decoding import as_text
 
 Record = dict[str, Any]
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def parse(raw: Any, repo: str, number: int) -> Record | None:
@@ -35,7 +32,7 @@ def load(r: Redis, repo: str, number: int) -> Record | None:
 
 def held_numbers(r: Redis, repo: str) -> list[int]:
     """The PR numbers in the repo's held set, ascending."""
-    return sorted(int(n) for n in r.smembers(keys.held_prs(repo)) if _text(n).isdigit())
+    return sorted(int(n) for n in r.smembers(keys.held_prs(repo)) if as_text(n).isdigit())
 
 
 def held_records(r: Redis, repos: list[str]) -> list[tuple[str, int, Record | None]]:
@@ -48,7 +45,7 @@ def held_records(r: Redis, repos: list[str]) -> list[tuple[str, int, Record | No
         (name, int(n))
         for name, members in zip(repos, pipe.execute(), strict=True)
         for n in members
-        if _text(n).isdigit()
+        if as_text(n).isdigit()
     )
     pipe = r.pipeline(transaction=False)
     for name, number in prs:

@@ -20,7 +20,8 @@ from core.holds import Exemption, Hold, Source
 from core.status import build_status
 from core.verdict import Verdict, verdict_record
 from state.freeze_progress import Count, progress, wanted_posted
-from workers.publishing.write import posted_form, wanted_status
+from state.posted_status import form as posted_form
+from state.posted_status import wanted_status
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 

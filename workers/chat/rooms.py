@@ -34,12 +34,13 @@ from core.holds import Hold, named
 from core.paths import describe as describe_paths
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
+from state.config_file import repo_config
+from state.decoding import as_text
 from state.room_holds import find_hold, holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.events.fanout import repos_in_scope
 from workers.events.republish import republish
 from workers.github.gateway import NotFound
 from workers.publishing.freeze_rulesets import mode_of
-from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def _touches(redis: Redis, hold: Hold, scope: str) -> bool:
 
 
 def _all_repos(redis: Redis) -> list[str]:
-    return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in redis.smembers(keys.MANAGED_REPOS))
+    return sorted(as_text(m) for m in redis.smembers(keys.MANAGED_REPOS))
 
 
 def open_prs_in_scope(redis: Redis, scope: str) -> int:
