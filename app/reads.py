@@ -14,7 +14,7 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys, records
+from core import keys, verdict_format
 from core.holds import record_hold_active
 from state import verdicts
 from state.decoding import as_text
@@ -75,7 +75,7 @@ def held_heads(r: Redis, repo: str) -> dict[str, dict[str, Any]]:
     """Held PR number -> ``{"base", "head_sha", "description"}`` (`core.keys.held_heads`), for the hook's push rule."""
     heads: dict[str, dict[str, Any]] = {}
     for number, raw in r.hgetall(keys.held_heads(repo)).items():
-        value = records.expand_held_head(_json(raw))
+        value = verdict_format.expand_held_head(_json(raw))
         if as_text(number).isdigit() and isinstance(value, dict):
             heads[as_text(number)] = value
     return heads

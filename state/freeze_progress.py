@@ -29,7 +29,7 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys, records
+from core import keys, verdict_format
 from core.freeze_gate import ALL, binds, branch_pattern
 from core.holds import Exemption, Hold
 from core.org_freeze import org_binds
@@ -160,7 +160,7 @@ def _load(redis: Redis, repos: list[str], now: datetime,
     for i, repo in enumerate(asked):
         entry, (verdicts, posted, marks) = found[repo], answers[3 * i:3 * i + 3]
         for number, raw_verdict, raw_posted, raw_mark in zip(entry.numbers, verdicts, posted, marks, strict=True):
-            entry.records[number] = records.decode_verdict(raw_verdict, repo, number)
+            entry.records[number] = verdict_format.decode_verdict(raw_verdict, repo, number)
             entry.posted[number], entry.marks[number] = _json(raw_posted), _json(raw_mark)
     return found, by_org
 

@@ -2,7 +2,7 @@
 and the CLI alike (the agent hook keeps its own raw-socket read for its start-up budget).
 
 A leaf: Redis and `core` only, so the web tier can use it without importing the worker stack. The
-records are written by the recompute (`workers/publishing/recompute.py`), stored compact by `core.records`;
+records are written by the recompute (`workers/publishing/recompute.py`), stored compact by `core.verdict_format`;
 the shape read back is `core.verdict.verdict_record`. A record that is missing, unreadable or in an
 unknown format reads as None — unknown, which every caller treats as "not established", never as free.
 """
@@ -13,16 +13,16 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys, records
+from core import keys, verdict_format
 from state.decoding import as_text
 
 Record = dict[str, Any]
 
 
 def parse(raw: Any, repo: str, number: int) -> Record | None:
-    """The value of ``keys.verdict(repo, number)`` (`core.records`, either format) in the API shape, or
+    """The value of ``keys.verdict(repo, number)`` (`core.verdict_format`, either format) in the API shape, or
     None when absent, unreadable or in an unknown format."""
-    return records.decode_verdict(raw, repo, number)
+    return verdict_format.decode_verdict(raw, repo, number)
 
 
 def load(r: Redis, repo: str, number: int) -> Record | None:

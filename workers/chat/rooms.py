@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import requests
@@ -209,7 +209,7 @@ def republish_job(scope: str) -> None:
 
 def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
     """Apply one well-formed chat command; the reply says what happened."""
-    redis, now, who = rt.redis, req.now, f"@{req.user_name or req.user_id}"
+    redis, now, who = rt.redis, req.received(datetime.now(UTC)), f"@{req.user_name or req.user_id}"
     if command.scope is not None and not within(req.bound, command.scope):
         return Reply(f"This workspace may not act on {command.scope}. Nothing was recorded.")
     if command.action == "list":

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from core import jobs, keys, records, state_record
+from core import jobs, keys, state_format, verdict_format
 from core.freeze_gate import RULESET_NAME
 from core.gate import UNENFORCED, GateReading, read_gate
 from core.prstate import PullState
@@ -112,7 +112,7 @@ def managed_branches(rt: Runtime, repo: str, default_branch: str) -> list[str]:
         if raw is None:
             continue
         try:
-            facts = PullState.from_dict(state_record.decode_state(raw, repo, number)[0]).facts
+            facts = PullState.from_dict(state_format.decode_state(raw, repo, number)[0]).facts
         except (ValueError, KeyError, TypeError):
             continue  # an unreadable state: its base is unknown, the default branch is still read
         if facts is not None and facts.open and facts.base and facts.base not in bases:
@@ -202,7 +202,7 @@ def answer_held(rt: Runtime, repo: str, record: dict[str, Any], limit: int = INL
 
 def _held_head(raw: Any) -> dict[str, Any]:
     try:
-        found = records.expand_held_head(json.loads(raw))
+        found = verdict_format.expand_held_head(json.loads(raw))
     except (TypeError, ValueError):
         found = None
     return found or {}

@@ -19,7 +19,7 @@ from typing import Any
 from redis.exceptions import LockError
 from rq.timeouts import BaseTimeoutException
 
-from core import jobs, keys, records
+from core import jobs, keys, verdict_format
 from core.exempt_labels import granted_labels
 from core.freeze import next_transition
 from core.holds import Exemption, to_iso
@@ -186,7 +186,7 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
         if record["held"]:
             pipe.sadd(keys.held_prs(repo), number)
             pipe.hset(keys.held_heads(repo), str(number),
-                      records.encode_held_head(record["base"], record["head_sha"], record["description"]))
+                      verdict_format.encode_held_head(record["base"], record["head_sha"], record["description"]))
         else:
             pipe.srem(keys.held_prs(repo), number)
             pipe.hdel(keys.held_heads(repo), str(number))
