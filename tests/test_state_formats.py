@@ -100,3 +100,18 @@ def test_the_bytes_to_text_reading_is_not_copied() -> None:
             continue
         found += [f"{name}: {m.group(0)}" for m in INLINE.finditer(path.read_text(encoding="utf-8"))]
     assert not found, found
+
+
+CONFIG_RULE_USERS = {"state/config_file.py", "state/store.py", "workers/events/repos.py"}
+"""Where ``config_loaded`` may be read: the rule (`state.config_file.repo_config`), the meta's definition
+and its writer (the config reload). Anyone else asking "is there a config?" asks the rule."""
+
+
+def test_config_from_repo_meta_is_one_function() -> None:
+    found = []
+    for path in sorted(ROOT.glob("*/**/*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        if name.split("/")[0] in ("core", "state", "app", "workers", "merge_hold") and name not in CONFIG_RULE_USERS:
+            text = path.read_text(encoding="utf-8")
+            found += [f"{name}: {word}" for word in ("config_loaded", "parse_config(meta") if word in text]
+    assert not found, found
