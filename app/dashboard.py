@@ -20,7 +20,7 @@ from app.services import services
 from core import keys
 from core.holds import from_iso, named
 from core.scopes import scope_applies
-from state import room_holds
+from state import posted_status, room_holds
 
 bp = Blueprint("dashboard", __name__)
 
@@ -198,7 +198,7 @@ def pull(owner: str, name: str, number: int) -> str:
     before = request.args.get("before")
     before = before if before and reads.STREAM_ID.fullmatch(before) else None
     acts, older = history.page(redis, repo, number, base, before=before, kind=kind)
-    posted = reads.last_posted(redis, repo, number)
+    posted = posted_status.on_pr(redis, repo, number)
     waiting = [] if record else _waiting(repo, number, now)
     return render_template(
         "pull.html",
@@ -231,8 +231,7 @@ def _settled(record: dict[str, Any] | None, posted: dict[str, Any] | None) -> bo
     """Whether the status on GitHub is the verdict's: same commit, state and description."""
     if record is None:
         return True
-    return posted is not None and (posted.get("sha"), posted.get("state"), posted.get("description")) == (
-        record.get("head_sha"), record.get("state"), record.get("description"))
+    return posted_status.shows(posted, record)
 
 
 def _waiting(repo: str, number: int, now: datetime) -> list[dict[str, Any]]:

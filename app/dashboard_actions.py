@@ -42,7 +42,7 @@ from core.prstate import DASHBOARD_REF
 from core.repo_config import DEFAULT_CONFIG, RepoConfig
 from core.scopes import scope_repo
 from state import freeze_progress, room_holds, store
-from state.config_file import parse_config
+from state.config_file import repo_config as state_repo_config
 from state.queueing import options
 
 bp = Blueprint("actions", __name__)
@@ -53,10 +53,10 @@ DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 def repo_config(repo: str) -> RepoConfig:
-    """The repo's `.github/merge-hold.yml` as the workers last read it, by their loader (defaults when
-    absent or invalid: the workers then post `error`, and the page offers no more than the defaults)."""
-    meta = store.load_repo(services().redis, repo)
-    config, _error = parse_config(meta.config_text if meta is not None else None)
+    """The repo's `.github/merge-hold.yml` as the workers last read it, by their loader and their rule
+    (`state.config_file.repo_config`): the defaults when it is absent, invalid or not read yet (the workers
+    then post `error`, and the page offers no more than the defaults)."""
+    config, _error = state_repo_config(store.load_repo(services().redis, repo))
     return config or DEFAULT_CONFIG
 
 

@@ -20,6 +20,7 @@ from redis import Redis
 
 from core import keys
 from core.scopes import scope_applies
+from state.decoding import as_text
 
 PAGE = 50
 BATCH = 500
@@ -111,13 +112,13 @@ def kind_of(raw: Raw) -> str:
 
 
 def _parse(stream_id: Any, fields: dict[Any, Any]) -> Raw:
-    text = {(k.decode() if isinstance(k, bytes) else str(k)): (v.decode() if isinstance(v, bytes) else str(v))
+    text = {as_text(k): as_text(v)
             for k, v in fields.items()}
     try:
         data = json.loads(text.get("data") or "{}")
     except ValueError:
         data = {"message": text.get("data")}
-    sid = stream_id.decode() if isinstance(stream_id, bytes) else str(stream_id)
+    sid = as_text(stream_id)
     return Raw(sid, text.get("event") or "?", data if isinstance(data, dict) else {"value": data})
 
 

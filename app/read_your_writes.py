@@ -10,7 +10,6 @@ is recorded at once and republished by a job, and has landed when the verdict no
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,8 +19,7 @@ from rq import Queue, Worker
 from rq.exceptions import InvalidJobOperation
 from rq.job import Job, JobStatus
 
-from core import keys
-from state import store, verdicts
+from state import posted_status, store, verdicts
 
 WAIT_S = 2.5
 """Long enough for a worker that is not behind (a delivery's recompute takes tens of milliseconds); short
@@ -47,13 +45,7 @@ def verdict_current(redis: Redis, repo: str, number: int) -> bool:
     record = verdicts.load(redis, repo, number)
     if record is None or int(record.get("state_version") or 0) < store.state_version(redis, repo, number):
         return False
-    posted = redis.get(keys.posted(repo, number))
-    try:
-        found = json.loads(posted) if posted else {}
-    except ValueError:
-        return False
-    return (found.get("sha"), found.get("state"), found.get("description")) == (
-        record.get("head_sha"), record.get("state"), record.get("description"))
+    return posted_status.shows(posted_status.on_pr(redis, repo, number), record)
 
 
 def workers_listening(redis: Redis, queue: Queue) -> bool:

@@ -14,9 +14,10 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys, records
+from core import keys, verdict_format
 from core.holds import record_hold_active
 from state import verdicts
+from state.decoding import as_text
 
 REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 STREAM_ID = re.compile(r"\d{1,20}(-\d{1,20})?")
@@ -35,10 +36,6 @@ SCAN_CAP = 5000
 """Entries a filtered stream read may examine per request, so a filter cannot turn into a full scan."""
 
 Entry = dict[str, Any]
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def _json(raw: Any) -> Any:
@@ -78,19 +75,14 @@ def held_heads(r: Redis, repo: str) -> dict[str, dict[str, Any]]:
     """Held PR number -> ``{"base", "head_sha", "description"}`` (`core.keys.held_heads`), for the hook's push rule."""
     heads: dict[str, dict[str, Any]] = {}
     for number, raw in r.hgetall(keys.held_heads(repo)).items():
-        value = records.expand_held_head(_json(raw))
-        if _text(number).isdigit() and isinstance(value, dict):
-            heads[_text(number)] = value
+        value = verdict_format.expand_held_head(_json(raw))
+        if as_text(number).isdigit() and isinstance(value, dict):
+            heads[as_text(number)] = value
     return heads
 
 
 def managed_repos(r: Redis) -> list[str]:
-    return sorted(_text(m) for m in r.smembers(keys.MANAGED_REPOS))
-
-
-def last_posted(r: Redis, repo: str, number: int) -> dict[str, Any] | None:
-    posted = _json(r.get(keys.posted(repo, number)))
-    return posted if isinstance(posted, dict) else None
+    return sorted(as_text(m) for m in r.smembers(keys.MANAGED_REPOS))
 
 
 def held_records(r: Redis, repo: str | None = None) -> list[tuple[str, int, dict[str, Any] | None]]:
@@ -103,8 +95,8 @@ def error_records(r: Redis, repos: list[str]) -> list[tuple[str, int, dict[str, 
     ``held`` is false), yet their status blocks and someone should look."""
     prs = []
     for name in repos:
-        held = {_text(n) for n in r.smembers(keys.held_prs(name))}
-        prs += [(name, int(n)) for n in (_text(m) for m in r.smembers(keys.open_prs(name)))
+        held = {as_text(n) for n in r.smembers(keys.held_prs(name))}
+        prs += [(name, int(n)) for n in (as_text(m) for m in r.smembers(keys.open_prs(name)))
                 if n.isdigit() and n not in held]
     prs.sort()
     pipe = r.pipeline(transaction=False)
@@ -152,8 +144,8 @@ def _id_key(stream_id: str) -> tuple[int, int]:
 
 
 def _entry(stream: str, raw_id: Any, fields: dict[Any, Any]) -> Entry:
-    stream_id = _text(raw_id)
-    decoded = {_text(k): _text(v) for k, v in fields.items()}
+    stream_id = as_text(raw_id)
+    decoded = {as_text(k): as_text(v) for k, v in fields.items()}
     data_text = decoded.get("data")
     data = _json(data_text) if data_text is not None else None
     # The id is the time Redis appended the entry; it is what the cursor and the order rest on.
@@ -188,7 +180,7 @@ def _scan(
         scanned += len(batch)
         if len(batch) < want:
             break
-        cursor = _text(batch[-1][0])
+        cursor = as_text(batch[-1][0])
     return found[:limit], None
 
 
@@ -249,7 +241,7 @@ def dry_run_statuses(r: Redis, limit: int = 200) -> list[dict[str, Any]]:
     for raw in r.lrange(keys.DRY_RUN_STATUSES, 0, limit - 1):
         item = _json(raw)
         if not isinstance(item, dict):
-            out.append({"raw": _text(raw)})
+            out.append({"raw": as_text(raw)})
             continue
         found = PULL_URL.search(str(item.get("target_url") or ""))
         if "number" not in item and found:

@@ -19,7 +19,7 @@ from core.hold_rights import Actor, Facts, GitHubUser, Token
 from core.permissions import Permission
 from core.scopes import scope_repo
 from state import store
-from state.config_file import parse_config
+from state.config_file import repo_config
 
 
 def actor() -> Actor:
@@ -43,8 +43,7 @@ def actor() -> Actor:
 
 
 def _lift_others(repo: str) -> Permission:
-    meta = store.load_repo(services().redis, repo)
-    config, _error = parse_config(meta.config_text if meta is not None else None)
+    config, _error = repo_config(store.load_repo(services().redis, repo))
     return Permission.parse(config.lift_others_permission) if config is not None else Permission.MAINTAIN
 
 

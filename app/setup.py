@@ -38,6 +38,7 @@ from app.security import forwarding_header
 from core import keys
 from core.app_manifest import manifest
 from merge_hold.settings import Settings
+from state.decoding import as_text
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class RedisStates:
     def token(self) -> str:
         self.redis.set(self.TOKEN, secrets.token_urlsafe(24), nx=True)
         found = self.redis.get(self.TOKEN)
-        return found.decode() if isinstance(found, bytes) else str(found or "")
+        return as_text(found or "")
 
     def drop_token(self) -> None:
         self.redis.delete(self.TOKEN)

@@ -1,6 +1,6 @@
 """The API tokens file as the server reads it: hashed grants with scopes and orgs, reloaded on change.
 
-No Flask here: `app.services` names `TokenStore` for its type and `merge-hold token` (`app.tokens`)
+No Flask here: `app.services` names `TokenStore` for its type and `merge-hold token` (`merge_hold.tokens`)
 writes the same file, neither through the request-handling `app.auth` that imports the services.
 The file holds ``name:sha256hex(token)[:scope[:org+org]]`` lines (see `app.auth` for what each scope
 may do); the server never sees or stores a token in clear.

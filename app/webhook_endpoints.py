@@ -25,6 +25,7 @@ from core.outgoing import TYPES
 from core.outgoing_urls import EndpointUrlError, check, networks
 from core.targets import OWNER
 from state import audit, outgoing, webhook_endpoints
+from state.decoding import as_text
 from state.webhook_endpoints import Endpoint
 
 bp = Blueprint("webhook_endpoints", __name__, url_prefix="/api/v1/orgs")
@@ -90,7 +91,7 @@ def endpoint_rows(org: str, *, log_limit: int = 0) -> list[dict[str, Any]]:
     redis = services().redis
     rows = []
     for endpoint in webhook_endpoints.endpoints(redis, org.lower()):
-        health = {k.decode() if isinstance(k, bytes) else str(k): v.decode() if isinstance(v, bytes) else str(v)
+        health = {as_text(k): as_text(v)
                   for k, v in redis.hgetall(keys.webhook_health(endpoint.org, endpoint.id)).items()}
         row = {**endpoint.public(), "failing": int(health.get("streak") or 0),
                "last_attempt_at": health.get("last_at") or None, "last_result": health.get("last") or None,

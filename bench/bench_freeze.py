@@ -51,11 +51,12 @@ from core.freeze_gate import FREEZE_CONTEXT
 from core.prstate import Facts, PullState, record_facts
 from merge_hold.settings import Settings
 from state import store
+from state.posted_status import form as posted_form
+from state.posted_status import wanted_status
 from workers import runtime
 from workers.chat.rooms import execute
 from workers.publishing.outbox import bucket_for
 from workers.publishing.recompute import record
-from workers.publishing.write import posted_form, wanted_status
 from workers.runtime import Runtime
 
 if TYPE_CHECKING:

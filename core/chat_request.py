@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from core import jobs
@@ -125,9 +125,10 @@ class ChatRequest:
     def bound(self) -> tuple[str, ...]:
         return tuple(o for o in self.orgs.split("+") if o)
 
-    @property
-    def now(self) -> datetime:
-        return from_iso(self.received_at) or datetime.now(UTC)
+    def received(self, clock: datetime) -> datetime:
+        """When the platform sent it (the web tier's clock at receipt), or ``clock`` for a request that
+        does not say: the caller's clock, since the domain core reads none (docs/architecture.md)."""
+        return from_iso(self.received_at) or clock
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)

@@ -103,7 +103,7 @@ room's response URL."""
 REPUBLISH = Job("workers.chat.rooms.republish_job", failure_ttl=7 * DAY)
 """Republish the PRs a scope reaches after a hold placed or lifted outside a chat job (API, dashboard)."""
 
-DASHBOARD_COMMAND = Job("workers.chat.dashboard_holds.dashboard_command_job", failure_ttl=7 * DAY)
+DASHBOARD_COMMAND = Job("workers.dashboard.commands.dashboard_command_job", failure_ttl=7 * DAY)
 """A hold or lift made on a PR's page, queued by the web tier (it never imports workers)."""
 
 WEBHOOK_DELIVERY = Job("workers.outgoing.deliver.deliver_job", queue=SUBSCRIBER, timeout=120, failure_ttl=7 * DAY,
@@ -155,12 +155,14 @@ MOVED: dict[str, Job] = {
     "workers.rooms.chat_command_job": CHAT_COMMAND,
     "workers.rooms.republish_job": REPUBLISH,
     "workers.dashboard_holds.dashboard_command_job": DASHBOARD_COMMAND,
+    # Moved by issue 31 (resolved by the package the old module was in).
+    "workers.chat.dashboard_holds.dashboard_command_job": DASHBOARD_COMMAND,
 }
-"""Addresses of the flat `workers/` layout (up to December 2026), which jobs queued, scheduled or failed
-by a worker of that release still name: `workers` and `workers.events` resolve them to the row's
-function (rq imports the longest importable module of an address, then asks it for the rest). Kept
-until no stored job can name them: a failed job is kept a week at most, a scheduled one (a timed
-hold's wake-up) until its moment, which can be months ahead."""
+"""Addresses of the flat `workers/` layout (up to December 2026) and of modules moved since, which jobs
+queued, scheduled or failed by a worker of that release still name: `workers`, `workers.events` and
+`workers.chat` resolve them to the row's function (rq imports the longest importable module of an
+address, then asks it for the rest). Kept until no stored job can name them: a failed job is kept a
+week at most, a scheduled one (a timed hold's wake-up) until its moment, which can be months ahead."""
 
 
 def moved(package: str, name: str) -> Job | None:

@@ -44,13 +44,6 @@ class Notice:
         return (self.repo, self.org) if self.repo else (self.org,)
 
 
-def subscription_target(scope: str) -> str | None:
-    """A repo (``acme/widgets``) or an org (``acme``) may be subscribed to; a PR or a branch may not."""
-    if "#" in scope or "@" in scope:
-        return None
-    return scope.lower()
-
-
 def _org(repo: str | None, scope: str | None) -> str:
     return (repo or scope or "").split("/", 1)[0].split("#", 1)[0].split("@", 1)[0].lower()
 

@@ -107,11 +107,11 @@ def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAn
               branches: Branches | None = None) -> list[Judgement]:
     """``answers`` is None when no lookup was needed or it failed (``unreachable`` says why).
     ``contains`` answers the push rule's ancestry question and ``changes`` whether a push sends a change to
-    the repo config (default for both: the local git, `hook.verdicts.ancestry`; a ``contains`` given alone
+    the repo config (default for both: the local git, `hook.local_git`; a ``contains`` given alone
     leaves the config question out); ``same`` and ``branches`` the freeze rule's (is what a push sends already
     the remote's branch; the local branches)."""
     if same is None or branches is None:
-        from hook.verdicts.ancestry import already_there, local_branches
+        from hook.local_git import already_there, local_branches
 
         same, branches = same or already_there, branches or local_branches
     out = []
@@ -131,8 +131,8 @@ def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAn
                                     spec))
         elif kind == "repo" and answers is not None and merge.via == "git_push":
             if contains is None:
-                from hook.verdicts.ancestry import changes as git_changes
-                from hook.verdicts.ancestry import contains as git_contains
+                from hook.local_git import changes as git_changes
+                from hook.local_git import contains as git_contains
 
                 contains, changes = git_contains, changes or git_changes
             pushed = judge_push(merge, answers[1][index], spec, contains, changes,

@@ -14,7 +14,7 @@ A record that is missing, stale (past its ``until``), in an unknown format or th
 could not be read is ``on_unknown``'s: the freezes cannot be known. A push whose target the text does not
 show, onto a repo with an active freeze, is ``on_undetermined``'s.
 
-Pure but for two injected questions to the local git (`hook.verdicts.ancestry`): ``same(gitdir, commits,
+Pure but for two injected questions to the local git (`hook.local_git`): ``same(gitdir, commits,
 ref)`` and ``branches(gitdir)``.
 """
 

@@ -281,11 +281,11 @@ def _record(spec: Spec, payload: dict[str, Any], tool_name: str, tool_input: dic
     if not judgements:
         return None
     try:
-        from hook import records
+        from hook import evidence
 
-        command = records.command_text(tool_name, tool_input)
-        records.append(spec.record_file, [
-            records.make_record(
+        command = evidence.command_text(tool_name, tool_input)
+        evidence.append(spec.record_file, [
+            evidence.make_record(
                 spec_version=spec.spec_version, time_iso=now_iso, payload=payload, command=command,
                 repo=j.repo, pr=j.pr, decision=j.decision, code=j.code, reason=j.reason, via=j.merge.via,
             )

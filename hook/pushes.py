@@ -1,7 +1,7 @@
 """The ``git push`` rule (design §6): a push whose target is the base branch of a held PR is blocked when
 the pushed commit contains that PR's head, and allowed otherwise.
 
-Pure but for one injected question, ``contains(gitdir, head_sha, commits)`` (`hook.verdicts.ancestry`
+Pure but for one injected question, ``contains(gitdir, head_sha, commits)`` (`hook.local_git`
 asks git): the held PRs' bases and heads come from the one repo read (`RepoAnswer.heads`). What the text
 does not show (a computed source or target, an unknown directory) is ``on_undetermined``'s, and only
 when a held PR has that base; a git that cannot tell is ``on_unknown``'s.

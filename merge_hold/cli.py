@@ -15,7 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("merge_hold.dev", "everything on one machine: embedded Redis, web, worker, dry-run GitHub"),
     "simulate": ("merge_hold.simulate", "post a signed sample webhook to a running server"),
     "reconcile": ("workers.ops.reconcile", "republish verdicts (--rebuild re-reads GitHub)"),
-    "token": ("app.tokens", "API tokens with scopes: create, list, revoke (stored hashed)"),
+    "token": ("merge_hold.tokens", "API tokens with scopes: create, list, revoke (stored hashed)"),
     "hook-guard": ("hook.guard", "the agent guard (--agent NAME): allow, or block in that agent's own form"),
     "setup": ("merge_hold.setup", "register the GitHub App through GitHub's manifest flow (/setup)"),
     "doctor": ("merge_hold.doctor", "check credentials, Redis, App settings and that each repo requires merge-hold"),

@@ -55,7 +55,7 @@ def kept_token(tokens_file: Path, token_file: Path, name: str, scope: str) -> st
     import contextlib
 
     from app.token_store import parse_grants, token_hash
-    from app.tokens import create, revoke
+    from merge_hold.tokens import create, revoke
 
     with contextlib.suppress(FileNotFoundError):
         token = token_file.read_text(encoding="utf-8").strip()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from merge_hold.doctor_github import Api, Check, github_checks
 from merge_hold.settings import Settings, SettingsError, from_env
+from state.decoding import as_text
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -58,7 +59,7 @@ def redis_checks(settings: Settings) -> tuple[list[Check], Callable[[str], bool]
                             "confirm by hand: appendonly yes, maxmemory-policy noeviction"))
         config = None
     if config is not None:
-        aof, policy = _text(config.get("appendonly")), _text(config.get("maxmemory-policy"))
+        aof, policy = as_text(config.get("appendonly")), as_text(config.get("maxmemory-policy"))
         checks.append(Check("redis persistence", aof == "yes", f"appendonly {aof}",
                             "" if aof == "yes" else "set `appendonly yes`: holds must survive a restart"))
         checks.append(Check("redis eviction", policy == "noeviction", f"maxmemory-policy {policy}",
@@ -114,10 +115,6 @@ def _dead_letters(conn: Redis, queue: str) -> Check:
                  f"{last.get('reason')}",
                  f"read them with `redis-cli LRANGE {keys.intake_dead(queue)} 0 -1`, redeliver what should "
                  f"apply from the App's Recent Deliveries, then `redis-cli DEL {keys.intake_dead(queue)}`")
-
-
-def _text(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _safe(url: str) -> str:

@@ -11,13 +11,10 @@ from redis import Redis
 
 from core import keys
 from merge_hold.doctor_github import Check
+from state.decoding import as_text
 
 ORG_FIX = ("grant the App Organization administration: read & write (on GitHub Enterprise Cloud) for one "
            "write per org freeze and thaw")
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def _tag(key: str) -> str:
@@ -30,9 +27,9 @@ def freeze_checks(conn: Redis) -> list[Check]:
     for kind, pattern in (("org-freeze-ruleset", keys.ORG_FREEZE_RULESETS),
                           ("org-freeze-fallback", keys.ORG_FREEZE_FALLBACKS)):
         for key in conn.scan_iter(match=pattern, count=500):
-            name = _text(key)
+            name = as_text(key)
             found = orgs.get(_tag(name), (None, None))
-            value = json.loads(_text(conn.get(name) or "null"))
+            value = json.loads(as_text(conn.get(name) or "null"))
             orgs[_tag(name)] = (value, found[1]) if kind == "org-freeze-ruleset" else (found[0], value)
     for org, (record, fallback) in sorted(orgs.items()):
         if fallback:
@@ -42,13 +39,13 @@ def freeze_checks(conn: Redis) -> list[Check]:
             checks.append(Check(f"{org}: freeze mode", True, f"org ruleset '{record.get('id')}' "
                                 f"{record.get('enforcement')} over {len(record.get('repos') or ())} repos "
                                 "(one write per org freeze and thaw)"))
-    later = sorted((_tag(_text(k)), json.loads(_text(conn.get(k) or "null")) or {})
+    later = sorted((_tag(as_text(k)), json.loads(as_text(conn.get(k) or "null")) or {})
                    for k in conn.scan_iter(match=keys.FREEZES_DEFERRED, count=500))
     active: dict[str, int] = {}
     for key in conn.scan_iter(match=keys.REPO_FREEZE_RULESETS, count=500):
-        record = json.loads(_text(conn.get(key) or "null")) or {}
+        record = json.loads(as_text(conn.get(key) or "null")) or {}
         if record.get("enforcement") == "active":
-            owner = _tag(_text(key)).split("/", 1)[0]
+            owner = _tag(as_text(key)).split("/", 1)[0]
             active[owner] = active.get(owner, 0) + 1
     for owner in sorted({name.split("/", 1)[0] for name, _v in later}):
         mine = [(name, v) for name, v in later if name.split("/", 1)[0] == owner]

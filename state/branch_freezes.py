@@ -19,22 +19,14 @@ from redis import Redis
 
 from core import keys
 from core.branch_freezes import build
-from core.repo_config import RepoConfig
 from state import room_holds, store
-from state.config_file import parse_config
+from state.config_file import repo_config
 
 
 def current(redis: Redis, repo: str, now: datetime) -> dict[str, Any]:
     """The record ``repo`` should have at ``now``."""
     meta = store.load_repo(redis, repo)
-    config: RepoConfig | None
-    error: str | None
-    if meta is None:
-        config, error = None, "repo state lost, rebuilding"
-    elif not meta.config_loaded:
-        config, error = None, "repo config not loaded yet"
-    else:
-        config, error = parse_config(meta.config_text)
+    config, error = repo_config(meta)
     return build(repo, config=config, config_error=error, scoped_holds=room_holds.scoped_holds(redis, repo),
                  default_branch=meta.default_branch if meta is not None else None, now=now)
 

@@ -26,6 +26,7 @@ from redis.exceptions import WatchError
 
 from core import keys
 from core.holds import to_iso
+from state.decoding import as_text, maybe_text
 
 CODE_BYTES = 24
 """32 URL-safe characters: unguessable within a code's ten minutes however many tries one makes."""
@@ -79,10 +80,6 @@ def _pending(identity: ChatIdentity) -> str:
     return f"pending:{identity.key}"
 
 
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
 def _identity(raw: Any) -> ChatIdentity | None:
     if raw is None:
         return None
@@ -105,7 +102,7 @@ def issue_code(redis: Redis, identity: ChatIdentity,
                 previous = pipe.hget(keys.CHAT_LINKS, _pending(identity))
                 pipe.multi()
                 if previous is not None:
-                    pipe.delete(keys.chat_link_code(_text(previous)))
+                    pipe.delete(keys.chat_link_code(as_text(previous)))
                 pipe.set(keys.chat_link_code(code), json.dumps(identity.to_dict()), ex=keys.CHAT_LINK_TTL)
                 pipe.hset(keys.CHAT_LINKS, _pending(identity), code)
                 pipe.execute()
@@ -139,7 +136,7 @@ def consume_code(redis: Redis, code: str, login: str, now: datetime) -> Link | N
                 pipe.delete(code_key)
                 pipe.hdel(keys.CHAT_LINKS, _pending(identity))
                 if old_login is not None:
-                    pipe.hdel(keys.CHAT_LINKS, _github(_text(old_login)))
+                    pipe.hdel(keys.CHAT_LINKS, _github(as_text(old_login)))
                 if old_identity is not None:
                     pipe.hdel(keys.CHAT_LINKS, _chat(old_identity))
                 pipe.hset(keys.CHAT_LINKS, mapping={
@@ -171,11 +168,11 @@ def unlink(redis: Redis, identity: ChatIdentity) -> str | None:
                 code = pipe.hget(keys.CHAT_LINKS, _pending(identity))
                 pipe.multi()
                 if code is not None:
-                    pipe.delete(keys.chat_link_code(_text(code)))
+                    pipe.delete(keys.chat_link_code(as_text(code)))
                 if login is not None:
-                    pipe.hdel(keys.CHAT_LINKS, _github(_text(login)))
+                    pipe.hdel(keys.CHAT_LINKS, _github(as_text(login)))
                 pipe.hdel(keys.CHAT_LINKS, _chat(identity), _pending(identity))
                 pipe.execute()
-                return None if login is None else _text(login)
+                return maybe_text(login)
             except WatchError:
                 continue

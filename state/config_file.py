@@ -144,8 +144,9 @@ def parse_config(text: str | None) -> tuple[RepoConfig | None, str | None]:
 
 def repo_config(meta: RepoMeta | None) -> tuple[RepoConfig | None, str | None]:
     """The config of a repo as its stored meta says (`state.store.load_repo`): None and why when the
-    repo's state is lost or its file not read yet — what the verdict, the deployment rule and the freeze
-    API all read, so none of them answers "free" on doubt."""
+    repo's state is lost or its file not read yet — what the verdict, the deployment rule, the freeze
+    API, the rulesets and the dashboard all read (the one copy of this rule), so none of them answers
+    "free" on doubt or shows a file not yet read as the one enforced."""
     if meta is None:
         return None, "repo state lost, rebuilding"
     if not meta.config_loaded:

@@ -29,12 +29,13 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys, records
+from core import keys, verdict_format
 from core.freeze_gate import ALL, binds, branch_pattern
 from core.holds import Exemption, Hold
 from core.org_freeze import org_binds
 from core.scopes import scope_applies, scope_repo
-from core.status import CONTEXT
+from state import posted_status
+from state.decoding import as_text, maybe_text
 
 
 @dataclass(frozen=True)
@@ -75,10 +76,6 @@ class _Repo:
     marks: dict[int, Any] = field(default_factory=dict)
 
 
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
 def _json(raw: Any) -> Any:
     try:
         return json.loads(raw) if raw is not None else None
@@ -95,15 +92,9 @@ def reached_repos(scope: str, repos: Iterable[str]) -> list[str]:
 
 
 def wanted_posted(record: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The `keys.posted` JSON that shows ``record`` on GitHub: `workers.publishing.write.posted_form` parsed back
-    (the web tier does not import the worker stack; tests/test_freeze_progress.py pins the two)."""
-    if record is None or not record.get("head_sha"):
-        return None
-    wanted = {"sha": str(record["head_sha"]), "state": record["state"], "description": record["description"],
-              "context": CONTEXT}
-    if record.get("target_url"):
-        wanted["target_url"] = record["target_url"]
-    return wanted
+    """The `keys.posted` JSON that shows ``record`` on GitHub (`state.posted_status`, parsed back)."""
+    wanted = posted_status.wanted_status(record)
+    return None if wanted is None else posted_status.parse(posted_status.form(*wanted))
 
 
 def _mark_shown(record: dict[str, Any] | None, posted: Any) -> bool:
@@ -152,12 +143,12 @@ def _load(redis: Redis, repos: list[str], now: datetime,
         entry.deferred = str(later.get("until")) if isinstance(later, dict) else None
         parsed = _json(ruleset)
         entry.ruleset = parsed if isinstance(parsed, dict) else None
-        entry.fallback = _text(fallback) if fallback is not None else None
-        entry.numbers = sorted(int(n) for n in map(_text, members) if n.isdigit())
+        entry.fallback = maybe_text(fallback)
+        entry.numbers = sorted(int(n) for n in map(as_text, members) if n.isdigit())
         for number, raw in exemptions.items():
             data = _json(raw)
-            if _text(number).isdigit() and isinstance(data, dict) and Exemption.from_dict(data).active(now):
-                entry.exempt[int(_text(number))] = Exemption.from_dict(data)
+            if as_text(number).isdigit() and isinstance(data, dict) and Exemption.from_dict(data).active(now):
+                entry.exempt[int(as_text(number))] = Exemption.from_dict(data)
     with redis.pipeline(transaction=False) as pipe:
         asked = [r for r in repos if found[r].numbers]
         for repo in asked:
@@ -169,7 +160,7 @@ def _load(redis: Redis, repos: list[str], now: datetime,
     for i, repo in enumerate(asked):
         entry, (verdicts, posted, marks) = found[repo], answers[3 * i:3 * i + 3]
         for number, raw_verdict, raw_posted, raw_mark in zip(entry.numbers, verdicts, posted, marks, strict=True):
-            entry.records[number] = records.decode_verdict(raw_verdict, repo, number)
+            entry.records[number] = verdict_format.decode_verdict(raw_verdict, repo, number)
             entry.posted[number], entry.marks[number] = _json(raw_posted), _json(raw_mark)
     return found, by_org
 

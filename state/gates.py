@@ -16,10 +16,7 @@ from redis import Redis
 
 from core import keys
 from core.tamper import SUSPENDED, banner, unenforced
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
+from state.decoding import as_text
 
 
 def _parse(raw: Any, repo: str) -> dict[str, Any]:
@@ -54,7 +51,7 @@ def bump(redis: Redis, kind: str) -> None:
 
 
 def counts(redis: Redis) -> dict[str, int]:
-    return {_text(k): int(v) for k, v in redis.hgetall(keys.TAMPER_COUNTS).items()}
+    return {as_text(k): int(v) for k, v in redis.hgetall(keys.TAMPER_COUNTS).items()}
 
 
 def findings(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,7 +74,7 @@ def active(redis: Redis, visible: Callable[[str], bool], repo: str | None = None
     if repo is not None:
         raws = {repo.lower(): redis.hget(keys.GATES, repo.lower())}
     else:
-        raws = {_text(k): v for k, v in redis.hgetall(keys.GATES).items()}
+        raws = {as_text(k): v for k, v in redis.hgetall(keys.GATES).items()}
     found: list[dict[str, Any]] = []
     for name in sorted(raws):
         if raws[name] is None or not visible(name):

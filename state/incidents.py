@@ -15,6 +15,7 @@ from redis import Redis, WatchError
 
 from core import keys
 from core.incidents import about_pr
+from state.decoding import as_text
 
 MAX_KEPT = 10_000
 """Incidents kept (a few KB each): far more than any team reviews; older ones live in the log."""
@@ -25,10 +26,6 @@ HOOK_SCAN = 5_000
 FORGERY_SCAN = 2_000
 """Repo history entries examined for the PR's forged statuses (the history keeps about this many)."""
 PAGE = 500
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def _json(raw: Any) -> dict[str, Any] | None:
@@ -65,7 +62,7 @@ def _trim(redis: Redis) -> None:
     extra = int(redis.zcard(keys.INCIDENT_TIMES)) - MAX_KEPT
     if extra <= 0:
         return
-    oldest = [_text(i) for i in redis.zrange(keys.INCIDENT_TIMES, 0, extra - 1)]
+    oldest = [as_text(i) for i in redis.zrange(keys.INCIDENT_TIMES, 0, extra - 1)]
     with redis.pipeline() as pipe:
         pipe.zrem(keys.INCIDENT_TIMES, *oldest)
         pipe.hdel(keys.INCIDENTS, *oldest)
@@ -101,7 +98,7 @@ def listing(redis: Redis, *, visible: Callable[[str], bool], repo: str | None = 
     found: list[dict[str, Any]] = []
     start = 0
     while len(found) < limit:
-        ids = [_text(i) for i in redis.zrevrange(keys.INCIDENT_TIMES, start, start + PAGE - 1)]
+        ids = [as_text(i) for i in redis.zrevrange(keys.INCIDENT_TIMES, start, start + PAGE - 1)]
         if not ids:
             break
         start += len(ids)
@@ -121,7 +118,7 @@ def total(redis: Redis) -> int:
 
 
 def counts(redis: Redis) -> dict[str, int]:
-    return {_text(k): int(v) for k, v in redis.hgetall(keys.INCIDENT_COUNTS).items()}
+    return {as_text(k): int(v) for k, v in redis.hgetall(keys.INCIDENT_COUNTS).items()}
 
 
 def hook_records(redis: Redis, repo: str, number: int) -> list[dict[str, Any]]:
@@ -131,15 +128,15 @@ def hook_records(redis: Redis, repo: str, number: int) -> list[dict[str, Any]]:
     while scanned < HOOK_SCAN:
         batch = redis.xrevrange(keys.HOOK_EVENTS, max=cursor, min="-", count=PAGE) or []
         for raw_id, fields in batch:
-            data = _json({_text(k): v for k, v in (fields or {}).items()}.get("data"))
+            data = _json({as_text(k): v for k, v in (fields or {}).items()}.get("data"))
             if data is not None and about_pr(data, repo, number):
-                found.append({"id": _text(raw_id), **{k: data.get(k) for k in (
+                found.append({"id": as_text(raw_id), **{k: data.get(k) for k in (
                     "time", "session", "tool_use_id", "decision", "code", "reason", "tool_name", "command")
                     if k in data}})
         scanned += len(batch)
         if len(batch) < PAGE:
             break
-        cursor = f"({_text(batch[-1][0])}"
+        cursor = f"({as_text(batch[-1][0])}"
     return found
 
 
@@ -148,7 +145,7 @@ def forgeries(redis: Redis, repo: str, number: int) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     batch = redis.xrevrange(keys.history(repo), max="+", min="-", count=FORGERY_SCAN) or []
     for _raw_id, fields in batch:
-        decoded = {_text(k): _text(v) for k, v in (fields or {}).items()}
+        decoded = {as_text(k): as_text(v) for k, v in (fields or {}).items()}
         if decoded.get("event") != "status.forged":
             continue
         data = _json(decoded.get("data"))

@@ -25,6 +25,7 @@ from rq import Queue
 from core import jobs, keys
 from core.holds import to_iso
 from core.outgoing import EVENTS_READ, Outgoing, message_body, translate
+from state.decoding import as_text
 from state.queueing import options
 from state.webhook_endpoints import Endpoint, endpoints
 
@@ -111,14 +112,10 @@ def enqueue(redis: Redis, endpoint: Endpoint, record: dict[str, Any]) -> None:
         waiting = pipe.execute()[-1]
     if waiting > OUTBOX_MAX:
         for dropped in redis.lpop(keys.webhook_outbox(org, ident), waiting - OUTBOX_MAX) or []:
-            finish(redis, endpoint, _text(dropped), "failed", note="dropped: more than "
+            finish(redis, endpoint, as_text(dropped), "failed", note="dropped: more than "
                    f"{OUTBOX_MAX} messages waited for this endpoint")
     _trim_log(redis, endpoint)
     arm(redis, endpoint)
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def _trim_log(redis: Redis, endpoint: Endpoint) -> None:
@@ -126,7 +123,7 @@ def _trim_log(redis: Redis, endpoint: Endpoint) -> None:
     extra = int(redis.zcard(order)) - LOG_MAX
     if extra <= 0:
         return
-    oldest = [_text(m) for m in redis.zrange(order, 0, extra - 1)]
+    oldest = [as_text(m) for m in redis.zrange(order, 0, extra - 1)]
     with redis.pipeline() as pipe:
         pipe.zrem(order, *oldest)
         pipe.hdel(keys.webhook_log(endpoint.org, endpoint.id), *oldest)
@@ -162,7 +159,7 @@ def finish(redis: Redis, endpoint: Endpoint, message_id: str, state: str, note: 
 
 def deliveries(redis: Redis, endpoint: Endpoint, limit: int = 50) -> list[dict[str, Any]]:
     """The endpoint's delivery log, newest first, without the bodies' signatures (none are stored)."""
-    ids = [_text(m) for m in redis.zrevrange(keys.webhook_log_order(endpoint.org, endpoint.id), 0, limit - 1)]
+    ids = [as_text(m) for m in redis.zrevrange(keys.webhook_log_order(endpoint.org, endpoint.id), 0, limit - 1)]
     if not ids:
         return []
     raws = redis.hmget(keys.webhook_log(endpoint.org, endpoint.id), ids)
@@ -197,7 +194,7 @@ def wants_clock(redis: Redis, org: str) -> list[Endpoint]:
 
 def org_repos(redis: Redis, org: str) -> list[str]:
     """The org's managed repos (lower-cased), sorted."""
-    return sorted(r for r in (_text(m) for m in redis.smembers(keys.MANAGED_REPOS)) if r.split("/", 1)[0] == org)
+    return sorted(r for r in (as_text(m) for m in redis.smembers(keys.MANAGED_REPOS)) if r.split("/", 1)[0] == org)
 
 
 def schedule_clock(redis: Redis, org: str, when: datetime | None = None) -> bool:

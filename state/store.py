@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from redis import Redis, WatchError
 from redis.client import Pipeline
 
-from core import keys, records, state_record
+from core import keys, state_format, verdict_format
 from core.holds import Exemption
 from core.prstate import PullState
 from state import verdicts
@@ -40,11 +40,11 @@ class RepoMeta:
 
 
 def _decode(raw: bytes | str | None, repo: str, number: int) -> tuple[PullState, int | None]:
-    """The stored state (`core.records`) and its version; None for a state of an earlier release's
+    """The stored state (`core.state_format`) and its version; None for a state of an earlier release's
     format, whose version is the legacy counter key. An unknown format raises (never read as empty)."""
     if raw is None:
         return PullState(repo=repo, number=number), 0
-    data, version = state_record.decode_state(raw, repo, number)
+    data, version = state_format.decode_state(raw, repo, number)
     return PullState.from_dict(data), version
 
 
@@ -79,8 +79,8 @@ def update_pull(
 ) -> tuple[PullState, bool]:
     """Apply a pure change atomically; returns the new state and whether anything changed.
 
-    The state (carrying its version, `core.records`) and ``request`` (the PR's recompute) are one EXEC: a worker killed
-    at any point leaves either all of them or none."""
+    The state (carrying its version, `core.state_format`) and ``request`` (the PR's recompute) are one EXEC: a
+    worker killed at any point leaves either all of them or none."""
     key, legacy = keys.pr_state(repo, number), keys.legacy_state_version(repo, number)
     with redis.pipeline() as pipe:
         while True:
@@ -98,7 +98,7 @@ def update_pull(
                 pipe.multi()
                 ttl = None if after.facts is None or after.facts.open else CLOSED_STATE_TTL
                 # The version lives in the record: one key per PR state, not two (design §7 footprint).
-                pipe.set(key, state_record.encode_state(after.to_dict(), version + 1), ex=ttl)
+                pipe.set(key, state_format.encode_state(after.to_dict(), version + 1), ex=ttl)
                 pipe.delete(legacy)
                 if request is not None:
                     request.add(pipe)
@@ -162,7 +162,7 @@ def next_verdict_version(redis: Redis, repo: str, number: int, previous: dict[st
 
 def put_verdict(pipe: Pipeline, repo: str, number: int, record: dict[str, Any]) -> None:
     """Write a verdict record (API shape) in ``pipe``: stored compact, carrying its version."""
-    pipe.set(keys.verdict(repo, number), records.encode_verdict(record))
+    pipe.set(keys.verdict(repo, number), verdict_format.encode_verdict(record))
     pipe.delete(keys.verdict_version(repo, number))  # a closed PR's (or an earlier release's) counter
 
 

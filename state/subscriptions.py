@@ -24,6 +24,7 @@ from rq import Queue
 
 from core import jobs, keys
 from core.notices import Notice, freed, hook_notice, notice, remembered
+from state.decoding import as_text
 from state.queueing import options
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ def subscribers(redis: Redis, targets: tuple[str, ...]) -> dict[str, Subscriptio
     merged: dict[str, Subscription] = {}
     for table in found:
         for channel, raw in table.items():
-            name = channel.decode() if isinstance(channel, bytes) else str(channel)
+            name = as_text(channel)
             merged[name] = Subscription(**json.loads(raw))
     return merged
 

@@ -2,7 +2,7 @@
 and the CLI alike (the agent hook keeps its own raw-socket read for its start-up budget).
 
 A leaf: Redis and `core` only, so the web tier can use it without importing the worker stack. The
-records are written by the recompute (`workers/publishing/recompute.py`), stored compact by `core.records`;
+records are written by the recompute (`workers/publishing/recompute.py`), stored compact by `core.verdict_format`;
 the shape read back is `core.verdict.verdict_record`. A record that is missing, unreadable or in an
 unknown format reads as None — unknown, which every caller treats as "not established", never as free.
 """
@@ -13,19 +13,16 @@ from typing import Any
 
 from redis import Redis
 
-from core import keys, records
+from core import keys, verdict_format
+from state.decoding import as_text
 
 Record = dict[str, Any]
 
 
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
 def parse(raw: Any, repo: str, number: int) -> Record | None:
-    """The value of ``keys.verdict(repo, number)`` (`core.records`, either format) in the API shape, or
+    """The value of ``keys.verdict(repo, number)`` (`core.verdict_format`, either format) in the API shape, or
     None when absent, unreadable or in an unknown format."""
-    return records.decode_verdict(raw, repo, number)
+    return verdict_format.decode_verdict(raw, repo, number)
 
 
 def load(r: Redis, repo: str, number: int) -> Record | None:
@@ -35,7 +32,7 @@ def load(r: Redis, repo: str, number: int) -> Record | None:
 
 def held_numbers(r: Redis, repo: str) -> list[int]:
     """The PR numbers in the repo's held set, ascending."""
-    return sorted(int(n) for n in r.smembers(keys.held_prs(repo)) if _text(n).isdigit())
+    return sorted(int(n) for n in r.smembers(keys.held_prs(repo)) if as_text(n).isdigit())
 
 
 def held_records(r: Redis, repos: list[str]) -> list[tuple[str, int, Record | None]]:
@@ -48,7 +45,7 @@ def held_records(r: Redis, repos: list[str]) -> list[tuple[str, int, Record | No
         (name, int(n))
         for name, members in zip(repos, pipe.execute(), strict=True)
         for n in members
-        if _text(n).isdigit()
+        if as_text(n).isdigit()
     )
     pipe = r.pipeline(transaction=False)
     for name, number in prs:

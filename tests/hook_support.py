@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core import branch_freezes, keys, records
+from core import branch_freezes, keys, verdict_format
 from core.holds import Hold, Source
 from core.repo_config import RepoConfig
 from core.verdict import Verdict, verdict_record
@@ -89,11 +89,11 @@ def store(redis: Any, repo: str, number: int, rec: dict[str, Any] | str | None, 
         if not redis.exists(keys.branch_freezes(repo)):
             store_freezes(redis, repo, freezes_record(repo))
     if rec is not None:
-        redis.set(keys.verdict(repo, number), rec if isinstance(rec, str) else records.encode_verdict(rec))
+        redis.set(keys.verdict(repo, number), rec if isinstance(rec, str) else verdict_format.encode_verdict(rec))
         if isinstance(rec, dict) and rec.get("held"):
             redis.sadd(keys.held_prs(repo), number)
             redis.hset(keys.held_heads(repo), str(number),
-                       records.encode_held_head(rec.get("base"), rec.get("head_sha"), rec.get("description")))
+                       verdict_format.encode_held_head(rec.get("base"), rec.get("head_sha"), rec.get("description")))
     if head is not None:
         redis.set(keys.head_index(repo, head), number)
 

@@ -11,9 +11,9 @@ import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.tokens import create as create_token
-from app.tokens import revoke
 from core import keys
+from merge_hold.tokens import create as create_token
+from merge_hold.tokens import revoke
 from tests.webapp_support import closed_port_url, hold, make_app, store_verdict
 
 REPO = "Octo/Widgets"

@@ -11,8 +11,8 @@ import pytest
 import redis
 from flask import Flask
 
-from app.tokens import create as create_token
 from core import keys
+from merge_hold.tokens import create as create_token
 from tests.chat_support import drain, dry_runtime, manage
 from tests.webapp_support import make_app
 

@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 from tests.import_graph import find_cycle, graph, imported
 
 WEB_MODULES = ["app", "app.chat", "app.api", "app.auth", "app.dashboard", "app.health", "app.reads",
-               "app.services", "app.webhooks", "app.tokens"]
+               "app.services", "app.webhooks", "app.token_store"]
 
 
 def test_the_web_tier_loads_no_worker_stack() -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from app.tokens import create as create_token
 from core import branch_freezes, keys
 from core.holds import Hold, Source
 from core.repo_config import FreezeWindow, RepoConfig
 from hook import freezes
+from merge_hold.tokens import create as create_token
 from state import branch_freezes as stored
 from state import room_holds
 from tests.chat_support import drain, dry_runtime, manage

@@ -14,10 +14,10 @@ from icalendar import Calendar
 from redis import Redis
 
 from app.calendar_feed import build
-from app.tokens import create as create_token
-from app.tokens import revoke
 from core import freeze
 from core.repo_config import DAYS, FreezeWindow
+from merge_hold.tokens import create as create_token
+from merge_hold.tokens import revoke
 from state import room_holds, store
 from tests.webapp_support import make_app
 

@@ -18,8 +18,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from app.tokens import create as create_token
 from core import keys
+from merge_hold.tokens import create as create_token
 from state import room_holds
 from tests.chat_support import (
     GADGETS,

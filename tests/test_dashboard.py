@@ -12,9 +12,9 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from app.dashboard import ago
-from app.tokens import revoke
 from core import keys
 from core.holds import from_iso
+from merge_hold.tokens import revoke
 from tests.webapp_support import closed_port_url, hold, make_app, post_form, serving, store_verdict
 
 REPO = "octo/widgets"

@@ -191,3 +191,18 @@ def test_an_unquoted_window_is_read_as_the_workers_read_it(world: GitHubEmulator
     bob = app_for(redis_client, tmp_path / "bob", world).test_client()
     sign_in(bob, world, "bob")  # read access: enough under this file's hold_permission
     assert 'class="hold-form"' in bob.get(f"/{REPO}/pull/2").get_data(as_text=True)
+
+
+@pytest.mark.parametrize(("loaded", "may_hold"), [(True, True), (False, False)])
+def test_a_config_not_loaded_yet_is_not_shown_as_read(world: GitHubEmulator, redis_client: redis.Redis,
+                                                      tmp_path: Path, loaded: bool, may_hold: bool) -> None:
+    """Issue 31 item 4: the dashboard reads a repo's config by the workers' one rule
+    (`state.config_file.repo_config`). A file whose reading is not finished (``config_loaded`` false: the
+    workers post `error` meanwhile) grants nothing: bob (read access) may hold only once it is loaded."""
+    meta = store.load_repo(redis_client, REPO)
+    assert meta is not None
+    store.save_repo(redis_client, REPO, store.RepoMeta(**{**meta.__dict__, "config_loaded": loaded,
+                                                          "config_text": CONFIG + "hold_permission: read\n"}))
+    bob = app_for(redis_client, tmp_path / "bob", world).test_client()
+    sign_in(bob, world, "bob")
+    assert ('class="hold-form"' in bob.get(f"/{REPO}/pull/2").get_data(as_text=True)) is may_hold

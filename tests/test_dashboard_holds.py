@@ -15,9 +15,9 @@ import pytest
 from flask.testing import FlaskClient
 from redis import Redis
 
-from app.tokens import create as create_token
 from core import keys
 from core.holds import from_iso, to_iso
+from merge_hold.tokens import create as create_token
 from state import room_holds
 from tests.chat_support import head_sha, seed_repo
 from tests.e2e_support import Service, fixture, service_settings

@@ -17,8 +17,8 @@ import pytest
 from werkzeug.serving import make_server
 
 from app import create_app
-from app.tokens import create
 from hook.tools.acl import apply
+from merge_hold.tokens import create
 from tests.e2e_support import Service, held_widgets
 from tests.emulator import GitHubEmulator
 from tests.hook_support import git_checkout, payload, run_guard, write_spec

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from app.tokens import create as create_token
 from core import keys
 from core.chat_grammar import ChatCommand
+from merge_hold.tokens import create as create_token
 from state import store
 from tests.chat_support import head_sha
 from tests.e2e_support import Service

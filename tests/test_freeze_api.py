@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from app.tokens import create as create_token
-from app.tokens import revoke
 from core.freeze_outlook import deployments_allowed, outlook
 from core.holds import Hold, Source, to_iso
 from core.repo_config import FreezeWindow, RepoConfig
+from merge_hold.tokens import create as create_token
+from merge_hold.tokens import revoke
 from state import room_holds, store
 from tests.webapp_support import make_app
 

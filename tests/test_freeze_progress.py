@@ -14,13 +14,14 @@ import pytest
 import redis
 from redis.client import Pipeline
 
-from core import keys, records
+from core import keys, verdict_format
 from core.freeze_gate import ALL, freeze_mark
 from core.holds import Exemption, Hold, Source
 from core.status import build_status
 from core.verdict import Verdict, verdict_record
 from state.freeze_progress import Count, progress, wanted_posted
-from workers.publishing.write import posted_form, wanted_status
+from state.posted_status import form as posted_form
+from state.posted_status import wanted_status
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
@@ -40,7 +41,7 @@ def seed_pr(r: redis.Redis, repo: str, number: int, holds: tuple[Hold, ...], *, 
         shown, target_url=f"http://dash/{repo}/pull/{number}"))
     if bound:
         record["freeze_mark"] = freeze_mark(verdict, True, None)
-    r.set(keys.verdict(repo, number), records.encode_verdict(record))
+    r.set(keys.verdict(repo, number), verdict_format.encode_verdict(record))
     r.sadd(keys.open_prs(repo), number)
     r.sadd(keys.MANAGED_REPOS, repo)
     want = wanted_status(record)
@@ -157,7 +158,7 @@ def test_an_org_of_50_repos_and_5000_prs_takes_two_round_trips(redis_client: red
             for number in range(1, 101):
                 record = verdict_record(Verdict(repo, number, (org,), head_sha=f"{number:040x}", base="main"),
                                         version=1, computed_at=NOW, status={"state": "failure", "description": "x"})
-                pipe.set(keys.verdict(repo, number), records.encode_verdict(record))
+                pipe.set(keys.verdict(repo, number), verdict_format.encode_verdict(record))
                 pipe.sadd(keys.open_prs(repo), number)
         pipe.execute()
     executes = []

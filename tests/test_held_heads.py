@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from redis import Redis
 
-from core import keys, records
+from core import keys, verdict_format
 from state import store
 from tests.chat_support import dry_runtime, manage
 from tests.publish_now import publish
@@ -22,7 +22,7 @@ REPO = "acme/widgets"
 
 def heads(redis: Redis) -> dict[str, dict[str, str]]:
     raw: dict[bytes, bytes] = redis.hgetall(keys.held_heads(REPO))  # type: ignore[assignment]
-    return {k.decode(): records.expand_held_head(json.loads(v)) or {} for k, v in raw.items()}
+    return {k.decode(): verdict_format.expand_held_head(json.loads(v)) or {} for k, v in raw.items()}
 
 
 def test_held_prs_carry_base_and_head_sha_and_leave_the_index_when_free(redis_client: Redis,

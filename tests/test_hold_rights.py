@@ -26,10 +26,10 @@ import redis
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.tokens import create as create_token
 from core import keys
 from core.hold_rights import Actor, ChatUser, Facts, GitHubUser, Token, may_lift
 from core.permissions import Permission
+from merge_hold.tokens import create as create_token
 from state import chat_links, room_holds
 from state.chat_links import ChatIdentity
 from tests.chat_support import (

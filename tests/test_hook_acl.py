@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import redis
 
-from core import keys, records
+from core import keys, verdict_format
 from hook.tools.acl import READ_PATTERNS, main, redis_major_version, verdict_source
 from merge_hold.redis_server import LocalRedis
 from tests.hook_support import hold, payload, record, run_guard, store, write_spec
@@ -91,12 +91,12 @@ def test_the_hook_user_reads_verdicts_and_appends_events(hook_user: tuple[redis.
     admin, hook, _ = hook_user
     rec = record(REPO, 5, [hold("comment", "alice", "wait")])
     store(admin, REPO, 5, rec, head="feature/x")
-    assert records.decode_verdict(hook.get(keys.verdict(REPO, 5)), REPO, 5) == rec
-    assert hook.mget(keys.verdict(REPO, 5), keys.managed(REPO)) == [records.encode_verdict(rec).encode(), b"1"]
+    assert verdict_format.decode_verdict(hook.get(keys.verdict(REPO, 5)), REPO, 5) == rec
+    assert hook.mget(keys.verdict(REPO, 5), keys.managed(REPO)) == [verdict_format.encode_verdict(rec).encode(), b"1"]
     assert hook.get(keys.head_index(REPO, "feature/x")) == b"5"
     assert hook.scard(keys.held_prs(REPO)) == 1 and hook.smembers(keys.held_prs(REPO)) == {b"5"}
     assert hook.exists(keys.managed(REPO)) == 1
-    head = records.encode_held_head("main", rec["head_sha"], "Held").encode()
+    head = verdict_format.encode_held_head("main", rec["head_sha"], "Held").encode()
     assert hook.hgetall(keys.held_heads(REPO)) == {b"5": head}
     assert run_role(hook)[0] == b"master"
     assert hook.xadd(keys.HOOK_EVENTS, {"event": "hook.gate.fired", "data": "{}"})

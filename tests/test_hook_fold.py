@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from core import keys
-from hook import records
+from hook import evidence
 from hook.tools.fold import FOLD_CAP, fold
 from merge_hold.redis_server import free_port
 from tests.hook_support import write_spec
@@ -41,10 +41,10 @@ SECRETS = [
 
 @pytest.mark.parametrize(("command", "secret"), SECRETS)
 def test_scrub_hides_secret_rows(command: str, secret: str) -> None:
-    scrubbed = records.scrub(command)
+    scrubbed = evidence.scrub(command)
     assert secret not in scrubbed
-    assert records.MASK in scrubbed
-    assert records.scrub(scrubbed) == scrubbed  # idempotent: re-scrubbing at fold time changes nothing
+    assert evidence.MASK in scrubbed
+    assert evidence.scrub(scrubbed) == scrubbed  # idempotent: re-scrubbing at fold time changes nothing
 
 
 @pytest.mark.parametrize(
@@ -55,12 +55,12 @@ def test_scrub_hides_secret_rows(command: str, secret: str) -> None:
      "gh api graphql -f query='mutation { mergePullRequest(input: {pullRequestId: \"PR_kw\"}) { x } }'"],
 )
 def test_scrub_keeps_ordinary_commands(command: str) -> None:
-    assert records.scrub(command) == command
+    assert evidence.scrub(command) == command
 
 
 def test_record_shape_digest_and_clip() -> None:
     command = "GH_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 gh pr merge 5 " + "x" * 5000
-    rec = records.make_record(
+    rec = evidence.make_record(
         spec_version=1, time_iso="2026-01-05T10:00:00Z",
         payload={"session_id": "s", "tool_use_id": "toolu_1", "tool_name": "Bash", "cwd": 5},
         command=command, repo="acme/widgets", pr=5, decision="block", code="held",
@@ -122,7 +122,7 @@ def test_failed_fold_keeps_records_for_the_next(redis_client: redis.Redis, redis
     code, line = fold(str(down))
     assert code == 1 and "records kept" in line
     _write(rec_file, [{"n": 2}])  # a guard call after the failed fold
-    records.append(str(rec_file), [{"n": 3}])
+    evidence.append(str(rec_file), [{"n": 3}])
     code, line = fold(str(write_spec(tmp_path, redis_url)))
     assert code == 0 and [e["n"] for e in _stream(redis_client)] == [1, 2, 3]
     assert list(tmp_path.glob("records.jsonl*")) == []
@@ -133,7 +133,7 @@ def test_fold_through_the_real_app(redis_client: redis.Redis, tmp_path: Path) ->
 
     app, token = make_app(redis_client, tmp_path)
     (tmp_path / "token").write_text(token + "\n")
-    records.append(str(tmp_path / "records.jsonl"), [{"repo": "acme/widgets", "pr": 5, "decision": "block"}])
+    evidence.append(str(tmp_path / "records.jsonl"), [{"repo": "acme/widgets", "pr": 5, "decision": "block"}])
     with serving(app) as base:
         spec = write_spec(tmp_path, base, token_file=str(tmp_path / "token"))
         assert fold(str(spec)) == (0, "merge-hold: folded 1 hook record into the audit log")

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import redis
 
-from core import records
+from core import verdict_format
 from hook.judgement import how_to_lift
 from hook.tools.claude_settings import block_for
 from merge_hold.redis_server import free_port
@@ -154,7 +154,7 @@ def test_unknown_verdict_rows(world: dict[str, Any], prepare: str, on_unknown: s
         "missing": None,
         "error": record(REPO, 12, [], error="repo config invalid: line 3"),
         # a stored format this hook does not know (a newer engine's): never read as free
-        "schema": json.dumps({**records.pack_verdict(record(REPO, 12, [])), "f": 99}),
+        "schema": json.dumps({**verdict_format.pack_verdict(record(REPO, 12, [])), "f": 99}),
         "legacy-schema": json.dumps({**record(REPO, 12, []), "schema": 2}),  # the unpacked shape, schema 2
         "garbage": "{truncated",
     }[prepare]

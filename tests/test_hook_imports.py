@@ -19,7 +19,7 @@ NEVER = {"flask", "werkzeug", "github", "redis", "rq", "requests", "urllib3", "j
          "slack_sdk", "prometheus_client", "asyncio", "gunicorn"}
 """Heavy or server-side packages the guard must never load, whatever the tool call."""
 NOT_FOR_NON_MERGES = NEVER | {"tree_sitter", "tree_sitter_bash", "json", "socket", "_socket", "ssl", "http",
-                              "hashlib", "hook.verdicts.sources", "hook.verdicts.redis_client", "hook.records",
+                              "hashlib", "hook.verdicts.sources", "hook.verdicts.redis_client", "hook.evidence",
                               "hook.decide"}
 """A non-merge command pays for reading the spec and the tool call, and the detection prefilter only."""
 NOT_FOR_REDIS_MERGES = NEVER | {"socket", "ssl", "http", "urllib", "json", "hashlib", "encodings.idna"}
@@ -89,7 +89,7 @@ def test_a_merge_with_a_redis_verdict_stays_light(spec: Path, tmp_path: Path) ->
     cwd = git_checkout(tmp_path / "co")
     code, names = imported(fast(spec), payload("gh pr merge 5 --squash -R acme/widgets", cwd=str(cwd)))
     assert code == 2
-    assert "hook.verdicts.sources" in names and "hook.records" in names  # the path was really taken
+    assert "hook.verdicts.sources" in names and "hook.evidence" in names  # the path was really taken
     assert names & NOT_FOR_REDIS_MERGES == set()
 
 

@@ -6,11 +6,17 @@ layers in one direction only —
 Every import counts: module level, inside functions, under ``TYPE_CHECKING``, and a module's name
 spelled as a string (a lazy command table). `merge_hold` also holds the foundation every process shares
 (settings, the Redis connection, the argument parser, logging), which may import `core` only. Inside
-`workers/` the folders run one way (github ← runtime ← publishing ← events ← chat ← outgoing ← ops, intake ← ops),
+`workers/` the folders run one way (github ← runtime ← publishing ← events ← dashboard ← chat ← outgoing ← ops,
+intake ← ops),
 and inside `publishing/` the path does: outbox ← request ← write ← drain ← recompute.
 """
 
 from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -29,7 +35,7 @@ ALLOWED = {
     # The guard reads Redis with its own socket code; its tools share the argument parser only.
     "hook": {"core", "hook", "cliargs"},
 }
-WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "chat", "outgoing", "ops"]
+WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "dashboard", "chat", "outgoing", "ops"]
 """Each may import the ones before it (``intake`` stands beside them: state and runtime only)."""
 PUBLISHING = ["locks", "pacing", "outbox", "expedite", "request", "group_status", "write", "drain",
               "merge_groups", "org_rulesets", "freeze_rulesets",
@@ -109,3 +115,60 @@ def test_a_backward_import_would_be_caught() -> None:
     assert not allowed("merge_hold.settings", "state.store")
     assert allowed("hook.tools.install", "merge_hold.cliargs") and allowed("merge_hold.doctor", "workers.ops.cli")
     assert find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+STATE_LIBRARIES = {"redis", "rq", "yaml"}
+"""What `state/` may import beside the standard library and `core` (its `__init__` says so)."""
+CLOCKS = {("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today"), ("date", "today"),
+          ("time", "time"), ("time", "monotonic"), ("time", "perf_counter"), ("time", "time_ns")}
+"""Ways to read the clock: `core/` is given its time (docs/architecture.md: "no clock unless passed in")."""
+
+
+def _imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def test_state_imports_only_what_its_package_says() -> None:
+    """What `state/__init__.py` promises is true: the libraries it names are all it imports, and none it
+    imports is in its "never" list (it said rq once, while `state.queueing` imported it)."""
+    doc = ast.get_docstring(ast.parse((ROOT / "state" / "__init__.py").read_text(encoding="utf-8"))) or ""
+    never = re.search(r"never ([^—;]*)", doc)
+    spelled = {"redis": "redis-py", "rq": "rq", "yaml": "PyYAML"}
+    imported = set().union(*(_imported_roots(path) for path in (ROOT / "state").glob("*.py")))
+    assert never is not None and all(re.search(rf"\b{spelled[lib]}\b", doc) for lib in STATE_LIBRARIES & imported)
+    assert not [lib for lib in STATE_LIBRARIES & imported if re.search(rf"\b{spelled[lib]}\b", never[1])], never[1]
+    bad = sorted(f"{path.name}: {root}" for path in (ROOT / "state").glob("*.py") for root in _imported_roots(path)
+                 if root not in sys.stdlib_module_names | STATE_LIBRARIES | {"core", "state", "__future__"})
+    assert not bad, bad
+
+
+def clock_reads(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and (node.func.value.id, node.func.attr) in CLOCKS:
+            found.append(f"line {node.lineno}: {node.func.value.id}.{node.func.attr}()")
+    return found
+
+
+@pytest.mark.parametrize(("source", "found"), [
+    ("from datetime import UTC, datetime\nx = datetime.now(UTC)\n", ["line 2: datetime.now()"]),
+    ("import time\ndef f():\n    return time.monotonic()\n", ["line 3: time.monotonic()"]),
+    ("def f(now):\n    return now.replace(hour=0)\n", []),
+    ("from datetime import datetime\nx = datetime.fromisoformat('2026-01-01')\n", []),
+])
+def test_the_clock_reader_finder(source: str, found: list[str]) -> None:
+    assert clock_reads(source) == found
+
+
+def test_core_reads_no_clock() -> None:
+    bad = [f"{path.relative_to(ROOT)} {read}" for path in sorted((ROOT / "core").rglob("*.py"))
+           for read in clock_reads(path.read_text(encoding="utf-8"))]
+    assert not bad, bad

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from app.tokens import create as create_token
 from core import jobs, keys
 from core.prstate import Facts
+from merge_hold.tokens import create as create_token
 from state import room_holds, store, subscriptions
 from tests.chat_support import (
     BINDING,

@@ -30,6 +30,9 @@ FLAT_LAYOUT = {
 """Every job address of the release before the folders (its `core/jobs.py`), spelled out here so that a
 row dropped from `MOVED` fails this test."""
 
+MOVED_SINCE = {"workers.chat.dashboard_holds.dashboard_command_job"}
+"""Addresses of the folder layout that a later move changed (issue 31: the dashboard's job left chat/)."""
+
 
 BORN_IN_FOLDERS = {jobs.WEBHOOK_DELIVERY.address, jobs.FREEZE_CLOCK.address, jobs.EXEMPTION_NEWS.address,
                    jobs.CHECK_RUNS.address, jobs.EXEMPTION_REQUEST.address, jobs.BOOTSTRAP.address}
@@ -37,11 +40,11 @@ BORN_IN_FOLDERS = {jobs.WEBHOOK_DELIVERY.address, jobs.FREEZE_CLOCK.address, job
 
 
 def test_every_old_address_is_kept() -> None:
-    assert set(jobs.MOVED) == FLAT_LAYOUT
+    assert set(jobs.MOVED) == FLAT_LAYOUT | MOVED_SINCE
     assert {row.address for row in jobs.MOVED.values()} == {row.address for row in jobs.ALL} - BORN_IN_FOLDERS
 
 
-@pytest.mark.parametrize("old", sorted(FLAT_LAYOUT))
+@pytest.mark.parametrize("old", sorted(FLAT_LAYOUT | MOVED_SINCE))
 def test_an_old_address_imports_the_function_its_row_names(old: str) -> None:
     # rq's own resolver, as a worker runs a stored job.
     assert import_attribute(old) is import_attribute(jobs.MOVED[old].address)
@@ -54,6 +57,8 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
         workers.nothing_here  # noqa: B018
     with pytest.raises(ValueError):
         import_attribute("workers.funnel.no_such_job")
+    with pytest.raises(ValueError):
+        import_attribute("workers.chat.dashboard_holds.no_such_job")
 
 
 @pytest.fixture()
@@ -74,12 +79,18 @@ def test_a_new_worker_drains_jobs_the_old_layout_queued(svc: Service, github_emu
     queue.enqueue("workers.events.handle_delivery", delivery.event, delivery.delivery_id, delivery.body)
     queue.enqueue("workers.publish.recompute_job", REPO, 2)
     queue.enqueue("workers.funnel.drain_job", "inst-1")
+    # The dashboard's job under the address it had in chat/ before issue 31: alice lifts her own hold on #2.
+    lift = queue.enqueue("workers.chat.dashboard_holds.dashboard_command_job", REPO, 2, {
+        "kind": "lift", "actor": "alice", "permission": 3, "is_author": False, "at": datetime.now(UTC).isoformat(),
+        "target": "alice"})
     for worker in worker_processes(svc.settings, 1):
         _out, err = worker.communicate(timeout=120)
         assert worker.returncode == 0, err.decode()[-2000:]
     assert not queue.failed_job_registry.count, [queue.fetch_job(i).exc_info for i in  # type: ignore[union-attr]
                                                   queue.failed_job_registry.get_job_ids()]
     assert (svc.verdict(REPO, 1) or {}).get("held") is True
+    lift.refresh()  # type: ignore[no-untyped-call]
+    assert lift.is_finished, lift.get_status()
     assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"
     assert (latest(github_emulator, REPO, 2) or {}).get("state") == "success"
     assert not svc.redis.exists(keys.recompute_queued(REPO, 1))

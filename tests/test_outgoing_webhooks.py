@@ -14,8 +14,8 @@ from redis import Redis
 from rq.registry import ScheduledJobRegistry
 from standardwebhooks.webhooks import Webhook
 
-from app.tokens import create as create_token
 from core import jobs, keys
+from merge_hold.tokens import create as create_token
 from state import audit, outgoing, store, webhook_endpoints
 from tests.chat_support import drain, dry_runtime, emulated_service, seed_repo
 from tests.emulator import GitHubEmulator

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
-from app.tokens import create as create_token
 from core.comment_rules import Outcome
 from core.escaping import ZWSP, for_github_comment, for_mattermost, for_slack
 from core.feedback import decide
 from core.incidents import comment
 from core.tamper import held_pr_answer
+from merge_hold.tokens import create as create_token
 from state import room_holds
 from tests.chat_support import (
     MATTERMOST_TOKEN,

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from app.tokens import create as create_token
 from core import keys
 from core.chat_grammar import ChatCommand
 from core.freeze_gate import FREEZE_CONTEXT
+from merge_hold.tokens import create as create_token
 from state import store
 from tests.chat_support import drain as run_jobs
 from tests.chat_support import head_sha

@@ -22,9 +22,9 @@ from typing import Any, cast
 
 import pytest
 
-from app.tokens import create as create_token
 from core import keys
 from merge_hold import samples
+from merge_hold.tokens import create as create_token
 from tests.e2e_support import Service, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
 from tests.webapp_support import post_form

@@ -1,4 +1,4 @@
-"""The stored encoding of PR states and verdict records (`core.records`, design §7 footprint).
+"""The stored encoding of PR states and verdict records (`core.verdict_format`, design §7 footprint).
 
 Round trips are exact for every shape the workers write (table rows, adversarial ones included); a
 record in no known format reads as unknown — never as free or as an empty state; records of the
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from redis import Redis
 
-from core import keys, records, state_record
+from core import keys, state_format, verdict_format
 from core.exempt_labels import LabelGrant
 from core.holds import Hold, Source
 from core.prstate import Facts, PullState, PushEdge, Register
@@ -90,27 +90,27 @@ VERDICT_ROWS: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("record", VERDICT_ROWS.values(), ids=VERDICT_ROWS.keys())
 def test_verdict_round_trip_is_exact(record: dict[str, Any]) -> None:
-    stored = records.encode_verdict(record)
-    assert records.decode_verdict(stored, REPO, 7) == record
-    assert records.decode_verdict(stored.encode(), str(record["repo"]).upper(), 7) == record
+    stored = verdict_format.encode_verdict(record)
+    assert verdict_format.decode_verdict(stored, REPO, 7) == record
+    assert verdict_format.decode_verdict(stored.encode(), str(record["repo"]).upper(), 7) == record
     assert len(stored) < len(json.dumps(record, separators=(",", ":")))
 
 
 def test_the_bench_verdict_is_small() -> None:
     holds = (_hold("comment", "alice", origin=f"{URL}#issuecomment-10001", reason="waiting for the DB migration"),
              _hold("comment", "bob", origin=f"{URL}#issuecomment-10002", reason="security review pending"))
-    assert len(records.encode_verdict(_record(holds))) <= 440
+    assert len(verdict_format.encode_verdict(_record(holds))) <= 440
 
 
 UNKNOWN_VERDICTS: dict[str, object] = {
     "not an object": [1, 2],
-    "a later format": {**records.pack_verdict(_record(())), "f": 3},
-    "format 2 without held": {k: v for k, v in records.pack_verdict(_record(())).items() if k != "h"},
-    "held not a bool": {**records.pack_verdict(_record(())), "h": "no"},
-    "holds not a list": {**records.pack_verdict(_record(())), "hs": {"a": 1}},
-    "a hold not an object": {**records.pack_verdict(_record(())), "hs": ["x"]},
-    "a comment id not a number": {**records.pack_verdict(_record(())), "hs": [{"h": "a", "pc": "x"}]},
-    "repo not text": {**records.pack_verdict(_record(())), "r": ["acme/widgets"]},
+    "a later format": {**verdict_format.pack_verdict(_record(())), "f": 3},
+    "format 2 without held": {k: v for k, v in verdict_format.pack_verdict(_record(())).items() if k != "h"},
+    "held not a bool": {**verdict_format.pack_verdict(_record(())), "h": "no"},
+    "holds not a list": {**verdict_format.pack_verdict(_record(())), "hs": {"a": 1}},
+    "a hold not an object": {**verdict_format.pack_verdict(_record(())), "hs": ["x"]},
+    "a comment id not a number": {**verdict_format.pack_verdict(_record(())), "hs": [{"h": "a", "pc": "x"}]},
+    "repo not text": {**verdict_format.pack_verdict(_record(())), "r": ["acme/widgets"]},
     "an unknown legacy schema": {**_record(()), "schema": 2},
     "empty": {},
 }
@@ -120,7 +120,7 @@ UNKNOWN_VERDICTS: dict[str, object] = {
 def test_unknown_verdicts_are_not_established(data: object) -> None:
     """Never a record at all, so never free: the API and workers read None, the hook ``on_unknown``."""
     raw = json.dumps(data)
-    assert records.expand_verdict(data, REPO, 7) is None and verdicts.parse(raw, REPO, 7) is None
+    assert verdict_format.expand_verdict(data, REPO, 7) is None and verdicts.parse(raw, REPO, 7) is None
     record, problem = _decode_record(raw.encode(), REPO, 7)
     assert record is None and problem == "the verdict record is in an unknown format"
 
@@ -132,7 +132,7 @@ def test_earlier_full_verdicts_read_as_they_are() -> None:
 
 
 def test_the_default_hold_label_is_the_configs() -> None:
-    assert RepoConfig().hold_label == records.DEFAULT_HOLD_LABEL
+    assert RepoConfig().hold_label == verdict_format.DEFAULT_HOLD_LABEL
 
 
 def _register(**over: Any) -> Register:
@@ -174,9 +174,9 @@ STATE_ROWS: dict[str, PullState] = {
 
 @pytest.mark.parametrize("state", STATE_ROWS.values(), ids=STATE_ROWS.keys())
 def test_state_round_trip_is_exact(state: PullState) -> None:
-    stored = state_record.encode_state(state.to_dict(), 12)
+    stored = state_format.encode_state(state.to_dict(), 12)
     for spelling in (state.repo, state.repo.upper()):  # the key's repo, however the caller spells it
-        data, version = state_record.decode_state(stored, spelling, 7)
+        data, version = state_format.decode_state(stored, spelling, 7)
         assert (PullState.from_dict(data), version) == (state, 12)
 
 
@@ -184,16 +184,16 @@ def test_state_fields_do_not_collide_with_stored_names() -> None:
     """Fields pass through unshortened when this module does not know them; a new field must not be
     spelled like a stored short name (it would be lost)."""
     full = STATE_ROWS["reviews, dismissals, pushes, labels, lift-all"].to_dict()
-    shorts = {short for _, short in state_record._STATE} | {"f", "v"}
-    assert not (set(full) - {name for name, _ in state_record._STATE}) & shorts
-    assert set(_record(()) ) <= {name for name, _ in records._VERDICT} | {"schema"}
+    shorts = {short for _, short in state_format._STATE} | {"f", "v"}
+    assert not (set(full) - {name for name, _ in state_format._STATE}) & shorts
+    assert set(_record(()) ) <= {name for name, _ in verdict_format._VERDICT} | {"schema"}
 
 
 @pytest.mark.parametrize("raw", ["[1]", "not json", '{"f": 3, "v": 1}', '{"f": 2, "repo": "a/b"}',
                                  '{"f": 2, "v": 1, "repo": "a/b", "n": 1, "c": []}', '{"number": 1}'])
 def test_unknown_states_raise(raw: str) -> None:
-    with pytest.raises(records.UnknownFormat):
-        state_record.decode_state(raw, REPO, 7)
+    with pytest.raises(verdict_format.UnknownFormat):
+        state_format.decode_state(raw, REPO, 7)
 
 
 # -- in Redis --------------------------------------------------------------------------------------
@@ -219,7 +219,7 @@ def test_an_earlier_state_keeps_counting_and_drops_its_counter(redis_client: Red
 
 def test_an_unknown_state_is_never_overwritten_as_empty(redis_client: Redis) -> None:
     redis_client.set(keys.pr_state(REPO, 7), '{"f": 9}')
-    with pytest.raises(records.UnknownFormat):
+    with pytest.raises(verdict_format.UnknownFormat):
         store.update_pull(redis_client, REPO, 7, lambda s: replace(s, synced=True))
     assert redis_client.get(keys.pr_state(REPO, 7)) == b'{"f": 9}'
 
@@ -261,5 +261,5 @@ def test_an_earlier_verdict_is_read_and_its_version_continued(redis_client: Redi
     publish(rt, REPO, 7, NOW)
     new = store.load_verdict(redis_client, REPO, 7)
     assert new is not None and new["version"] == 18 and new["held"]
-    assert json.loads(redis_client.get(keys.verdict(REPO, 7)) or b"")["f"] == records.FORMAT
+    assert json.loads(redis_client.get(keys.verdict(REPO, 7)) or b"")["f"] == verdict_format.FORMAT
     assert not redis_client.exists(keys.verdict_version(REPO, 7))

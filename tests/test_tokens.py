@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from app.token_store import Grant, TokenStore, parse_grants, parse_tokens
-from app.tokens import main
 from merge_hold.cli import main as cli_main
+from merge_hold.tokens import main
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

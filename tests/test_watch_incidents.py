@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from app.tokens import create as create_token
 from merge_hold import doctor
+from merge_hold.tokens import create as create_token
 from tests.emulator import GitHubEmulator
 from tests.watch_support import (  # fast_chat: a fixture
     ADMIN,

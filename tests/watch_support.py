@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from app.tokens import create as create_token
 from core import jobs
 from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
+from merge_hold.tokens import create as create_token
 from state import subscriptions
 from tests.chat_support import BINDING, SLACK_SECRET, slack_body, slack_headers
 from tests.e2e_support import Service, fixture, service_settings

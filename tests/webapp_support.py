@@ -20,13 +20,13 @@ from werkzeug.serving import make_server
 from werkzeug.test import TestResponse
 
 from app import create_app
-from app.tokens import create as create_token
-from core import keys, records
+from core import keys, verdict_format
 from core.holds import Hold, Source, from_iso
 from core.status import build_status
 from core.verdict import Verdict, verdict_record
 from merge_hold.redis_server import free_port
 from merge_hold.settings import Settings
+from merge_hold.tokens import create as create_token
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 WEBHOOKS = FIXTURES / "github" / "webhooks"
@@ -105,13 +105,13 @@ def store_verdict(r: Redis, repo: str, number: int, holds: tuple[Hold, ...] = ()
                       head_ref=head_ref, error=error)
     record = verdict_record(verdict, version=3, computed_at=datetime(2026, 1, 5, 11, 0, tzinfo=UTC),
                             status=build_status(verdict, target_url=f"http://dash/{repo}/pull/{number}"))
-    r.set(keys.verdict(repo, number), records.encode_verdict(record))
+    r.set(keys.verdict(repo, number), verdict_format.encode_verdict(record))
     r.sadd(keys.MANAGED_REPOS, repo.lower())
     r.set(keys.managed(repo), "1")
     if holds or error:
         r.sadd(keys.held_prs(repo), number)
         r.hset(keys.held_heads(repo), str(number),
-               records.encode_held_head("main", verdict.head_sha, record["description"]))
+               verdict_format.encode_held_head("main", verdict.head_sha, record["description"]))
     return record
 
 

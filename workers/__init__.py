@@ -4,7 +4,8 @@
 - `events/`: one handler module per event family, fan-outs, the tamper watch, deployments;
 - `publishing/`: the path from "this PR may have changed" to its status (outbox ← request ← write ←
   drain ← recompute), pacing, locks, merge groups, the freeze ruleset and marks;
-- `chat/`: the chat command job, notifications, holds placed from the dashboard;
+- `dashboard/`: holds and lifts placed from the dashboard (the job the web tier queues);
+- `chat/`: the chat command job, notifications, exemption news;
 - `github/`: the GitHub client (App auth, the dry-run gateway) and PR facts read from its payloads;
 - `ops/`: the worker process, the scheduler, the watchdog, the reconcile.
 """

@@ -15,6 +15,7 @@ from rq import Queue
 from core import keys
 from merge_hold.redis_conn import connect
 from merge_hold.settings import Settings, SettingsError, from_env
+from state.decoding import as_text
 from state.queueing import bulk_name, bulk_queue, work_queue
 from workers.github.dry_run import DryRunGateway
 from workers.github.gateway import AppGateway, GitHubGateway
@@ -55,7 +56,7 @@ class Runtime:
                 slug, ttl = "", 300
             self.redis.set(APP_SLUG_KEY, slug, ex=ttl)
         else:
-            slug = cached.decode() if isinstance(cached, bytes) else str(cached)
+            slug = as_text(cached)
         return f"{slug}[bot]" if slug else None
 
 

@@ -33,13 +33,13 @@ def held_heads(repo: str) -> str:
 
 
 def pr_state(repo: str, number: int) -> str:
-    """`core.prstate.PullState`, stored by `core.state_record`: compact JSON carrying its state version
+    """`core.prstate.PullState`, stored by `core.state_format`: compact JSON carrying its state version
     ``v``, bumped in the same EXEC as the state."""
     return f"{repo_prefix(repo)}:pr:{number}:state"
 
 
 def verdict(repo: str, number: int) -> str:
-    """The verdict record (`core.verdict.verdict_record`), stored by `core.records`: what the hook and the
+    """The verdict record (`core.verdict.verdict_record`), stored by `core.verdict_format`: what the hook and the
     API read, in one GET. It carries its ``version`` (the fencing token of a status write) and the
     ``state_version`` it was computed from, and ``default_base`` (is ``base`` the repo's default branch?):
     when false the hook follows the stack below the PR through `head_index` before letting a merge through."""

@@ -195,13 +195,6 @@ def remote_urls(config: Mapping[tuple[str, str, str], str]) -> list[tuple[str, s
     return out
 
 
-def remote_url(cwd: str | None, name: str) -> str | None:
-    config = read_config(cwd)
-    if config is None:
-        return None
-    return dict(remote_urls(config)).get(name)
-
-
 def parse_remote_url(url: str) -> tuple[str | None, str] | None:
     """``(host, owner/name)`` from an https, ssh (``git@host:o/r.git``, ``ssh://``) or git URL."""
     url = url.strip()

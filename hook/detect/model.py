@@ -107,11 +107,10 @@ class Merge:
         return shown
 
 
-LIFT_LABEL = "label:"
-"""``label:NAME`` removes label NAME (``label:*``: some label the text does not name)."""
 LIFTS = ("comment", "comment?", "review", "approve", "dismiss")
 """A comment or review whose body lifts a hold (``comment?``: a body the text does not show), an
-approval (it lifts its author's changes-requested hold), a review dismissal."""
+approval (it lifts its author's changes-requested hold), a review dismissal. ``label:NAME`` removes
+label NAME (``label:*``: some label the text does not name)."""
 
 
 def is_merge(merge: Merge) -> bool:

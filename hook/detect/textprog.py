@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from hook.shell.expansion import Arg
     from hook.shell.syntax import Command
 
-_SED_VALUED = frozenset({"-e", "--expression", "-f", "--file", "-l", "--line-length", "-i"})
-
 
 def sed(ctx: Ctx, args: list[Arg], cmd: Command, overlay: dict[str, str | None]) -> None:
     scripts: list[str] = []

@@ -47,18 +47,18 @@ def take_aside(record_file: str) -> list[str]:
 
 def collect(paths: list[str]) -> tuple[list[dict[str, object]], int, int]:
     """(events to send, bad lines skipped, records dropped over the cap)."""
-    from hook import records
+    from hook import evidence
 
     found: list[dict[str, object]] = []
     bad = 0
     for path in paths:
         with open(path, "rb") as handle:
-            parsed, skipped = records.parse_lines(handle.read())
+            parsed, skipped = evidence.parse_lines(handle.read())
         found += parsed
         bad += skipped
     dropped = max(0, len(found) - FOLD_CAP)
     kept = found[dropped:]
-    return [records.rescrub(r) for r in kept], bad, dropped
+    return [evidence.rescrub(r) for r in kept], bad, dropped
 
 
 def fold(spec_path: str) -> tuple[int, str]:

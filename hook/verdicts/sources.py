@@ -3,7 +3,7 @@
 Both answer the same two questions in one batch, so the guard makes one lookup per tool call:
 
 - for a PR (by number, or by head branch through the server's head index): is the repo managed, which
-  PR is it, and its verdict record (`core.verdict.verdict_record`; stored compact, `core.records`) if
+  PR is it, and its verdict record (`core.verdict.verdict_record`; stored compact, `core.verdict_format`) if
   there is one;
 - for a repo: is it managed, which of its PRs are held (``block-if-any-held``), each held PR's base, head
   SHA and status description (a ``git push`` onto a base branch; the SessionStart context), and the repo's
@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 
 from core import keys
-from core.records import expand_held_head, expand_verdict
+from core.verdict_format import expand_held_head, expand_verdict
 from hook.fastjson import JSONError, loads
 from hook.spec import Spec, SpecError
 
@@ -136,7 +136,7 @@ class VerdictSource:
 
 
 def _decode_record(raw: object, repo: str, number: int) -> tuple[object, str | None]:
-    """A stored verdict (`core.records`) in the API shape the judgement reads; a record in a format this
+    """A stored verdict (`core.verdict_format`) in the API shape the judgement reads; a record in a format this
     guard does not know is a problem (``on_unknown``), never free."""
     if raw is None:
         return None, None

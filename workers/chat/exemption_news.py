@@ -17,10 +17,10 @@ from typing import Any
 from core import exemptions, keys
 from core.notices import Notice
 from state import subscriptions as subs
+from state.config_file import repo_config
 from state.store import load_repo
 from workers.chat.notify import NotifyError, post_mattermost, post_slack
 from workers.events.pr_replies import post_once
-from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)

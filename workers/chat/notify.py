@@ -23,6 +23,7 @@ from core.escaping import for_mattermost, for_slack
 from core.notices import message
 from merge_hold.settings import Settings
 from state import subscriptions as subs
+from state.decoding import as_text
 from workers.runtime import current
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ def drain(redis: Redis, settings: Settings, channel: str) -> str:
         subs.work_queue(redis, sub).enqueue_in(timedelta(milliseconds=wait_ms), subs.DRAIN_JOB, channel,
                                                **subs.job_options(sub))
         return "later"
-    lines = [raw.decode() if isinstance(raw, bytes) else str(raw) for raw in redis.lrange(outbox, 0, BATCH_LINES - 1)]
+    lines = [as_text(raw) for raw in redis.lrange(outbox, 0, BATCH_LINES - 1)]
     if lines:
         text = message(lines)
         if sub.platform == "slack":

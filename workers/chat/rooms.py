@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import requests
@@ -34,12 +34,13 @@ from core.holds import Hold, named
 from core.paths import describe as describe_paths
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
+from state.config_file import repo_config
+from state.decoding import as_text
 from state.room_holds import find_hold, holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.events.fanout import repos_in_scope
 from workers.events.republish import republish
 from workers.github.gateway import NotFound
 from workers.publishing.freeze_rulesets import mode_of
-from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def _touches(redis: Redis, hold: Hold, scope: str) -> bool:
 
 
 def _all_repos(redis: Redis) -> list[str]:
-    return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in redis.smembers(keys.MANAGED_REPOS))
+    return sorted(as_text(m) for m in redis.smembers(keys.MANAGED_REPOS))
 
 
 def open_prs_in_scope(redis: Redis, scope: str) -> int:
@@ -208,7 +209,7 @@ def republish_job(scope: str) -> None:
 
 def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
     """Apply one well-formed chat command; the reply says what happened."""
-    redis, now, who = rt.redis, req.now, f"@{req.user_name or req.user_id}"
+    redis, now, who = rt.redis, req.received(datetime.now(UTC)), f"@{req.user_name or req.user_id}"
     if command.scope is not None and not within(req.bound, command.scope):
         return Reply(f"This workspace may not act on {command.scope}. Nothing was recorded.")
     if command.action == "list":

@@ -12,10 +12,10 @@ from core.permissions import Permission, permission_from_association
 from core.prstate import PullState
 from core.repo_config import DEFAULT_CONFIG, RepoConfig
 from state import audit, store
+from state.config_file import repo_config
 from workers.events.installations import installation_id
 from workers.events.repos import ensure_repo
 from workers.publishing import expedite
-from workers.publishing.recompute import repo_config
 from workers.publishing.request import RecomputeRequest, request_recompute
 from workers.runtime import Runtime
 

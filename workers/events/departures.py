@@ -8,24 +8,19 @@ repo was dropped writes no verdict and posts nothing. Adding the App to the repo
 
 from __future__ import annotations
 
-from typing import Any
-
 from redis import Redis
 
 from core import keys
 from core.outbox import bucket as outbox_bucket
 from core.outbox import parse_member
 from state import store
+from state.decoding import as_text
 from workers.publishing.outbox import bucket_of
 
 DROPPED_TTL = 3 * 24 * 3600
 """GitHub redelivers for three days; after that no event of the dropped repo can arrive."""
 HISTORY_KEEP = 30 * 24 * 3600
 """The dropped repo's audit history stays readable this long, then expires with nothing left."""
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def forget_repo(redis: Redis, repo: str, installation_id: int | None) -> int:
@@ -36,11 +31,11 @@ def forget_repo(redis: Redis, repo: str, installation_id: int | None) -> int:
     numbers = store.drop_repo(redis, repo, installation_id)
     keep = {keys.repo_dropped(repo), keys.history(repo)}
     for raw in list(redis.scan_iter(match=keys.repo_keys_pattern(repo), count=500)):
-        if _text(raw) not in keep:
+        if as_text(raw) not in keep:
             redis.delete(raw)
     redis.expire(keys.history(repo), HISTORY_KEEP)
     # Writes waiting for it: any member of the repo, whatever case its name was queued in.
-    buckets = {bucket, *(_text(b) for b in redis.smembers(keys.OUTBOXES))}
+    buckets = {bucket, *(as_text(b) for b in redis.smembers(keys.OUTBOXES))}
     for name in buckets:
         members = [m for m, _ in redis.zscan_iter(keys.outbox(name))
                    if parse_member(m).repo.lower() == repo.lower()]  # a PR's or a merge group's

@@ -31,10 +31,11 @@ from core import jobs, keys
 from core.deployments import APPROVE, MAX_REPORTS, WAIT, Decision, branch_of, decide, next_change
 from core.holds import from_iso, to_iso
 from state import audit, room_holds, store
+from state.config_file import repo_config
+from state.decoding import as_text
 from state.queueing import options
 from workers.events.repos import ensure_repo
 from workers.github.pulls import repo_name
-from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -197,7 +198,7 @@ def sweep(rt: Runtime, now: datetime) -> int:
     answered. One repo's trouble (GitHub refusing) leaves the others to go on."""
     answered = 0
     for raw in sorted(rt.redis.smembers(keys.MANAGED_REPOS)):
-        repo = raw.decode() if isinstance(raw, bytes) else str(raw)
+        repo = as_text(raw)
         try:
             counts = recheck(rt, repo, now)
         except Exception as exc:

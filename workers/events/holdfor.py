@@ -23,6 +23,7 @@ from core.holds import Hold, from_iso
 from core.permissions import Permission
 from core.repo_config import RepoConfig
 from state import audit, room_holds
+from state.decoding import as_text
 from workers.github.gateway import NotFound
 from workers.publishing.request import request_recompute
 from workers.runtime import Runtime
@@ -107,7 +108,7 @@ def on_dependency_event(rt: Runtime, repo: str, number: int, *, kind: str, actio
     index = keys.hold_for_waiters(repo, number)
     lifted = 0
     for raw in rt.redis.smembers(index):
-        entry = raw.decode() if isinstance(raw, bytes) else str(raw)
+        entry = as_text(raw)
         waiting, _, holder = entry.partition(" ")
         waiting_repo, _, waiting_number = waiting.rpartition("#")
         hid = hold_id(holder, dependency)

@@ -14,7 +14,6 @@ hear it, `core.notices`), answered with one comment on the PR naming the holders
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -31,25 +30,16 @@ from core.incidents import (
 )
 from core.repo_config import RepoConfig
 from core.status import CONTEXT
-from state import audit, incidents, store
+from state import audit, incidents, posted_status, store
 from workers.events.pr_replies import post_once
 from workers.publishing import expedite
 from workers.runtime import Runtime
 
 
-def _posted(rt: Runtime, repo: str, number: int) -> dict[str, Any] | None:
-    raw = rt.redis.get(keys.posted(repo, number))
-    try:
-        found = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    return found if isinstance(found, dict) else None
-
-
 def _last_status(rt: Runtime, merge: Merge) -> tuple[dict[str, Any] | None, str | None]:
     """The last `merge-hold` status on the merged head, and why it could not be read (None if it could)."""
     bot = rt.bot_login
-    found = last_status_from_posted(_posted(rt, merge.repo, merge.number), merge.head_sha, bot)
+    found = last_status_from_posted(posted_status.on_pr(rt.redis, merge.repo, merge.number), merge.head_sha, bot)
     if found is not None:
         return found, None
     if not merge.head_sha:

@@ -8,6 +8,7 @@ from typing import Any
 from core import keys
 from core.outbox import bucket as outbox_bucket
 from state import audit
+from state.decoding import as_text
 from workers.events import departures
 from workers.events.bootstrap import bootstrap
 from workers.events.tamper import after_installation, forget_gates, on_suspend
@@ -17,10 +18,6 @@ from workers.runtime import Runtime
 def installation_id(payload: dict[str, Any]) -> int | None:
     inst = (payload.get("installation") or {}).get("id")
     return int(inst) if inst else None
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
@@ -40,7 +37,7 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
         on_suspend(rt, payload)  # recorded before the repos' keys go (`workers.events.tamper`)
     if action in ("deleted", "suspend"):
         names = {item["full_name"] for item in payload.get("repositories") or []}
-        names |= {_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
+        names |= {as_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
         for name in sorted(names):
             departures.forget_repo(rt.redis, name, inst)
             audit.record(rt.redis, name, "repo.dropped", installation_id=inst, action=action)

@@ -21,6 +21,7 @@ from core import keys
 from core.holds import Exemption, Hold
 from core.prstate import PullState, merge_states
 from state import audit, store
+from state.decoding import as_text
 from workers.events.installations import installation_id
 from workers.events.republish import republish
 from workers.github.pulls import repo_name
@@ -30,10 +31,6 @@ TRANSIENT = re.compile(r":(?:lock|queued|forged|fanout(?::.*)?|perm:.*|group:[0-
 """Keys not worth moving: locks and queue flags of running work (they expire), permission caches (a
 transfer changes who has access), a running fan-out (the republish below starts a new one)."""
 STATE = re.compile(r":pr:\d+:state$")
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def old_name(payload: dict[str, Any]) -> str | None:
@@ -61,7 +58,7 @@ def _rescope(scope: str, old: str, new: str) -> str:
 
 def _join(redis: Redis, source: str, target: str) -> None:
     """Both names have this key: keep the new name's values, add what only the old one knew."""
-    kind = _text(redis.type(source))
+    kind = as_text(redis.type(source))
     if STATE.search(source):
         mine = PullState.from_dict(json.loads(redis.get(target) or b"{}"))
         theirs = PullState.from_dict(json.loads(redis.get(source) or b"{}"))
@@ -89,7 +86,7 @@ def move_repo(rt: Runtime, old: str, new: str, installation_id: int | None = Non
     if old.lower() != new.lower():
         old_prefix, new_prefix = keys.repo_prefix(old), keys.repo_prefix(new)
         for raw in list(redis.scan_iter(match=keys.repo_keys_pattern(old), count=500)):
-            source = _text(raw)
+            source = as_text(raw)
             if TRANSIENT.search(source):
                 redis.delete(source)
                 continue

@@ -11,7 +11,6 @@ re-posting forever costs one write per real verdict change, never a loop.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from datetime import UTC, datetime
@@ -22,7 +21,8 @@ from github import GithubException
 from core import keys
 from core.status import CONTEXT
 from merge_hold.settings import SettingsError
-from state import audit, store
+from state import audit, posted_status, store
+from state.decoding import maybe_text
 from workers.events import tamper, treecloser
 from workers.github.gateway import AppGateway
 from workers.github.pulls import repo_name
@@ -81,18 +81,10 @@ def _same(record: dict[str, Any] | None, sha: str, state: Any, description: Any,
             and (record.get("description") or "") == (description or ""))
 
 
-def _raw_json(raw: Any) -> dict[str, Any] | None:
-    try:
-        found = json.loads(raw) if raw else None
-    except ValueError:
-        return None
-    return found if isinstance(found, dict) else None
-
-
 def is_ours(rt: Runtime, repo: str, number: int, payload: dict[str, Any]) -> bool:
     """The status equals our last post on the PR's head, or the verdict we are about to post."""
     sha, state, description = str(payload.get("sha", "")), payload.get("state"), payload.get("description")
-    posted = _raw_json(rt.redis.get(keys.posted(repo, number)))
+    posted = posted_status.on_pr(rt.redis, repo, number)
     if _same(posted, sha, state, description, "sha"):
         return True
     return _same(store.load_verdict(rt.redis, repo, number), sha, state, description, "head_sha")
@@ -137,14 +129,14 @@ def _forged_group(rt: Runtime, repo: str, number: int | None, sha: str, sender: 
     verdict asks for; else forged, put back once per verdict (a mark of its own, so a forger alternating
     between the PR's head and the group's commit cannot make the two marks a loop)."""
     state, description = payload.get("state"), payload.get("description")
-    posted = _raw_json(rt.redis.get(keys.group_posted(repo, sha)))
+    posted = posted_status.on_group(rt.redis, repo, sha)
     status, _form = group_status.wanted(rt.redis, repo, number, sha)
     if _same(posted, sha, state, description, "sha") or _same({**status, "sha": sha}, sha, state, description, "sha"):
         return "own merge group status"
     verdict = (store.load_verdict(rt.redis, repo, number) if number else None) or {}
     mark = str(verdict.get("version", 0))
     previous = rt.redis.set(keys.forged_group_overwrite(repo, sha), mark, ex=group_status.GROUP_TTL, get=True)
-    overwrite = (previous.decode() if isinstance(previous, bytes) else previous) != mark
+    overwrite = maybe_text(previous) != mark
     audit.record(rt.redis, repo, "status.forged", number=number, sha=sha, sender=sender, state=state,
                 description=description, overwritten=overwrite, merge_group=True, at=datetime.now(UTC).isoformat())
     if not overwrite:
@@ -161,7 +153,7 @@ def _forged(rt: Runtime, repo: str, number: int, sha: str, sender: str | None, p
     verdict = store.load_verdict(rt.redis, repo, number) or {}
     mark = f"{sha}:{verdict.get('version', 0)}"
     previous = rt.redis.set(keys.forged_overwrite(repo, number), mark, ex=FORGED_MARK_TTL, get=True)
-    overwrite = (previous.decode() if isinstance(previous, bytes) else previous) != mark
+    overwrite = maybe_text(previous) != mark
     audit.record(rt.redis, repo, "status.forged", number=number, sha=sha, sender=sender,
                 state=payload.get("state"), description=payload.get("description"), overwritten=overwrite,
                 at=datetime.now(UTC).isoformat())

@@ -29,17 +29,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-from core import jobs, keys, records, state_record
+from core import jobs, keys, state_format, verdict_format
 from core.freeze_gate import RULESET_NAME
 from core.gate import UNENFORCED, GateReading, read_gate
 from core.prstate import PullState
 from core.tamper import BLIND, LOST, RESTORED, SUSPENDED, change, held_pr_answer
 from state import audit, gates, store
+from state.config_file import repo_config
+from state.decoding import as_text
 from state.queueing import options
 from workers.events.pr_replies import post_once
 from workers.github.pulls import repo_name
 from workers.publishing.freeze_rulesets import request_sync
-from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ def on_gate_event(rt: Runtime, payload: dict[str, Any]) -> str:
         org = str((payload.get("organization") or {}).get("login") or "").lower()
         if not org:
             return "ignored"
-        repos = sorted(r for r in (_text(m) for m in rt.redis.smembers(keys.MANAGED_REPOS))
+        repos = sorted(r for r in (as_text(m) for m in rt.redis.smembers(keys.MANAGED_REPOS))
                        if r.split("/", 1)[0] == org)
     cause = f"{event} {payload.get('action') or ''}".strip()
     if event == "repository_ruleset" and (payload.get("repository_ruleset") or {}).get("name") == RULESET_NAME:
@@ -99,10 +100,6 @@ def on_gate_event(rt: Runtime, payload: dict[str, Any]) -> str:
     return "; ".join(outcomes) or "no managed repo"
 
 
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
 def managed_branches(rt: Runtime, repo: str, default_branch: str) -> list[str]:
     """The default branch, then every base of an open PR (the branches a hold protects)."""
     numbers = store.open_numbers(rt.redis, repo)
@@ -115,7 +112,7 @@ def managed_branches(rt: Runtime, repo: str, default_branch: str) -> list[str]:
         if raw is None:
             continue
         try:
-            facts = PullState.from_dict(state_record.decode_state(raw, repo, number)[0]).facts
+            facts = PullState.from_dict(state_format.decode_state(raw, repo, number)[0]).facts
         except (ValueError, KeyError, TypeError):
             continue  # an unreadable state: its base is unknown, the default branch is still read
         if facts is not None and facts.open and facts.base and facts.base not in bases:
@@ -184,7 +181,7 @@ def answer_held(rt: Runtime, repo: str, record: dict[str, Any], limit: int = INL
     posted = pending = 0
     for raw_number, raw in sorted(rt.redis.hgetall(keys.held_heads(repo)).items()):
         head = _held_head(raw)
-        number = int(_text(raw_number))
+        number = int(as_text(raw_number))
         reading = lost.get(str(head.get("base") or ""))
         if reading is None:
             continue
@@ -205,7 +202,7 @@ def answer_held(rt: Runtime, repo: str, record: dict[str, Any], limit: int = INL
 
 def _held_head(raw: Any) -> dict[str, Any]:
     try:
-        found = records.expand_held_head(json.loads(raw))
+        found = verdict_format.expand_held_head(json.loads(raw))
     except (TypeError, ValueError):
         found = None
     return found or {}
@@ -224,7 +221,7 @@ def _installation_repos(rt: Runtime, payload: dict[str, Any]) -> list[str]:
     inst = (payload.get("installation") or {}).get("id")
     names = {str(item["full_name"]) for item in payload.get("repositories") or [] if item.get("full_name")}
     if inst:
-        names |= {_text(r) for r in rt.redis.smembers(keys.installation_repos(int(inst)))}
+        names |= {as_text(r) for r in rt.redis.smembers(keys.installation_repos(int(inst)))}
     return sorted(names, key=str.lower)
 
 

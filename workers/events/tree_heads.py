@@ -18,6 +18,7 @@ from typing import Any
 from core import keys
 from core.treecloser import Head, Result, TreeRule, after_push
 from state import audit
+from state.decoding import as_text
 from workers.github.gateway import NotFound
 from workers.runtime import Runtime
 
@@ -26,13 +27,9 @@ LATE_AUDIT_TTL = 3 * 24 * 3600
 """As long as GitHub may redeliver the result's event: a redelivered late result is recorded once."""
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 def known(rt: Runtime, repo: str, branch: str) -> Head | None:
     raw = rt.redis.hget(keys.branch_heads(repo), branch)
-    return Head.from_dict(json.loads(_text(raw))) if raw is not None else None
+    return Head.from_dict(json.loads(as_text(raw))) if raw is not None else None
 
 
 def forget(rt: Runtime, repo: str, branch: str) -> None:

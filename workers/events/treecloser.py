@@ -18,9 +18,10 @@ from core.holds import Hold, Source, from_iso
 from core.status import CONTEXT
 from core.treecloser import Result, TreeRule, classify, reason, red_contexts, replaces
 from state import audit, room_holds, store
+from state.config_file import repo_config
+from state.decoding import as_text
 from workers.events import tree_heads
 from workers.events.republish import republish
-from workers.publishing.recompute import repo_config
 from workers.runtime import Runtime
 
 HOLDER = "merge-hold"
@@ -55,7 +56,7 @@ def record(rt: Runtime, repo: str, branch: str, context: str, result: Result) ->
             return "stale"
         rt.redis.hset(key, context, json.dumps(result.to_dict()))
         watched = {c for r in _rules(rt, repo) if r.covers(branch) for c in r.contexts}
-        results = {(c.decode() if isinstance(c, bytes) else c): Result.from_dict(json.loads(v))
+        results = {as_text(c): Result.from_dict(json.loads(v))
                    for c, v in rt.redis.hgetall(key).items()}
         red = red_contexts({c: r for c, r in results.items() if c in watched})
         return _close(rt, repo, branch, red) if red else _open(rt, repo, branch)

@@ -22,6 +22,7 @@ from urllib3.exceptions import MaxRetryError
 
 from core import keys
 from core.permissions import Permission
+from state import store
 
 log = logging.getLogger(__name__)
 
@@ -192,9 +193,9 @@ class AppGateway:
     def installation_for(self, repo: str) -> int:
         found = self._installation_by_repo.get(repo.lower())
         if found is None:
-            meta = self.redis.get(keys.repo_meta(repo))
-            if meta and json.loads(meta).get("installation_id"):
-                found = int(json.loads(meta)["installation_id"])
+            meta = store.load_repo(self.redis, repo)
+            if meta is not None and meta.installation_id:
+                found = int(meta.installation_id)
         if found is None:
             owner, name = repo.split("/", 1)
             try:

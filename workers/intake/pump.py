@@ -36,6 +36,7 @@ from core import keys
 from core.deliveries import Delivery, ignore_reason, pack, unpack
 from state import dead_letters
 from state.dead_letters import DeadLetter
+from state.decoding import as_text
 from state.queueing import enqueue_deliveries
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class Pump:
         """Move the taken entries of every pump whose heartbeat expired back to the intake."""
         moved = 0
         for raw in self.redis.smembers(self.pumps):
-            other = raw.decode() if isinstance(raw, bytes) else str(raw)
+            other = as_text(raw)
             if other == self.name:
                 continue
             alive = keys.intake_alive(self.queue.name, other)

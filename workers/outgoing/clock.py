@@ -14,7 +14,6 @@ running when an endpoint is registered did not just begin).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from redis import Redis
 
@@ -24,6 +23,7 @@ from core.holds import to_iso
 from core.scopes import scope_repo
 from state import audit, outgoing, room_holds, store
 from state.config_file import repo_config
+from state.decoding import as_text
 from workers.runtime import current
 
 SEEDED = "_seeded"
@@ -32,10 +32,6 @@ LOCK_SECONDS = 60
 
 def clock_job(org: str) -> str:
     return run(current().redis, org, datetime.now(UTC))
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def run(redis: Redis, org: str, now: datetime) -> str:
@@ -56,7 +52,7 @@ def run(redis: Redis, org: str, now: datetime) -> str:
 
 def _windows(redis: Redis, org: str, now: datetime) -> tuple[list[datetime], int]:
     key = keys.webhook_windows(org)
-    announced = {_text(f): _text(v) for f, v in redis.hgetall(key).items()}
+    announced = {as_text(f): as_text(v) for f, v in redis.hgetall(key).items()}
     seeded = SEEDED in announced
     announced.pop(SEEDED, None)
     active: dict[str, str] = {}
@@ -101,7 +97,7 @@ def _expiries(redis: Redis, org: str, now: datetime) -> int:
     key = keys.webhook_timed(org)
     told = 0
     for member in redis.zrangebyscore(key, "-inf", now.timestamp()):
-        scope = _text(member)
+        scope = as_text(member)
         left = [h for h in room_holds.holds_in(redis, room_holds.scope_key(scope)) if h.scope == scope
                 and h.active(now)]
         if not left:

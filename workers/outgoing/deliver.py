@@ -24,6 +24,7 @@ from core.outgoing import GIVE_UP_AFTER, retry_delay
 from core.outgoing_urls import networks
 from merge_hold.settings import Settings
 from state import outgoing, webhook_endpoints
+from state.decoding import as_text
 from state.webhook_endpoints import Endpoint
 from workers.outgoing.post import post
 from workers.runtime import current
@@ -63,7 +64,7 @@ def deliver(redis: Redis, settings: Settings, org: str, endpoint_id: str) -> str
         if head is None:
             _done(redis, endpoint)
             return f"sent {sent}"
-        message_id = head.decode() if isinstance(head, bytes) else str(head)
+        message_id = as_text(head)
         record = outgoing.load(redis, endpoint, message_id)
         if record is None or record.get("state") != "pending":
             redis.lpop(outbox)  # trimmed from the log, or settled meanwhile

@@ -34,6 +34,7 @@ from core.outbox import parse_member, pr_member
 from core.repo_config import RepoConfig
 from state import audit, store
 from state.config_file import repo_config
+from state.decoding import as_text
 from state.queueing import options as job_options
 from workers.github.dry_run import DryRunGateway
 from workers.publishing.locks import release_lease, take_lease
@@ -61,15 +62,11 @@ def posted(redis: Redis, repo: str, number: int) -> dict[str, Any] | None:
     return json.loads(raw) if raw else None
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def acts(redis: Redis, repo: str, number: int) -> list[str]:
     """The PR's last acts (placed, lifted, exempted, asked from the run) as sentences, newest first."""
     found: list[str] = []
     for entry_id, raw in redis.xrevrange(keys.history(repo), count=HISTORY_SCAN) or []:
-        fields = {_text(k): _text(v) for k, v in (raw or {}).items()}
+        fields = {as_text(k): as_text(v) for k, v in (raw or {}).items()}
         event = fields.get("event", "")
         try:
             data = json.loads(fields.get("data", "{}"))
@@ -79,7 +76,7 @@ def acts(redis: Redis, repo: str, number: int) -> list[str]:
             continue
         sentence = act_sentence(event, data)
         if sentence:
-            at = datetime.fromtimestamp(int(_text(entry_id).partition("-")[0]) / 1000, UTC)
+            at = datetime.fromtimestamp(int(as_text(entry_id).partition("-")[0]) / 1000, UTC)
             found.append(f"{at.strftime('%Y-%m-%d %H:%M')} UTC: {sentence}")
         if len(found) >= check_run.MAX_ACTS:
             break
@@ -200,7 +197,7 @@ def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS
             first = rt.redis.zrange(queue, 0, 0)
             if not first:
                 return counts
-            member = _text(first[0])
+            member = as_text(first[0])
             parsed = parse_member(member)
             granted = token_permissions(rt.redis, parsed.repo)
             if granted is not None and granted.get("checks") != "write":  # asked before waiting for anything

@@ -27,6 +27,7 @@ from redis import Redis
 from core import jobs, keys
 from core.outbox import parse_member, pr_member
 from state import store
+from state.decoding import as_text
 from state.queueing import options as job_options
 from workers.publishing.locks import release_lease, take_lease
 from workers.publishing.outbox import RANK_SPAN
@@ -107,7 +108,7 @@ def write_marks(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECOND
                     enqueue(rt, bucket)  # interactive jobs waiting go first
                     return counts
                 raw = first[0]
-                member = raw.decode() if isinstance(raw, bytes) else str(raw)
+                member = as_text(raw)
                 parsed = parse_member(member)
                 repo, number = parsed.repo, parsed.number
                 counts["checked"] += 1

@@ -34,7 +34,8 @@ from core.org_freeze import org_binds, org_frozen, org_of, without_org_holds
 from core.repo_config import RepoConfig
 from core.verdict import Verdict
 from state import audit, room_holds, store
-from state.config_file import parse_config
+from state.config_file import repo_config
+from state.decoding import maybe_text
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
 from workers.publishing.org_rulesets import DEFER_AFTER, defer, mode_of, org_fallback, org_mode, org_record, sync_org
@@ -61,7 +62,7 @@ def recorded(redis: Redis, repo: str) -> dict[str, Any] | None:
 
 def fallback_reason(redis: Redis, repo: str) -> str | None:
     raw = redis.get(keys.freeze_fallback(repo))
-    return raw.decode() if isinstance(raw, bytes) else raw
+    return maybe_text(raw)
 
 
 __all__ = ["mode_of"]
@@ -71,7 +72,7 @@ def wanted(rt: Runtime, repo: str, now: datetime, config: RepoConfig | None = No
     """The include list the repo's ruleset should have now (empty: disabled, or not in ruleset mode)."""
     if config is None:
         meta = store.load_repo(rt.redis, repo)
-        config = parse_config(meta.config_text)[0] if meta is not None and meta.config_loaded else None
+        config = repo_config(meta)[0]
     if mode_of(config, rt.settings.freeze_mode) != "ruleset":
         return ()
     return wanted_include(repo, config, _carried(rt.redis, repo, room_holds.scoped_holds(rt.redis, repo)), now)

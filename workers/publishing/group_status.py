@@ -9,7 +9,6 @@ its PR's verdict without the freeze (`core.merge_groups.drained`).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from redis import Redis
@@ -17,8 +16,9 @@ from redis.lock import Lock
 
 from core import keys
 from core.merge_groups import drained, freeze_mark_for_group, group_status
-from state import store
-from state.config_file import parse_config
+from state import posted_status, store
+from state.config_file import repo_config
+from state.decoding import maybe_text
 
 GROUP_TTL = 6 * 3600
 """GitHub gives a merge group's required checks at most 6 hours (the queue's longest timeout)."""
@@ -38,16 +38,14 @@ def wanted_with_mark(redis: Redis, repo: str, number: int | None,
     record = store.load_verdict(redis, repo, number) if number is not None else None
     if record is not None and record.get("held") and _drains(redis, repo):
         since = redis.get(keys.group_since(repo, sha))
-        record = drained(record, since.decode() if isinstance(since, bytes) else since)
+        record = drained(record, maybe_text(since))
     status = group_status(number, record)
     mark = freeze_mark_for_group(record)
-    return status, mark, json.dumps({"sha": sha, **status, **({"mark": mark} if mark else {})},
-                                    sort_keys=True).encode()
+    return status, mark, posted_status.form(sha, status, mark)
 
 
 def _drains(redis: Redis, repo: str) -> bool:
-    meta = store.load_repo(redis, repo)
-    config = parse_config(meta.config_text)[0] if meta is not None and meta.config_loaded else None
+    config = repo_config(store.load_repo(redis, repo))[0]
     return config is not None and config.queue_on_freeze == "drain"
 
 

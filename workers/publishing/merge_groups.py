@@ -17,6 +17,7 @@ from core.holds import to_iso
 from core.merge_groups import group_number
 from core.outbox import group_member
 from state import store
+from state.decoding import as_text
 from workers.publishing import outbox
 from workers.publishing.drain import drain, enqueue_drain
 from workers.publishing.group_status import GROUP_TTL, needs_write
@@ -61,7 +62,7 @@ def checks_requested(rt: Runtime, repo: str, group: dict[str, Any]) -> str:
 def follow(rt: Runtime, repo: str, number: int) -> int:
     """After the PR's verdict was recorded: its groups' commits go on the outbox when their status
     differs (a drain is asked for). Returns how many groups check the PR."""
-    shas = [s.decode() if isinstance(s, bytes) else str(s) for s in rt.redis.hkeys(keys.merge_groups(repo, number))]
+    shas = [as_text(s) for s in rt.redis.hkeys(keys.merge_groups(repo, number))]
     if sum(enqueue(rt, repo, number, sha) for sha in shas):
         enqueue_drain(rt, bucket_of(rt.redis, repo))
     return len(shas)

@@ -30,7 +30,8 @@ from core.org_freeze import ORG_SOURCE, drifted, org_frozen, org_in_step, org_ru
 from core.outbox import GLOBAL_BUCKET
 from core.repo_config import RepoConfig
 from state import audit, room_holds, store
-from state.config_file import parse_config
+from state.config_file import repo_config
+from state.decoding import as_text
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
 from workers.publishing.outbox import bucket_of
@@ -53,13 +54,9 @@ def mode_of(config: RepoConfig | None, server_default: str) -> str:
     return (config.freeze_mode if config is not None and config.freeze_mode else None) or server_default
 
 
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
 def org_repos(redis: Redis, org: str) -> list[str]:
     """The org's managed repos (lower-case full names)."""
-    names = (_text(m) for m in redis.smembers(keys.MANAGED_REPOS))
+    names = (as_text(m) for m in redis.smembers(keys.MANAGED_REPOS))
     return sorted(r for r in names if r.split("/", 1)[0] == org.lower())
 
 
@@ -68,7 +65,7 @@ def ruleset_repos(rt: Runtime, org: str) -> list[str]:
     found = []
     for repo in org_repos(rt.redis, org):
         meta = store.load_repo(rt.redis, repo)
-        config = parse_config(meta.config_text)[0] if meta is not None and meta.config_loaded else None
+        config = repo_config(meta)[0]
         if mode_of(config, rt.settings.freeze_mode) == "ruleset":
             found.append(repo)
     return found

@@ -11,7 +11,6 @@ for itself (`run_expedited`).
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from datetime import UTC, datetime
@@ -20,7 +19,7 @@ from typing import Any
 from redis.exceptions import LockError
 from rq.timeouts import BaseTimeoutException
 
-from core import jobs, keys, records
+from core import jobs, keys, verdict_format
 from core.exempt_labels import granted_labels
 from core.freeze import next_transition
 from core.holds import Exemption, to_iso
@@ -29,8 +28,8 @@ from core.prstate import PullState
 from core.repo_config import RepoConfig
 from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record, wants_files
-from state import audit, room_holds, store
-from state.config_file import repo_config as repo_config  # re-exported: where the workers have read it
+from state import audit, posted_status, room_holds, store
+from state.config_file import repo_config as repo_config  # re-exported for workers/ops/reconcile.py (issue 31)
 from state.queueing import options
 from workers.publishing import (
     changed_files,
@@ -45,7 +44,7 @@ from workers.publishing.drain import drain
 from workers.publishing.outbox import FRONT_MS, add_to_outbox, bucket_for, bucket_of
 from workers.publishing.request import RECOMPUTE_JOB
 from workers.publishing.sync import sync_pull
-from workers.publishing.write import LOCK_TIMEOUT, posted_form, pr_lock, write_now
+from workers.publishing.write import LOCK_TIMEOUT, pr_lock, write_now
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -134,7 +133,7 @@ def record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool = 
     freeze_marks.note(rt, bucket, repo, number, written)
     posted = rt.redis.get(keys.posted(repo, number))
     outcome = "unchanged"
-    if posted != posted_form(verdict.head_sha, status):
+    if posted != posted_status.form(verdict.head_sha, status):
         rank = EXPOSED if status["state"] != "success" and _shows_success(posted, verdict.head_sha) \
             else mergeability(state)
         shift = -FRONT_MS if front else int((now - state.facts.at).total_seconds() * 1000) if by_activity else 0
@@ -151,13 +150,8 @@ write goes before any other (with the merge groups being checked)."""
 
 
 def _shows_success(posted: bytes | str | None, head_sha: str) -> bool:
-    if not posted:
-        return False
-    try:
-        shown = json.loads(posted)
-    except ValueError:
-        return False
-    return isinstance(shown, dict) and shown.get("sha") == head_sha and shown.get("state") == "success"
+    shown = posted_status.parse(posted)
+    return shown is not None and shown.get("sha") == head_sha and shown.get("state") == "success"
 
 
 def mergeability(state: PullState) -> int:
@@ -197,7 +191,7 @@ def _write_record(rt: Runtime, state: PullState, verdict: Verdict, status: dict[
         if record["held"]:
             pipe.sadd(keys.held_prs(repo), number)
             pipe.hset(keys.held_heads(repo), str(number),
-                      records.encode_held_head(record["base"], record["head_sha"], record["description"]))
+                      verdict_format.encode_held_head(record["base"], record["head_sha"], record["description"]))
         else:
             pipe.srem(keys.held_prs(repo), number)
             pipe.hdel(keys.held_heads(repo), str(number))

@@ -10,7 +10,6 @@ A member is a PR's head (``repo#N``: its verdict record's status) or a merge gro
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,8 +21,8 @@ from redis.lock import Lock
 
 from core import keys
 from core.outbox import group_member, parse_member, pr_member
-from core.status import CONTEXT
-from state import audit, store
+from state import audit, posted_status, store
+from state.posted_status import wanted_status
 from workers.publishing import group_status
 from workers.publishing.locks import WorkerLock
 from workers.publishing.outbox import bucket_of
@@ -39,21 +38,6 @@ class Fenced(Exception):
     """The lock lapsed or the verdict moved on while we were about to write: nothing was posted."""
 
 
-def wanted_status(record: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
-    """The head SHA and status body a verdict record asks for; None when there is nothing to post."""
-    if record is None or not record.get("head_sha"):
-        return None
-    status = {"state": record["state"], "description": record["description"], "context": CONTEXT}
-    if record.get("target_url"):
-        status["target_url"] = record["target_url"]
-    return str(record["head_sha"]), status
-
-
-def posted_form(sha: str, status: dict[str, Any]) -> bytes:
-    """How a posted status is remembered (``keys.posted``): the economy check compares these bytes."""
-    return json.dumps({"sha": sha, **status}, sort_keys=True).encode()
-
-
 def pr_lock(redis: Redis, repo: str, number: int) -> Lock:
     lock: Lock = redis.lock(keys.recompute_lock(repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
                             blocking_timeout=LOCK_TIMEOUT, lock_class=WorkerLock)  # a dead worker's is broken
@@ -63,7 +47,7 @@ def pr_lock(redis: Redis, repo: str, number: int) -> Lock:
 def pr_needs_write(redis: Redis, repo: str, number: int) -> bool:
     """Whether the PR's wanted status differs from the one last posted (the drain asks)."""
     wanted = wanted_status(store.load_verdict(redis, repo, number))
-    return wanted is not None and redis.get(keys.posted(repo, number)) != posted_form(*wanted)
+    return wanted is not None and redis.get(keys.posted(repo, number)) != posted_status.form(*wanted)
 
 
 @dataclass(frozen=True)
@@ -85,7 +69,7 @@ def _pr_wanted(redis: Redis, repo: str, number: int) -> Wanted | None:
     if record is None or wanted is None:
         return None
     sha, status = wanted
-    form = posted_form(sha, status)
+    form = posted_status.form(sha, status)
     return Wanted(((sha, status),), form, (record.get("version"), form),
                   {"number": number, "sha": sha, "state": status["state"], "description": status["description"],
                    "version": record.get("version")})

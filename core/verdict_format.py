@@ -1,6 +1,6 @@
-"""How a PR's records are stored in Redis — the verdict and held-heads entries here, the state in
-`core.state_record`: compact JSON, read back into the shapes the code and the API use (design §7:
-≤ 2 KB of Redis per tracked PR).
+"""How a PR's verdict record is stored in Redis — the verdict and held-heads entries here, and the compact
+rules the state record (`core.state_format`) shares: compact JSON, read back into the shapes the code and
+the API use (design §7: ≤ 2 KB of Redis per tracked PR).
 
 The stored form is the full shape with short field names, leaving out every field that equals its
 default or can be derived from the rest or from the key it is stored under: the repo when it is spelled
@@ -17,7 +17,7 @@ verdict its ``version`` and ``state_version`` — instead of one more key per co
 Formats: ``"f": 2`` marks these records. A verdict without ``f`` but with ``"schema": 1``, or a state
 without ``f`` but with ``repo`` and ``number``, is the full format of earlier releases: still read as
 is. Anything else is unknown: `expand_verdict` answers None (not established: the hook applies
-``on_unknown``, the API and the workers never read it as free) and `core.state_record.expand_state`
+``on_unknown``, the API and the workers never read it as free) and `core.state_format.expand_state`
 raises `UnknownFormat`.
 
 Pure and standard-library only: the agent hook imports it for its one Redis read, and decodes the JSON

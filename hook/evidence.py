@@ -1,4 +1,5 @@
-"""The guard's records: one JSON line per judged merge, appended to the spec's ``record_file``.
+"""The guard's evidence: one JSON line (a *hook record*) per judged merge, appended to the spec's
+``record_file`` — not a verdict record (`core.verdict_format`), which the guard only reads.
 
 A record is evidence for the audit log (`hook.tools.fold` sends them as ``hook.gate.fired`` events); it is
 never consulted to judge. It carries a SHA-256 digest of the exact command and a copy scrubbed of

@@ -1,6 +1,6 @@
 """How a PR's state (`core.prstate.PullState`) is stored in Redis: compact JSON carrying its version.
 
-The rules are `core.records`' (short names, defaults and what the key gives left out, epoch times), plus
+The rules are `core.verdict_format`' (short names, defaults and what the key gives left out, epoch times), plus
 the state's own: facts' defaults (open, not a draft, no labels, the head in the PR's repo), a hold
 register's name is its key and a comment hold's origin its comment on the PR's page unless stored, a
 register holds unless marked ``"h": false``. The full format of earlier releases (no ``f``, with
@@ -9,7 +9,7 @@ register holds unless marked ``"h": false``. The full format of earlier releases
 
 from __future__ import annotations
 
-from core.records import (
+from core.verdict_format import (
     COMMENT_ANCHOR,
     FORMAT,
     UnknownFormat,

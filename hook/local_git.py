@@ -1,4 +1,5 @@
-"""Does a commit contain another? The local git repository answers, for the guard's ``git push`` rule.
+"""The local git repository's answers for the guard's ``git push`` rule: does a commit contain another?
+(Not a verdict source: `hook.verdicts` reads merge-hold's verdicts; this asks git.)
 
 A push onto a held PR's base branch lands that PR when the pushed commit contains the PR's head
 (GitHub then marks it merged); the guard asks ``git merge-base --is-ancestor HEAD_SHA COMMIT`` in the

@@ -19,8 +19,8 @@ from core.permissions import Permission
 from core.prstate import DASHBOARD_REF, PullState, dashboard_time
 from core.repo_config import DEFAULT_CONFIG
 from state import audit, store
+from state.config_file import repo_config
 from workers.events.changes import apply_change
-from workers.publishing.recompute import repo_config
 from workers.runtime import current
 
 
