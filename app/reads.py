@@ -259,7 +259,7 @@ def bootstrap_lines(redis: Redis, rate_per_minute: float, hourly: int, visible: 
 
     found = []
     for inst in bootstrap.installations(redis):
-        repos = [r.decode() if isinstance(r, bytes) else str(r) for r in redis.smembers(keys.bootstrap_repos(inst))]
+        repos = [as_text(r) for r in redis.smembers(keys.bootstrap_repos(inst))]
         progress = bootstrap.progress(redis, inst)
         if progress is None or progress.done or not any(visible(r) for r in repos):
             continue

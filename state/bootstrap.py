@@ -10,13 +10,12 @@ from redis import Redis
 
 from core import keys
 from core.bootstrap import Progress
+from state.decoding import as_text
 
 KEEP_SECONDS = 7 * 24 * 3600
 """A bootstrap record lasts a week after its last start."""
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def start(redis: Redis, installation_id: int, repos: Iterable[str], now: float) -> None:
@@ -43,7 +42,7 @@ def installations(redis: Redis) -> list[int]:
     """Installations with a bootstrap record, oldest id first (records that lapsed are forgotten)."""
     found = []
     for raw in redis.smembers(keys.BOOTSTRAPS):
-        inst = int(_text(raw))
+        inst = int(as_text(raw))
         if redis.exists(keys.bootstrap(inst)):
             found.append(inst)
         else:
@@ -57,7 +56,7 @@ def progress(redis: Redis, installation_id: int) -> Progress | None:
     started = redis.hget(keys.bootstrap(installation_id), "started")
     if started is None:
         return None
-    repos = sorted(_text(r) for r in redis.smembers(keys.bootstrap_repos(installation_id)))
+    repos = sorted(as_text(r) for r in redis.smembers(keys.bootstrap_repos(installation_id)))
     with redis.pipeline(transaction=False) as pipe:
         for repo in repos:
             pipe.hget(keys.fanout(repo), "gen")
@@ -69,10 +68,10 @@ def progress(redis: Redis, installation_id: int) -> Progress | None:
         gen, open_numbers = answers[2 * i], answers[2 * i + 1]
         if int(gen or 0) > 0:
             listed += 1
-        numbers += [(repo, int(_text(n))) for n in open_numbers]
+        numbers += [(repo, int(as_text(n))) for n in open_numbers]
     with redis.pipeline(transaction=False) as pipe:
         for repo, number in numbers:
             pipe.exists(keys.posted(repo, number))
         posted = sum(bool(x) for x in pipe.execute()) if numbers else 0
-    return Progress(installation_id=installation_id, started=float(_text(started)), repos=len(repos),
+    return Progress(installation_id=installation_id, started=float(as_text(started)), repos=len(repos),
                     repos_listed=listed, open_prs=len(numbers), with_status=posted)

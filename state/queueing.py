@@ -24,6 +24,7 @@ from rq.job import Job as RqJob
 
 from core import jobs, keys
 from core.deliveries import Delivery
+from state.decoding import as_text
 
 HANDLE_DELIVERY = jobs.DELIVERY.address
 """Job that applies one GitHub webhook delivery: ``(event, delivery_id, raw JSON body)``."""
@@ -74,7 +75,7 @@ def bulk_queue(interactive: Queue, bucket: str, pipeline: Pipeline | None = None
 
 def bulk_names(connection: Redis, interactive: str) -> list[str]:
     """Every bulk queue recorded beside ``interactive``, sorted."""
-    return sorted(n.decode() if isinstance(n, bytes) else str(n)
+    return sorted(as_text(n)
                   for n in connection.smembers(keys.bulk_queues(interactive)))
 
 

@@ -44,6 +44,7 @@ from core import jobs, keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
 from state import audit, store
+from state.decoding import as_text
 from state.queueing import bulk_queue, create_job
 from workers.events import deployments
 from workers.github.dry_run import DryRunGateway
@@ -87,7 +88,7 @@ class Progress:
 
     @classmethod
     def read(cls, redis: Redis, repo: str) -> Progress:
-        raw = {_text(k): _text(v) for k, v in redis.hgetall(keys.fanout(repo)).items()}
+        raw = {as_text(k): as_text(v) for k, v in redis.hgetall(keys.fanout(repo)).items()}
 
         def number(name: str) -> int:
             return int(raw.get(name) or 0)
@@ -97,8 +98,6 @@ class Progress:
                    bootstrap=bool(number("bootstrap")))
 
 
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def repos_in_scope(redis: Redis, scope: str) -> list[str]:
@@ -107,7 +106,7 @@ def repos_in_scope(redis: Redis, scope: str) -> list[str]:
     if repo is not None:
         return [repo.lower()]
     owner = scope.lower()
-    return sorted(r for r in (_text(m) for m in redis.smembers(keys.MANAGED_REPOS))
+    return sorted(r for r in (as_text(m) for m in redis.smembers(keys.MANAGED_REPOS))
                   if r.split("/", 1)[0] == owner)
 
 

@@ -34,6 +34,7 @@ from rq.worker import Worker
 from core import keys
 from merge_hold.redis_conn import connect, describe
 from merge_hold.settings import SettingsError, from_env
+from state.decoding import as_text
 from workers.ops.naming import here, running_here, same_place
 
 MODES = ("full", "liveness")
@@ -42,26 +43,24 @@ ANSWER_SECONDS = 2.0
 """Within Docker's and Kubernetes' probe timeouts (3 s in the image and the manifests)."""
 
 
-def _text(raw: object) -> str:
-    return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
 
 
 def workers_here(redis: Redis, place: str) -> list[str]:
     """Names of the live `merge-hold worker`s whose alive key says they run in ``place``'s container."""
-    names = sorted(_text(raw) for raw in redis.smembers(keys.WATCHED_WORKERS))
+    names = sorted(as_text(raw) for raw in redis.smembers(keys.WATCHED_WORKERS))
     if not names:
         return []
     values = redis.mget([keys.worker_alive(name) for name in names])
     # A dead worker's key outlives it by seconds; a restarted container may even get its PID namespace's
     # number back: its writer must still run (when this process can tell, i.e. in that container).
     return [name for name, value in zip(names, values, strict=True)
-            if value is not None and same_place(_text(value), place) and running_here(_text(value)) is not False]
+            if value is not None and same_place(as_text(value), place) and running_here(as_text(value)) is not False]
 
 
 def registration(redis: Redis, name: str, now: datetime) -> tuple[bool, str]:
     """(registered and heartbeating, a line saying so) from rq's registration of ``name``."""
     key = Worker.redis_worker_namespace_prefix + name
-    data = {_text(k): _text(v) for k, v in redis.hgetall(key).items()}
+    data = {as_text(k): as_text(v) for k, v in redis.hgetall(key).items()}
     if not data:
         return False, f"worker {name}: not registered with rq (its main loop stopped heartbeating, or never began)"
     if "death" in data:

@@ -27,13 +27,15 @@ from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
 from merge_hold.cliargs import ArgumentParser
 from state import audit, branch_freezes, room_holds, store
+from state.config_file import repo_config
+from state.decoding import as_text
 from state.queueing import options
 from workers.events import deployments, tamper
 from workers.events.repos import load_repo_config
 from workers.publishing import freeze_rulesets
 from workers.publishing.drain import drain, enqueue_drain
 from workers.publishing.outbox import bucket_of
-from workers.publishing.recompute import record, repo_config
+from workers.publishing.recompute import record
 from workers.publishing.sync import history_state
 from workers.publishing.write import pr_lock
 from workers.runtime import Runtime, current
@@ -116,7 +118,7 @@ def reconcile_job(after: str = "", pending: int = 0) -> str:
     the shared bulk queue) as soon as interactive jobs wait, and asks for the drains of the outboxes it
     filled so far (each on its installation's bulk queue)."""
     rt = current()
-    repos = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
+    repos = sorted(as_text(r) for r in rt.redis.smembers(keys.MANAGED_REPOS))
     buckets: set[str] = set()
     if not after:
         branch_freezes.publish_all(rt.redis, repos, datetime.now(UTC))  # kept ahead of its `until` (design §6)
@@ -171,7 +173,7 @@ def main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"merge-hold reconcile: {exc}", file=sys.stderr)
         return 78
-    managed = sorted(r.decode() if isinstance(r, bytes) else r for r in rt.redis.smembers(keys.MANAGED_REPOS))
+    managed = sorted(as_text(r) for r in rt.redis.smembers(keys.MANAGED_REPOS))
     unknown = [repo for repo in args.repo or []
                if repo.lower() not in managed or store.load_repo(rt.redis, repo) is None]
     if unknown:

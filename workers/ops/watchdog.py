@@ -33,6 +33,7 @@ from rq.job import Job, JobStatus
 from rq.queue import Queue
 
 from core import keys
+from state.decoding import as_text
 from state.queueing import all_queues
 from workers.ops.reconcile import enqueue_reconcile
 from workers.publishing.drain import LEASE_SECONDS, enqueue_drain
@@ -91,7 +92,7 @@ def rescue_orphans(queue: Queue) -> list[str]:
             rescued.append(job_id)
     dead = []
     for raw in redis.smembers(keys.WATCHED_WORKERS):
-        name = raw.decode() if isinstance(raw, bytes) else str(raw)
+        name = as_text(raw)
         if not redis.exists(keys.worker_alive(name)):
             dead.append(name)
     # Its rescued jobs (and every other recompute of its PRs) need not wait out its locks' timeout.
@@ -126,7 +127,7 @@ def rescue_dequeued(queue: Queue, now: float | None = None) -> list[str]:
         executions.setdefault(job_id, []).append(execution_id)
     rescued: list[str] = []
     for raw in redis.lrange(key, 0, -1):
-        job_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+        job_id = as_text(raw)
         seen = keys.dequeued_seen(queue.name, job_id)
         if any(_runner_alive(redis, job_id, e) for e in executions.get(job_id, ())):
             continue

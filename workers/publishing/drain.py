@@ -17,6 +17,7 @@ from typing import Any
 from redis import Redis
 
 from core import jobs, keys
+from state.decoding import as_text
 from state.queueing import options
 from workers.publishing.locks import release_lease, take_lease
 from workers.publishing.pacing import Pacer, SlotTooFar, rate_limit_wait
@@ -68,7 +69,7 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                     keep, counts["continued"] = True, 1
                     return counts
                 raw = first[0]
-                outcome = _write_one(rt, pacer, bucket, raw.decode() if isinstance(raw, bytes) else str(raw), end)
+                outcome = _write_one(rt, pacer, bucket, as_text(raw), end)
                 counts["checked"] += 1
                 if isinstance(outcome, float):
                     # The next slot is past our slice: keep the lease until then, for the drain due then.

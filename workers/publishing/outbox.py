@@ -15,6 +15,7 @@ from redis import Redis
 from core import keys
 from core.outbox import GLOBAL_BUCKET, bucket, pr_member
 from state import store
+from state.decoding import as_text
 
 RANK_SPAN = 10**13
 """Outbox score = mergeability rank x RANK_SPAN + milliseconds since the epoch: rank first, then age."""
@@ -65,7 +66,7 @@ def stranded_outboxes(redis: Redis) -> list[str]:
     """Outboxes with writes waiting and nobody draining them (their drain's worker died)."""
     found = []
     for raw in redis.smembers(keys.OUTBOXES):
-        name = raw.decode() if isinstance(raw, bytes) else str(raw)
+        name = as_text(raw)
         if redis.zcard(keys.outbox(name)) and not redis.exists(keys.outbox_lease(name)):
             found.append(name)
     return found

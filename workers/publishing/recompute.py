@@ -29,7 +29,7 @@ from core.repo_config import RepoConfig
 from core.status import build_status
 from core.verdict import Verdict, compute_verdict, verdict_record, wants_files
 from state import audit, posted_status, room_holds, store
-from state.config_file import repo_config as repo_config  # re-exported for workers/ops/reconcile.py (issue 31)
+from state.config_file import repo_config
 from state.queueing import options
 from workers.publishing import (
     changed_files,
