@@ -12,6 +12,8 @@ from redis import Redis
 from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, parse_binding
 from core.check_run import NAME
+from state import subscriptions
+from tests.chat_support import response_catcher
 from tests.check_run_support import HEAD, REPO, audit_events, click, comment, run_on, settle, start
 from tests.emulator import GitHubEmulator
 from tests.slack_standin import SlackStandIn
@@ -86,3 +88,29 @@ def test_request_exemption_without_a_freeze_is_answered(github_emulator: GitHubE
     settle(svc)
     assert slack.posted == []
     assert "@alice: nothing to ask for, no freeze or room hold covers this PR" in (run_on(emu) or {})["summary"]
+
+
+def test_request_exemption_reaches_a_mattermost_freeze_room(github_emulator: GitHubEmulator, redis_url: str,
+                                                            redis_client: Redis) -> None:
+    """A freeze placed from a Mattermost channel: the request goes to that channel's incoming webhook (the
+    one its subscription to the repo or org recorded; Mattermost has no bot post by channel name)."""
+    emu = github_emulator
+    with response_catcher() as hook:
+        server = hook.url.split("/hooks/", 1)[0]
+        svc = start(emu, redis_url, roles={"erin": "write"}, mattermost_url=server,
+                    mattermost_teams=parse_binding("MERGE_HOLD_MATTERMOST_TEAMS", "TMM=acme"))
+        room = chat(platform="mattermost", team_id="TMM", team_name="acme-mm", channel_id="CH9",
+                    channel_name="release")
+        subscriptions.subscribe(svc.redis, "acme", subscriptions.Subscription(
+            platform="mattermost", team_id="TMM", channel_id="CH9", channel_name="release", webhook=hook.url,
+            queue=svc.settings.queue_name, by="dana"))
+        execute(svc.rt, room, ChatCommand("hold", "acme/widgets", reason="release freeze"))
+        settle(svc)
+        hook.bodies.clear()  # the subscription also hears the freeze start
+        click(svc, emu, "exempt", "erin")
+        told = [body["text"] for body in hook.wait(1) if "asks, from the PR's Checks tab" in body["text"]]
+    assert len(told) == 1, told
+    # Names reach Mattermost with a zero-width space after the @ (mentioned, not paged: core.escaping).
+    assert "@\u200berin" in told[0] and "@\u200bdana" in told[0]
+    assert "acme/widgets#5" in told[0] and "release freeze" in told[0]
+    assert "/hold exempt acme/widgets#5" in told[0]
