@@ -40,7 +40,8 @@ from state.queueing import options
 from workers.publishing.locks import WorkerLock
 from workers.publishing.org_rulesets import DEFER_AFTER, defer, mode_of, org_fallback, org_mode, org_record, sync_org
 from workers.publishing.outbox import bucket_of
-from workers.publishing.pacing import GATE, Pacer, SlotTooFar, rate_limit_wait
+from workers.publishing.pacing import Pacer, SlotTooFar
+from workers.publishing.ruleset_writes import write_ruleset
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -168,28 +169,8 @@ def _write(rt: Runtime, pacer: Pacer, repo: str, record: dict[str, Any] | None,
            body: dict[str, Any], activation: bool = False) -> tuple[int, Any]:
     """PUT our ruleset, or find it by name, or create it: one write, two when our id went stale. An
     activation keeps back its thaw's write of the hour; beyond `DEFER_AFTER` it raises `SlotTooFar`."""
-    ruleset_id = record.get("id") if record else None
-    if ruleset_id is None:
-        ruleset_id = _find(rt, repo)
-    for attempt in range(2):
-        method, path = ("PUT", f"/repos/{repo}/rulesets/{ruleset_id}") if ruleset_id else \
-            ("POST", f"/repos/{repo}/rulesets")
-        # At once, within GitHub's windows: it decides for a whole repo.
-        pacer.acquire(DEFER_AFTER if activation else None, priority=GATE, binds=activation)
-        try:
-            status, answer = rt.github.send(repo, method, path, body)
-        except Exception as exc:
-            wait = rate_limit_wait(exc)
-            if wait is not None:
-                pacer.pause(wait)
-            raise
-        stale = (status == 404 and ruleset_id) or (status == 422 and not ruleset_id)
-        if not stale or attempt:
-            return status, answer
-        ruleset_id = _find(rt, repo)  # deleted by someone (404), or created by a run that died (422)
-        if status == 404 and ruleset_id is None:
-            continue  # create it anew
-    return status, answer
+    return write_ruleset(rt, pacer, repo, f"/repos/{repo}/rulesets", record.get("id") if record else None, body,
+                         activation=activation, max_wait=DEFER_AFTER, find=lambda: _find(rt, repo))
 
 
 def _find(rt: Runtime, repo: str) -> int | None:

@@ -35,7 +35,8 @@ from state.decoding import as_text
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
 from workers.publishing.outbox import bucket_of
-from workers.publishing.pacing import GATE, Pacer, SlotTooFar, rate_limit_wait
+from workers.publishing.pacing import Pacer, SlotTooFar
+from workers.publishing.ruleset_writes import write_ruleset
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -152,28 +153,8 @@ def _sync_org(rt: Runtime, org: str, now: datetime, *, verify: bool, retry: bool
 def _write(rt: Runtime, pacer: Pacer, org: str, via: str, record: dict[str, Any] | None, body: dict[str, Any],
            activation: bool) -> tuple[int, Any]:
     """PUT our org ruleset, or find it by name, or create it: one write, two when our id went stale."""
-    ruleset_id = record.get("id") if record else None
-    if ruleset_id is None:
-        ruleset_id = _find(rt, org, via)
-    status, answer = 0, None
-    for attempt in range(2):
-        method, path = ("PUT", f"/orgs/{org}/rulesets/{ruleset_id}") if ruleset_id else \
-            ("POST", f"/orgs/{org}/rulesets")
-        # One write decides for the whole org: at once (a reserve of both windows is the gates'), and
-        # an activation keeps back its thaw's write; beyond `DEFER_AFTER` it is scheduled instead.
-        pacer.acquire(DEFER_AFTER if activation else None, priority=GATE, binds=activation)
-        try:
-            status, answer = rt.github.send(via, method, path, body)
-        except Exception as exc:
-            wait = rate_limit_wait(exc)
-            if wait is not None:
-                pacer.pause(wait)
-            raise
-        stale = (status == 404 and ruleset_id) or (status == 422 and not ruleset_id)
-        if not stale or attempt:
-            return status, answer
-        ruleset_id = _find(rt, org, via)
-    return status, answer
+    return write_ruleset(rt, pacer, via, f"/orgs/{org}/rulesets", record.get("id") if record else None, body,
+                         activation=activation, max_wait=DEFER_AFTER, find=lambda: _find(rt, org, via))
 
 
 def _find(rt: Runtime, org: str, via: str) -> int | None:
