@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     app.register_blueprint(webhook_page.bp)  # /orgs/{org}/webhooks: outgoing webhooks on the dashboard
     incidents.install(app, redis, metrics.registry.register)  # /incidents, its API, banners, metrics
     metrics.registry.register(health.IntakeCollector(redis, settings.queue_name))  # the intake's dead letters
-    setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis)))
+    setup.install(app, setup.SetupConfig(settings, setup.RedisStates(redis), redis=redis))
     live.install(app)  # the live pages' conditional refresh (static/live.js)
 
     _register_errors(app)

@@ -27,6 +27,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -115,6 +116,9 @@ class SetupConfig:
     print_only: bool = False
     out: Callable[[str], None] = print
     done: Callable[[], None] | None = None  # `merge-hold setup` stops once the App exists
+    redis: Any = None
+    """The service's Redis, where the bootstrap's progress is read once the App exists (None: `merge-hold
+    setup` alone, which has nothing to show then)."""
 
 
 def data_dir(settings: Settings) -> Path:
@@ -166,7 +170,12 @@ def setup() -> Any:
     config = _config()
     settings = config.settings
     if configured(settings):
-        abort(404)  # closed for good once an App exists: nothing to learn here
+        # Closed for good once an App exists: nothing is created or converted here any more, whoever asks.
+        # The operator on this machine (the one-time token is spent) may still read how far the
+        # bootstrap is — the step the set-up's last page told them to wait for.
+        if request.method == "GET" and not request.args and config.redis is not None and local():
+            return _installing(config)
+        abort(404)
     state = request.args.get("state", "")
     if request.method == "GET" and request.args.get("code"):
         # GitHub's redirect back: authorised by the one-use state this server issued.
@@ -265,3 +274,16 @@ def store_credentials(folder: Path, app_data: dict[str, Any], env: str) -> list[
         paths.append(folder / name)
     return paths
 
+
+def _installing(config: SetupConfig) -> str:
+    """The read-only page after set-up: each installation's bootstrap under way (`app.reads.bootstrap_lines`,
+    as the dashboard shows it), or that none is."""
+    from app.reads import bootstrap_lines
+
+    settings = config.settings
+    try:
+        found = bootstrap_lines(config.redis, settings.write_rate_per_minute, settings.write_hourly,
+                                lambda _repo: True, datetime.now(UTC))
+    except RedisError:
+        abort(503, "Redis is unavailable: the bootstrap's progress cannot be read")
+    return render_template("setup.html", step="installing", bootstraps=found)

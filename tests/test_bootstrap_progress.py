@@ -124,7 +124,14 @@ def test_the_dashboard_shows_a_bootstrap_under_way(svc: Service, tmp_path: Path,
     client = app.test_client()
     assert post_form(client, "/login", {"token": token}).status_code == 302
     page = client.get("/").get_data(as_text=True)
-    if shown is None:
-        assert "Installing" not in page
-    else:
-        assert shown in page and "do not make <code>merge-hold</code> a required check" in page
+    # /setup, once the App exists, shows the same to the operator on this machine (read-only)
+    from tests.emulator import APP_ID, PRIVATE_KEY_PEM
+
+    configured, _ = make_app(svc.redis, tmp_path / "app", github_app_id=APP_ID, github_private_key=PRIVATE_KEY_PEM)
+    setup_page = configured.test_client().get("/setup").get_data(as_text=True)
+    for text in (page, setup_page):
+        if shown is None:
+            assert "Installing" not in text
+        else:
+            assert shown in text and "do not make <code>merge-hold</code> a required check" in text
+    assert ("No bootstrap under way" in setup_page) is (shown is None)

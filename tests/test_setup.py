@@ -91,9 +91,14 @@ def test_code_is_exchanged_and_credentials_stored_0600(web: FlaskClient, github_
     assert Path(env["GITHUB_PRIVATE_KEY_PATH"]).read_text().startswith("-----BEGIN RSA PRIVATE KEY-----")
     assert "pem" not in json.loads((folder / "github-app.json").read_text())
     assert redis_client.get("mh:setup:token") is None, "the one-time token is spent"
-    # Closed once an App exists, whoever asks.
-    assert web.get("/setup").status_code == 404
+    # Closed once an App exists, whoever asks: no form, no conversion. From this machine, a read-only
+    # page says how far the bootstrap is (none here); from elsewhere, nothing at all.
+    after = web.get("/setup")
+    assert after.status_code == 200 and "<form" not in after.text and "No bootstrap under way" in after.text
     assert web.get(f"/setup?code=c0de&state={state}").status_code == 404
+    assert web.post("/setup", data={"org": "acme"}).status_code in (400, 404)  # CSRF refuses first; else 404
+    assert web.get("/setup", environ_base={"REMOTE_ADDR": "203.0.113.9"}).status_code == 404
+    assert web.get("/setup", headers={"X-Forwarded-For": "203.0.113.9"}).status_code == 404
 
 
 @pytest.mark.parametrize(("state", "status"), [("", 403), ("forged", 403)])
@@ -139,7 +144,9 @@ def test_closed_when_the_environment_has_an_app(redis_client: redis.Redis, tmp_p
 
     settings = Settings(github_app_id=APP_ID, github_private_key=PRIVATE_KEY_PEM, data_dir=str(tmp_path / "d"))
     client = create_app(settings, redis=redis_client).test_client()
-    assert client.get("/setup").status_code == 404
+    page = client.get("/setup")  # from this machine: the read-only page of the bootstrap's progress
+    assert page.status_code == 200 and "<form" not in page.text and "manifest" not in page.text
+    assert client.get("/setup", environ_base={"REMOTE_ADDR": "203.0.113.9"}).status_code == 404
     assert not (tmp_path / "d").exists(), "nothing written when an App is configured"
 
 
