@@ -24,6 +24,7 @@ RUN /opt/merge-hold/bin/pip install --require-hashes --no-deps -r requirements.l
 # Only the packages: never the checkout's .venv, .merge-hold/ (dev secrets) or tests (.dockerignore too).
 COPY pyproject.toml README.md ./
 COPY core ./core
+COPY foundation ./foundation
 COPY state ./state
 COPY app ./app
 COPY workers ./workers
