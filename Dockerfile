@@ -32,7 +32,7 @@ COPY hook ./hook
 COPY merge_hold ./merge_hold
 RUN /opt/merge-hold/bin/pip install --no-deps . \
     && /opt/merge-hold/bin/pip check \
-    && /opt/merge-hold/bin/python -c "import app, state.store, workers.ops.cli, hook, merge_hold.cli, merge_hold.gunicorn_conf"
+    && /opt/merge-hold/bin/python -c "import app, foundation.settings, state.store, workers.ops.cli, hook, merge_hold.cli, merge_hold.gunicorn_conf"
 
 # --- runtime: the virtualenv alone, run as an unprivileged user and group -------------------------------
 FROM ${PYTHON_IMAGE} AS runtime
