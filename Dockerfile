@@ -24,6 +24,7 @@ RUN /opt/merge-hold/bin/pip install --require-hashes --no-deps -r requirements.l
 # Only the packages: never the checkout's .venv, .merge-hold/ (dev secrets) or tests (.dockerignore too).
 COPY pyproject.toml README.md ./
 COPY core ./core
+COPY foundation ./foundation
 COPY state ./state
 COPY app ./app
 COPY workers ./workers
@@ -31,7 +32,7 @@ COPY hook ./hook
 COPY merge_hold ./merge_hold
 RUN /opt/merge-hold/bin/pip install --no-deps . \
     && /opt/merge-hold/bin/pip check \
-    && /opt/merge-hold/bin/python -c "import app, state.store, workers.ops.cli, hook, merge_hold.cli, merge_hold.gunicorn_conf"
+    && /opt/merge-hold/bin/python -c "import app, foundation.settings, state.store, workers.ops.cli, hook, merge_hold.cli, merge_hold.gunicorn_conf"
 
 # --- runtime: the virtualenv alone, run as an unprivileged user and group -------------------------------
 FROM ${PYTHON_IMAGE} AS runtime

@@ -34,7 +34,7 @@ test: $(STAMP) $(CHECKOV_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy core state app workers hook merge_hold tests bench
+	$(BIN)/mypy core foundation state app workers hook merge_hold tests bench
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

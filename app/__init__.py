@@ -18,13 +18,13 @@ from werkzeug.exceptions import HTTPException
 if TYPE_CHECKING:
     from redis import Redis
 
-    from merge_hold.settings import Settings
+    from foundation.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings | None = None, *, redis: Redis | None = None) -> Flask:
-    """Build the app. ``settings`` default to `merge_hold.settings.from_env()`; ``redis`` to a client
+    """Build the app. ``settings`` default to `foundation.settings.from_env()`; ``redis`` to a client
     for ``REDIS_URL`` (required unless given)."""
     from app import (
         api,
@@ -56,7 +56,7 @@ def create_app(settings: Settings | None = None, *, redis: Redis | None = None) 
     from app.startup import gunicorn_workers
     from app.token_store import TokenStore
     from core import keys
-    from merge_hold.settings import SettingsError, from_env, require
+    from foundation.settings import SettingsError, from_env, require
     from state.queueing import work_queue
 
     settings = from_env() if settings is None else settings

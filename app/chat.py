@@ -36,7 +36,7 @@ from core.hold_rights import ChatUser, Facts, chat_user
 from core.holds import to_iso
 from core.permissions import Permission
 from core.targets import is_pr_scope
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state.queueing import options
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from core import keys
 from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, bound_orgs, listed, scope_owner
 from core.hold_rights import ChatUser, chat_user
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state import audit, chat_links
 from state.chat_links import ChatIdentity, Link
 

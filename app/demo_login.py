@@ -31,7 +31,7 @@ from app.security import forwarding_header, safe_next
 from app.services import services
 from app.setup import configured, local
 from core import demo_users, keys
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 
 log = logging.getLogger(__name__)
 

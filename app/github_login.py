@@ -29,7 +29,7 @@ from app import reads
 from app.security import safe_next
 from app.services import services
 from core import keys
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ back in (a lock, a ``poll`` for stale data, observability counters) as on the co
 request; at the acknowledgement budget (design §7) that is a quarter of a delivery's cost. Here each
 serving thread takes a connection from the app's pool once and keeps it: the writer holds the idle
 ones in a list (``append``/``pop`` are atomic, so no lock), as many as requests ran at once. The
-connection is redis-py's own, so its timeouts, its retry policy (`merge_hold.redis_conn`'s ``web``
+connection is redis-py's own, so its timeouts, its retry policy (`foundation.redis_conn`'s ``web``
 profile), its idle health check and Sentinel's primary lookup on reconnect all still apply; only the
 packing of the command is done here (`resp`), in one buffer.
 """

@@ -18,7 +18,7 @@ from redis import Redis
 
 from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, listed, reply_url_allowed
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state import subscriptions
 
 NEEDS_WEBHOOK = ("On Mattermost, name the channel's incoming webhook: `/hold subscribe TARGET "

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 from flask import Flask, current_app
 from redis import Redis
 
-from merge_hold.redis_conn import connect
+from foundation.redis_conn import connect
 
 if TYPE_CHECKING:
     from rq import Queue
 
     from app.metrics import Metrics
     from app.token_store import TokenStore
-    from merge_hold.settings import Settings
+    from foundation.settings import Settings
 
 EXTENSION = "merge_hold"
 
@@ -37,7 +37,7 @@ class Services:
 
 
 def redis_client(url: str) -> Redis:
-    """The web tier's client: fails fast (`merge_hold.redis_conn`'s ``web`` profile), so that a webhook
+    """The web tier's client: fails fast (`foundation.redis_conn`'s ``web`` profile), so that a webhook
     gets its 503 well inside GitHub's 10 s timeout. Works with ``redis+sentinel://`` URLs."""
     return connect(url, "web")
 

@@ -38,7 +38,7 @@ from redis.exceptions import RedisError
 from app.security import forwarding_header
 from core import keys
 from core.app_manifest import manifest
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state.decoding import as_text
 
 log = logging.getLogger(__name__)

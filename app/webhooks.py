@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from app.intake_writer import IntakeWriter
     from app.metrics import Metrics
-    from merge_hold.settings import Settings
+    from foundation.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -40,8 +40,8 @@ from bench.loadgen import ROOT, redis_url
 from bench.timing import Row
 from core import keys
 from core.prstate import Facts, PullState, Register, record_facts, record_review
+from foundation.settings import Settings
 from merge_hold import samples
-from merge_hold.settings import Settings
 from state import store
 from workers import runtime
 from workers.chat.rooms import place_hold

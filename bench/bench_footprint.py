@@ -53,9 +53,9 @@ def _kind(key: str) -> str:
 def run() -> list[Row]:
     from redis import Redis
 
+    from foundation.settings import Settings
     from merge_hold import samples
     from merge_hold.redis_server import LocalRedis
-    from merge_hold.settings import Settings
     from workers import runtime
     from workers.events.dispatch import handle_delivery
     from workers.ops.tenants import burst

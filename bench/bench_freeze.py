@@ -49,7 +49,7 @@ from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, Reply
 from core.freeze_gate import FREEZE_CONTEXT
 from core.prstate import Facts, PullState, record_facts
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state import store
 from state.posted_status import form as posted_form
 from state.posted_status import wanted_status
@@ -69,7 +69,7 @@ BUDGET_SECONDS = 60.0
 TIMEOUT = 150.0
 """A freeze or thaw not done by then fails the row (the poll gives up)."""
 RATE, BURST, HOURLY = 60.0, 10, 450
-"""The pacer's defaults (`merge_hold.settings.Settings`), written out: the rows are about them."""
+"""The pacer's defaults (`foundation.settings.Settings`), written out: the rows are about them."""
 GITHUB_MINUTE, GITHUB_HOUR = 80, 500
 RATIO_BUDGET = 0.01
 """A ruleset freeze binds the org in at most a hundredth of the time statuses take."""

@@ -44,8 +44,8 @@ from rq import Worker
 from bench.loadgen import process, redis_url
 from bench.timing import Row
 from core import keys
+from foundation.settings import Settings
 from merge_hold import samples
-from merge_hold.settings import Settings
 from state import store
 from state.queueing import enqueue_delivery
 from workers import runtime

@@ -1,6 +1,6 @@
 """What a ``REDIS_URL`` (or the hook's ``verdict_source``) names: one Redis, or a primary found through Sentinel.
 
-Pure parsing, no I/O, so that the server's connection factory (`merge_hold.redis_conn`) and the agent
+Pure parsing, no I/O, so that the server's connection factory (`foundation.redis_conn`) and the agent
 hook's raw-socket client read the same forms the same way (design §5)::
 
     redis://[user:password@]HOST[:PORT][/DB]          rediss:// for TLS, unix:///path/to.sock[?db=N]

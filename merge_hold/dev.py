@@ -39,12 +39,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from merge_hold.cliargs import ArgumentParser
+from foundation.cliargs import ArgumentParser
 from merge_hold.supervise import Child, alive, cmdline, terminate_pid
 
 if TYPE_CHECKING:
+    from foundation.settings import Settings
     from merge_hold.redis_server import LocalRedis
-    from merge_hold.settings import Settings
 
 READY_TIMEOUT = 60.0
 WORKER_RESTARTS_PER_MINUTE = 5
@@ -288,7 +288,7 @@ def banner(url: str, token: str, redis_note: str, github: str, folder: Path, *, 
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    from merge_hold.settings import SettingsError, from_env
+    from foundation.settings import SettingsError, from_env
 
     try:
         settings = from_env()

@@ -22,8 +22,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from foundation.settings import Settings, SettingsError, from_env
 from merge_hold.doctor_github import Api, Check, github_checks
-from merge_hold.settings import Settings, SettingsError, from_env
 from state.decoding import as_text
 
 if TYPE_CHECKING:

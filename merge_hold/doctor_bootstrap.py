@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from core.bootstrap import FAR_FROM_DONE, line, writes_per_hour
+from foundation.settings import Settings
 from merge_hold.doctor_github import Check
-from merge_hold.settings import Settings
 
 if TYPE_CHECKING:
     from redis import Redis

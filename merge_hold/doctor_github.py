@@ -23,8 +23,8 @@ import jwt
 from core import readiness
 from core.freeze_gate import PATHS_NOTE, RULESET_NAME
 from core.gate import read_gate
+from foundation.settings import Settings
 from merge_hold.doctor_deploys import deploy_checks
-from merge_hold.settings import Settings
 
 MAX_SKEW = 30
 """Seconds of clock difference tolerated. JWTs are backdated 60 s; past half that, a drifting clock

@@ -39,10 +39,10 @@ control_socket_disable = True
 
 
 def on_starting(server: Any) -> None:
-    from merge_hold.logs import configure
+    from foundation.logs import configure
 
     # The app's own lines (the factory, jobs it queues) in merge-hold's log format, inherited by the workers,
-    # and urllib3's URL-bearing DEBUG lines held back (merge_hold/logs.py). gunicorn's lines keep its format.
+    # and urllib3's URL-bearing DEBUG lines held back (foundation/logs.py). gunicorn's lines keep its format.
     try:
         configure(os.environ.get("MERGE_HOLD_LOG_LEVEL", "INFO").upper())
     except ValueError:

@@ -13,12 +13,12 @@ import secrets
 import sys
 from typing import TYPE_CHECKING, Any
 
-from merge_hold.cliargs import ArgumentParser
+from foundation.cliargs import ArgumentParser
 
 if TYPE_CHECKING:
     from flask import Flask
 
-    from merge_hold.settings import Settings
+    from foundation.settings import Settings
 
 log = logging.getLogger("merge_hold.serve")
 
@@ -97,7 +97,7 @@ def run_gunicorn(settings: Settings, options: dict[str, Any]) -> None:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from merge_hold.settings import SettingsError, from_env, require
+    from foundation.settings import SettingsError, from_env, require
 
     try:
         settings = from_env()
@@ -113,7 +113,7 @@ def main(argv: list[str]) -> int:
     if not isinstance(level, int):
         print(f"merge-hold serve: MERGE_HOLD_LOG_LEVEL: unknown level {settings.log_level!r}", file=sys.stderr)
         return 78
-    from merge_hold.logs import configure
+    from foundation.logs import configure
 
     configure(level)
     if not settings.secret_key:

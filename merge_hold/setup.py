@@ -11,7 +11,7 @@ import argparse
 import sys
 import threading
 
-from merge_hold.cliargs import ArgumentParser
+from foundation.cliargs import ArgumentParser
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     from werkzeug.serving import make_server
 
     from app import setup
-    from merge_hold.settings import SettingsError, from_env
+    from foundation.settings import SettingsError, from_env
 
     try:
         settings = from_env()

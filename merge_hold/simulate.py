@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from foundation.cliargs import ArgumentParser
 from merge_hold import samples
-from merge_hold.cliargs import ArgumentParser
 from merge_hold.dev import data_dir, read_state
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -135,7 +135,7 @@ def _describe(delivery: samples.Delivery) -> str:
 
 def redis_reader(url: str) -> Reader:
     from core import keys
-    from merge_hold.redis_conn import connect
+    from foundation.redis_conn import connect
     from state import verdicts
 
     client = connect(url, "web")

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from app.token_store import SCOPES, Grant, parse_grants, token_hash
-from merge_hold.cliargs import ArgumentParser
+from foundation.cliargs import ArgumentParser
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")
 """Token names: no colon (the file's separator), no spaces; shown on the dashboard and in audit events."""
@@ -113,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
 def _tokens_file(given: str | None) -> Path:
     if given:
         return Path(given)
-    from merge_hold.settings import from_env, require
+    from foundation.settings import from_env, require
 
     settings = from_env()
     require(settings, "MERGE_HOLD_API_TOKENS_FILE")
@@ -123,7 +123,7 @@ def _tokens_file(given: str | None) -> Path:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from merge_hold.settings import SettingsError
+    from foundation.settings import SettingsError
 
     try:
         path = _tokens_file(args.file)

@@ -18,7 +18,7 @@ from redis import Redis
 
 from core import keys
 from core.prstate import Facts, PullState, record_facts
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state import store
 from state.queueing import all_queues
 from tests.e2e_support import Service, service_settings

@@ -25,7 +25,7 @@ from flask.testing import FlaskClient
 from redis import Redis
 from werkzeug.test import TestResponse
 
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state.queueing import all_queues
 from workers import runtime
 from workers.ops.tenants import burst

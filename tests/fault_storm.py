@@ -28,8 +28,8 @@ from typing import Any
 
 from redis import Redis
 
+from foundation.settings import Settings
 from merge_hold.redis_server import free_port
-from merge_hold.settings import Settings
 from tests import reference_model as model
 from tests.e2e_support import ROOT, service_env, sign
 from tests.emulator import GitHubEmulator

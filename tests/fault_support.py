@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from core import keys
+from foundation.settings import Settings
 from merge_hold.redis_server import free_port, redis_server_binary
-from merge_hold.settings import Settings
 from tests import reference_model as model
 from tests.e2e_support import ROOT, Service, service_env
 from tests.emulator import GitHubEmulator

@@ -16,10 +16,10 @@ import pytest
 from tests.conftest import ROOT
 
 PAGE = ROOT / "docs" / "architecture.md"
-PACKAGES = ("core", "state", "app", "workers", "merge_hold", "hook", "tests", "bench")
+PACKAGES = ("core", "foundation", "state", "app", "workers", "merge_hold", "hook", "tests", "bench")
 PATH = re.compile(r"`((?:[\w.-]+/)+(?:[\w.-]+\.\w+)?)`")
 """A file or a folder: at least one slash (a bare ``outbox.py`` names a module of the bullet's folder)."""
-DOTTED = re.compile(rf"`((?:{'|'.join(PACKAGES[:6])})(?:\.\w+)+)`")
+DOTTED = re.compile(rf"`((?:{'|'.join(PACKAGES[:7])})(?:\.\w+)+)`")
 NAMED = re.compile(r"`((?:[\w.-]+/)+[\w.-]+\.py)` `(\w+)`")
 
 

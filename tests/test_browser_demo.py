@@ -24,9 +24,9 @@ from werkzeug.serving import make_server
 
 from core import keys
 from core.demo_users import DEMO_SLACK_ORGS, DEMO_SLACK_TEAM, DEMO_SLACK_USER
+from foundation.settings import Settings
 from merge_hold import samples, simulate_chat
 from merge_hold.redis_server import free_port
-from merge_hold.settings import Settings
 from tests.browser_support import OVERFLOW, phone_page, shot, wait_for
 from tests.e2e_support import WEBHOOK_SECRET, Service
 from tests.needs import needs

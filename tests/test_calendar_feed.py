@@ -202,8 +202,8 @@ def test_the_access_log_leaves_the_token_out() -> None:
     """The feed's URL carries a token: `merge-hold serve --access-log` logs paths without query strings."""
     import argparse
 
+    from foundation.settings import Settings
     from merge_hold.serve import gunicorn_options
-    from merge_hold.settings import Settings
 
     args = argparse.Namespace(host="127.0.0.1", port=8000, workers=2, threads=1, timeout=30, access_log=True)
     line = gunicorn_options(args, Settings())["access_log_format"]

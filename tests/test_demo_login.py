@@ -16,8 +16,8 @@ from redis import Redis
 
 from app import create_app
 from core import demo_users, keys
+from foundation.settings import Settings, SettingsError, from_env
 from merge_hold import dev, serve
-from merge_hold.settings import Settings, SettingsError, from_env
 from tests.emulator import private_key_pem
 from tests.webapp_support import csrf_of, hold, settings, store_verdict
 

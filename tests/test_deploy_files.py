@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from core.events import QUEUED
-from merge_hold.settings import FIELDS
+from foundation.settings import FIELDS
 from tests.manifests import BASE, container, objects, one
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
@@ -108,7 +108,7 @@ def test_dockerfile_at_the_root_builds_one_non_root_image_in_stages() -> None:
     packaged = re.search(r"^include\s*=\s*\[(.*)\]", (ROOT / "pyproject.toml").read_text(), flags=re.MULTILINE)
     assert packaged is not None
     packages = {name.strip().strip('"').rstrip("*") for name in packaged.group(1).split(",")}
-    assert packages == {"core", "state", "app", "workers", "hook", "merge_hold"}
+    assert packages == {"core", "foundation", "state", "app", "workers", "hook", "merge_hold"}
     assert packages <= {src.split()[0] for src in copied}, "the Dockerfile copies every package pyproject installs"
 
 

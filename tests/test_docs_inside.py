@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from merge_hold.settings import FIELDS
+from foundation.settings import FIELDS
 from tests.conftest import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "deploy").rglob("*.md")),

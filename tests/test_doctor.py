@@ -15,10 +15,10 @@ from rq.registry import FailedJobRegistry
 
 from core import keys
 from core.readiness import REQUIRED_EVENTS, REQUIRED_PERMISSIONS
+from foundation.settings import Settings
 from merge_hold import doctor
 from merge_hold.doctor_github import Check
 from merge_hold.redis_server import LocalRedis
-from merge_hold.settings import Settings
 from tests.emulator import GitHubEmulator
 from tests.emulator.identity import APP_ID, DEFAULT_SLUG, private_key_pem
 

@@ -3,8 +3,8 @@ with what it costs (the status alone) and where to grant it; one that has it say
 
 from __future__ import annotations
 
+from foundation.settings import Settings
 from merge_hold import doctor
-from merge_hold.settings import Settings
 from tests.emulator import GitHubEmulator
 from tests.test_doctor import FULL, durable_redis, healthy, problems  # noqa: F401  (fixtures)
 

@@ -12,8 +12,8 @@ import redis
 
 from core import keys
 from core.readiness import REQUIRED_EVENTS, required_permissions
+from foundation.settings import Settings
 from merge_hold import doctor
-from merge_hold.settings import Settings
 from tests.emulator import GitHubEmulator
 from tests.test_doctor import REPO, by_name, durable_redis, healthy, problems
 

@@ -48,7 +48,7 @@ def test_a_state_write_carries_its_recompute(redis_client: Redis, flag_before: b
 
 def test_a_finished_recompute_keeps_no_job(redis_client: Redis, redis_url: str) -> None:
     """Design §7's footprint: a finished recompute leaves neither its payload nor its result."""
-    from merge_hold.settings import Settings
+    from foundation.settings import Settings
     from workers import runtime
     from workers.ops.tenants import burst
 

@@ -15,7 +15,7 @@ from core import jobs
 from state.queueing import create_job, options
 from tests.conftest import ROOT
 
-PRODUCT = ("core", "state", "app", "workers", "hook", "merge_hold")
+PRODUCT = ("core", "foundation", "state", "app", "workers", "hook", "merge_hold")
 ADDRESS = re.compile(r"workers(\.[A-Za-z_]\w*){2,}")
 
 

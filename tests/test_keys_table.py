@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-PRODUCT = ("core", "state", "app", "workers", "merge_hold", "hook")
+PRODUCT = ("core", "foundation", "state", "app", "workers", "merge_hold", "hook")
 TABLE = ROOT / "core" / "keys"
 
 

@@ -1,13 +1,15 @@
-"""The whole product's layering (issue 17 item 4): no import cycle of any kind in any package, and the
-layers in one direction only —
+"""The whole product's layering (issue 17 item 4, issue 31 item 5): no import cycle of any kind in any
+package, and the layers in one direction only —
 
-    core ← state ← app, workers ← merge_hold commands;   core ← hook
+    core ← foundation, state ← app, workers ← merge_hold (the command line);   core ← hook
 
 Every import counts: module level, inside functions, under ``TYPE_CHECKING``, and a module's name
-spelled as a string (a lazy command table). `merge_hold` also holds the foundation every process shares
-(settings, the Redis connection, the argument parser, logging), which may import `core` only. Inside
-`workers/` the folders run one way (github ← runtime ← publishing ← events ← dashboard ← chat ← outgoing ← ops,
-intake ← ops),
+spelled as a string (a lazy command table). `foundation` is what every process shares (settings, the Redis
+connection, the argument parser, logging) and imports `core` only; `state` stands beside it (redis-py, rq,
+PyYAML and `core`: its own package says so). The hook's tools use the foundation's argument parser
+(`foundation.cliargs`) and nothing else of it. Nothing imports the command line but itself (tests and
+bench do, outside the product). Inside `workers/` the folders run one way (github ← runtime ← publishing ←
+events ← dashboard ← chat ← outgoing ← ops, intake ← ops),
 and inside `publishing/` the path does: outbox ← request ← write ← drain ← recompute.
 """
 
@@ -22,8 +24,7 @@ import pytest
 
 from tests.import_graph import find_cycle, graph
 
-PRODUCT = ("core", "state", "app", "workers", "merge_hold", "hook")
-FOUNDATION = {"merge_hold.settings", "merge_hold.redis_conn", "merge_hold.cliargs", "merge_hold.logs"}
+PRODUCT = ("core", "foundation", "state", "app", "workers", "merge_hold", "hook")
 ALLOWED = {
     "core": {"core"},
     "foundation": {"core", "foundation"},
@@ -31,10 +32,13 @@ ALLOWED = {
     "state": {"core", "state"},
     "app": {"core", "foundation", "state", "app"},
     "workers": {"core", "foundation", "state", "workers"},
-    "merge_hold": set(PRODUCT) | {"foundation"},
+    "merge_hold": set(PRODUCT),
     # The guard reads Redis with its own socket code; its tools share the argument parser only.
     "hook": {"core", "hook", "cliargs"},
 }
+"""What each layer may import (``cliargs`` is `foundation.cliargs`, the one module the hook may use: it
+may import `core` only, and whoever may import the foundation may import it)."""
+
 WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "dashboard", "chat", "outgoing", "ops"]
 """Each may import the ones before it (``intake`` stands beside them: state and runtime only)."""
 PUBLISHING = ["locks", "pacing", "outbox", "expedite", "request", "group_status", "write", "drain",
@@ -44,9 +48,7 @@ PUBLISHING = ["locks", "pacing", "outbox", "expedite", "request", "group_status"
 
 
 def layer(module: str) -> str:
-    if module in FOUNDATION:
-        return "cliargs" if module == "merge_hold.cliargs" else "foundation"
-    return module.split(".")[0]
+    return "cliargs" if module == "foundation.cliargs" else module.split(".")[0]
 
 
 def allowed(source: str, target: str) -> bool:
@@ -105,15 +107,37 @@ def test_the_publishing_path_runs_one_way(edges: dict[str, set[str]]) -> None:
     assert not bad, bad
 
 
+def test_the_packages_run_one_way(edges: dict[str, set[str]]) -> None:
+    """The package picture itself has no cycle: two packages importing each other through different
+    modules (the command line importing `app` while `app` imported the settings beside it) is an arrow
+    pointing back up even when no module cycle exists."""
+    packages: dict[str, set[str]] = {package: set() for package in PRODUCT}
+    for source, targets in edges.items():
+        packages[source.split(".")[0]] |= {target.split(".")[0] for target in targets} - {source.split(".")[0]}
+    assert find_cycle(packages) is None, find_cycle(packages)
+
+
+def test_only_the_command_line_imports_the_command_line(edges: dict[str, set[str]]) -> None:
+    bad = sorted(f"{source} -> {target}" for source, targets in edges.items() for target in targets
+                 if target.split(".")[0] == "merge_hold" and source.split(".")[0] != "merge_hold")
+    assert not bad, bad
+
+
 def test_a_backward_import_would_be_caught() -> None:
     """The rules are not vacuous: the edges the product must never have are refused by them."""
     assert not allowed("core.verdict", "state.store")
     assert not allowed("state.store", "workers.runtime")
     assert not allowed("app.chat", "workers.chat.rooms")
     assert not allowed("workers.chat.rooms", "app.chat")
-    assert not allowed("hook.guard", "merge_hold.settings")
-    assert not allowed("merge_hold.settings", "state.store")
-    assert allowed("hook.tools.install", "merge_hold.cliargs") and allowed("merge_hold.doctor", "workers.ops.cli")
+    assert not allowed("hook.guard", "foundation.settings")
+    assert not allowed("hook.guard", "foundation")
+    assert not allowed("foundation.settings", "state.store")
+    assert not allowed("state.store", "foundation.settings")
+    assert not allowed("foundation.cliargs", "foundation.settings")
+    for up in ("foundation.settings", "app.services", "workers.ops.cli", "state.store", "core.verdict", "hook.guard"):
+        assert not allowed(up, "merge_hold.tokens") and not allowed(up, "merge_hold.cli"), up
+    assert allowed("hook.tools.install", "foundation.cliargs") and allowed("merge_hold.doctor", "workers.ops.cli")
+    assert allowed("app.services", "foundation.cliargs") and allowed("merge_hold.cli", "foundation.settings")
     assert find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
 
 

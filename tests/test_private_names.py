@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-PRODUCT = ("core", "state", "app", "workers", "hook", "merge_hold")
+PRODUCT = ("core", "foundation", "state", "app", "workers", "hook", "merge_hold")
 
 
 def private(name: str) -> bool:

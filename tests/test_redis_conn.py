@@ -1,4 +1,4 @@
-"""`merge_hold.redis_conn`: one factory for every client; through Sentinel, a failover is followed."""
+"""`foundation.redis_conn`: one factory for every client; through Sentinel, a failover is followed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from merge_hold.redis_conn import Profile, connect
+from foundation.redis_conn import Profile, connect
 from tests.sentinel_support import sentinel_group
 
 

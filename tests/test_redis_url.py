@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from core.redis_url import RedisUrlError, SentinelTarget, check, parse_sentinel
-from merge_hold.redis_conn import describe
-from merge_hold.settings import SettingsError, from_env
+from foundation.redis_conn import describe
+from foundation.settings import SettingsError, from_env
 
 
 @pytest.mark.parametrize(("url", "target"), [

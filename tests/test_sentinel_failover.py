@@ -19,7 +19,7 @@ from typing import Any
 import requests
 
 from core import keys
-from merge_hold.redis_conn import connect
+from foundation.redis_conn import connect
 from merge_hold.redis_server import free_port
 from tests.e2e_support import ROOT, fixture, service_env, service_settings, sign
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator

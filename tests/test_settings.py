@@ -1,4 +1,4 @@
-"""`merge_hold.settings.from_env`: every bad or missing value fails at start, naming the variable."""
+"""`foundation.settings.from_env`: every bad or missing value fails at start, naming the variable."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from merge_hold.settings import FIELDS, Settings, SettingsError, from_env, require
+from foundation.settings import FIELDS, Settings, SettingsError, from_env, require
 
 PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n"
 

@@ -21,7 +21,7 @@ from flask.testing import FlaskClient
 
 from app import create_app
 from core.app_manifest import manifest
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from tests.emulator import GitHubEmulator
 from tests.emulator.identity import rest_fixture
 

@@ -17,9 +17,9 @@ from app.webhooks import signature_valid
 from core import keys
 from core.comments import parse_comment
 from core.deliveries import ignore_reason
+from foundation.settings import Settings
 from merge_hold import samples, simulate
 from merge_hold.redis_server import free_port
-from merge_hold.settings import Settings
 from tests.webapp_support import serving
 from workers import runtime
 from workers.github.pulls import facts_from_pull

@@ -82,6 +82,7 @@ def test_one_reading_of_redis_replies(raw: object, text: str, maybe: str | None)
 
 
 INLINE = re.compile(r"(\w+)\.decode\(\) if isinstance\(\1, bytes\)")
+SERVER_PACKAGES = ("core", "foundation", "state", "app", "workers", "merge_hold")
 NOT_YET = {"core/outbox.py"}
 """The core's grammar may not import state (`tests/test_layers.py`): its reading stays its own."""
 
@@ -90,7 +91,7 @@ def test_the_bytes_to_text_reading_is_not_copied() -> None:
     found = []
     for path in sorted(ROOT.glob("*/**/*.py")):
         name = path.relative_to(ROOT).as_posix()
-        if name.split("/")[0] not in ("core", "state", "app", "workers", "merge_hold") or name in NOT_YET \
+        if name.split("/")[0] not in SERVER_PACKAGES or name in NOT_YET \
                 or name == "state/decoding.py":
             continue
         found += [f"{name}: {m.group(0)}" for m in INLINE.finditer(path.read_text(encoding="utf-8"))]
@@ -106,7 +107,7 @@ def test_config_from_repo_meta_is_one_function() -> None:
     found = []
     for path in sorted(ROOT.glob("*/**/*.py")):
         name = path.relative_to(ROOT).as_posix()
-        if name.split("/")[0] in ("core", "state", "app", "workers", "merge_hold") and name not in CONFIG_RULE_USERS:
+        if name.split("/")[0] in SERVER_PACKAGES and name not in CONFIG_RULE_USERS:
             text = path.read_text(encoding="utf-8")
             found += [f"{name}: {word}" for word in ("config_loaded", "parse_config(meta") if word in text]
     assert not found, found

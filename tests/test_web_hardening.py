@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.security import safe_next
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from tests.webapp_support import csrf_of, make_app, post_form
 
 SITE = "https://merge-hold.example"

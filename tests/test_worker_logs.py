@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from rq import Queue, Retry
 
-from merge_hold.logs import FORMAT
+from foundation.logs import FORMAT
 from merge_hold.redis_server import free_port
 from tests.conftest import ROOT
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM
@@ -20,7 +20,7 @@ from tests.worker_support import FAIL, worker_env
 from workers.ops.rqworker import CAUSE_CHARS, cause
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
-assert FORMAT == "%(asctime)s %(levelname)s %(name)s: %(message)s", "LOG_LINE follows merge_hold.logs.FORMAT"
+assert FORMAT == "%(asctime)s %(levelname)s %(name)s: %(message)s", "LOG_LINE follows foundation.logs.FORMAT"
 
 
 def burst(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -24,8 +24,8 @@ from core import keys, verdict_format
 from core.holds import Hold, Source, from_iso
 from core.status import build_status
 from core.verdict import Verdict, verdict_record
+from foundation.settings import Settings
 from merge_hold.redis_server import free_port
-from merge_hold.settings import Settings
 from merge_hold.tokens import create as create_token
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

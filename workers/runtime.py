@@ -13,8 +13,8 @@ from redis import Redis
 from rq import Queue
 
 from core import keys
-from merge_hold.redis_conn import connect
-from merge_hold.settings import Settings, SettingsError, from_env
+from foundation.redis_conn import connect
+from foundation.settings import Settings, SettingsError, from_env
 from state.decoding import as_text
 from state.queueing import bulk_name, bulk_queue, work_queue
 from workers.github.dry_run import DryRunGateway

@@ -179,7 +179,7 @@ def read_password(path: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from merge_hold.cliargs import ArgumentParser
+    from foundation.cliargs import ArgumentParser
 
     parser = ArgumentParser(prog="merge-hold hook acl",
                             description="print or apply the Redis ACL user the guard reads verdicts with")

@@ -153,7 +153,7 @@ def block_for(spec_path: str, *, console_script: bool = False) -> dict[str, Any]
 
 
 def main(argv: list[str]) -> int:
-    from merge_hold.cliargs import ArgumentParser
+    from foundation.cliargs import ArgumentParser
 
     parser = ArgumentParser(prog="merge-hold hook settings",
                             description="print the Claude Code settings JSON that registers the guard")

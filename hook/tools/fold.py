@@ -96,7 +96,7 @@ def fold(spec_path: str) -> tuple[int, str]:
 
 
 def main(argv: list[str]) -> int:
-    from merge_hold.cliargs import ArgumentParser
+    from foundation.cliargs import ArgumentParser
 
     parser = ArgumentParser(prog="merge-hold hook fold", description=__doc__.split("\n")[0])
     parser.add_argument("--config", required=True, metavar="SPEC", help="the guard's spec file")

@@ -38,8 +38,8 @@ def settings_path(scope: str, project_dir: str | None = None) -> Path:
 
 
 def _parser(prog: str, with_console: bool) -> Any:
+    from foundation.cliargs import ArgumentParser
     from hook.agents import DEFAULT, NAMES
-    from merge_hold.cliargs import ArgumentParser
 
     parser = ArgumentParser(prog=prog, description=(
         "Register merge-hold's hooks with a coding agent: the PreToolUse guard, the SessionStart hook that tells "

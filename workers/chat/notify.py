@@ -21,7 +21,7 @@ from core import keys
 from core.chat_request import reply_url_allowed
 from core.escaping import for_mattermost, for_slack
 from core.notices import message
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state import subscriptions as subs
 from state.decoding import as_text
 from workers.runtime import current

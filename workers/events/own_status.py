@@ -20,7 +20,7 @@ from github import GithubException
 
 from core import keys
 from core.status import CONTEXT
-from merge_hold.settings import SettingsError
+from foundation.settings import SettingsError
 from state import audit, posted_status, store
 from state.decoding import maybe_text
 from workers.events import tamper, treecloser

@@ -19,8 +19,8 @@ from redis import Redis
 from redis.exceptions import RedisError
 from rq.exceptions import StopRequested
 
-from merge_hold.cliargs import ArgumentParser
-from merge_hold.settings import SettingsError, from_env
+from foundation.cliargs import ArgumentParser
+from foundation.settings import SettingsError, from_env
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
         return run(args.healthcheck, args.name)
     try:
         settings = from_env()
-        from merge_hold.logs import configure
+        from foundation.logs import configure
 
         # Before anything may log (the slug check below does when GitHub is unreachable): one log format.
         configure(settings.log_level)  # basicConfig, and no URL-bearing urllib3 lines at DEBUG

@@ -10,7 +10,7 @@ A worker container has no HTTP port to probe, so its health is read where the wo
   it from the worker's main loop and lets it expire when the loop stops (two minutes idle; the job's
   timeout plus a minute while one runs, `workers.ops.rqworker`), so a hung loop loses it.
 - **Redis reached** through ``REDIS_URL`` in any form (``redis+sentinel://`` too), with the one
-  connection factory every process uses (`merge_hold.redis_conn`), briefly: a probe must answer in seconds.
+  connection factory every process uses (`foundation.redis_conn`), briefly: a probe must answer in seconds.
 
 Two modes. ``full`` (the default) needs all three: the image's ``HEALTHCHECK``, compose, and a Kubernetes
 readiness probe. ``liveness`` passes while Redis cannot be reached (the worker rides out a Redis outage by
@@ -32,8 +32,8 @@ from rq.utils import utcparse
 from rq.worker import Worker
 
 from core import keys
-from merge_hold.redis_conn import connect, describe
-from merge_hold.settings import SettingsError, from_env
+from foundation.redis_conn import connect, describe
+from foundation.settings import SettingsError, from_env
 from state.decoding import as_text
 from workers.ops.naming import here, running_here, same_place
 

@@ -25,7 +25,7 @@ from core import jobs, keys
 from core.outbox import GLOBAL_BUCKET
 from core.prstate import keep_dashboard
 from core.repo_config import DEFAULT_CONFIG
-from merge_hold.cliargs import ArgumentParser
+from foundation.cliargs import ArgumentParser
 from state import audit, branch_freezes, room_holds, store
 from state.config_file import repo_config
 from state.decoding import as_text
@@ -165,7 +165,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    from merge_hold.settings import SettingsError, from_env
+    from foundation.settings import SettingsError, from_env
     from workers import runtime
 
     try:

@@ -22,7 +22,7 @@ from core import keys
 from core.holds import to_iso
 from core.outgoing import GIVE_UP_AFTER, retry_delay
 from core.outgoing_urls import networks
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 from state import outgoing, webhook_endpoints
 from state.decoding import as_text
 from state.webhook_endpoints import Endpoint

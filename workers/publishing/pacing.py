@@ -35,7 +35,7 @@ from redis import Redis
 from requests.exceptions import RetryError
 
 from core import keys
-from merge_hold.settings import Settings
+from foundation.settings import Settings
 
 DEFAULT_PAUSE = 60.0
 """GitHub's advice when a secondary-limit answer carries no ``retry-after``: wait at least a minute."""
