@@ -36,7 +36,7 @@ from core.comment_rules import DASHBOARD_JOB
 from core.comments import clean_reason
 from core.durations import parse_duration
 from core.exemptions import coverage
-from core.holds import Exemption, Hold, named, to_iso
+from core.holds import Exemption, Hold, from_iso, named, to_iso
 from core.permissions import Permission
 from core.prstate import DASHBOARD_REF
 from core.repo_config import DEFAULT_CONFIG, RepoConfig
@@ -208,7 +208,13 @@ def unhold(owner: str, name: str, number: int) -> Response:
               f"Lifting your hold needs {repo_config(repo).hold_permission} access.", "error")
         return back
     own = holder.lower() == (github_login() or "").lower()
-    job = _command(repo, number, {"kind": "lift", "target": None if own else holder})
+    # The hold the page showed (its time): the lift comes after it even within GitHub's one-second stamps.
+    try:
+        seen = from_iso(request.form.get("seen", "").strip()[:40])
+    except ValueError:
+        seen = None  # not a time: the lift counts from the server clock alone
+    job = _command(repo, number, {"kind": "lift", "target": None if own else holder,
+                                  "seen": to_iso(seen) if seen is not None else None})
     _landed(read_your_writes.job_landed(services().redis, job, repo, number),
             f"Lifted @{holder}'s hold on {repo}#{number}")
     return back

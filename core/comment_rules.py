@@ -8,7 +8,7 @@ id, so applying the same comments in any order, or twice, ends in the same state
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from core import jobs
 from core.comments import CommentCommand, parse_comment
@@ -186,12 +186,32 @@ def apply_dashboard(
     """A hold or lift made on the PR's dashboard page by a GitHub user: exactly what the same command in
     a comment of theirs would do — the same permission rules, the same per-holder register (so their
     `/unhold` comment lifts it and a maintainer's `/unhold @user` or `/unhold all` too) — with origin
-    ``dashboard``. ``at`` comes from `core.prstate.dashboard_time`; ``ref`` must start with
+    ``dashboard``. ``at`` comes from `core.comment_rules.dashboard_time`; ``ref`` must start with
     `core.prstate.DASHBOARD_REF`, which is what keeps the command across a rebuild from GitHub."""
     if not from_dashboard(ref):
         raise ValueError(f"a dashboard command's ref starts with {DASHBOARD_REF!r}: {ref!r}")
     return _apply_one(state, command, actor=actor, permission=permission, is_author=is_author, at=at, ref=ref,
                       origin=DASHBOARD_ORIGIN, config=config)
+
+
+SEEN_SKEW = timedelta(seconds=60)  # how far ahead of our clock GitHub's may date a hold the page showed
+
+
+def dashboard_time(state: PullState, now: datetime, *, lift: bool, seen: datetime | None = None) -> datetime:
+    """When a dashboard command counts: the server clock to the second, the precision of GitHub's comment
+    timestamps, so the tie rules apply (a comment hold of the same second beats a dashboard lift: ties
+    fail closed). A lift still comes after every dashboard command it may lift, and after the comment hold
+    the page showed (``seen``, its time): the person saw it, so the lift is causally later."""
+    at = now.replace(microsecond=0)
+    if not lift:
+        return at
+    marks = [r.at for r in state.comments.values() if from_dashboard(r.ref)]
+    if state.lifted_all_at is not None and from_dashboard(state.lifted_all_at[1]):
+        marks.append(state.lifted_all_at[0])
+    after = [m + timedelta(microseconds=1) for m in marks if m <= now]
+    if seen is not None and seen <= now + SEEN_SKEW and any(r.held and r.at == seen for r in state.comments.values()):
+        after.append(seen + timedelta(microseconds=1))
+    return max([at, *after])
 
 
 CHECK_RUN_ORIGIN = "check_run"

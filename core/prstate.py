@@ -16,7 +16,7 @@ a clock.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from core.exempt_labels import LabelGrant, record_grant
@@ -359,20 +359,6 @@ no comment on GitHub, so a rebuild from GitHub's history cannot find it and must
 
 def from_dashboard(ref: str) -> bool:
     return ref.startswith(DASHBOARD_REF)
-
-
-def dashboard_time(state: PullState, now: datetime, *, lift: bool) -> datetime:
-    """When a dashboard command counts: the server clock to the second, the precision of GitHub's comment
-    timestamps, so the tie rules apply unchanged (a comment hold of the same second beats a dashboard
-    lift: ties fail closed). A lift still comes after every dashboard command it may be lifting, so
-    lifting on the page a hold placed on the page within the same second works."""
-    at = now.replace(microsecond=0)
-    if not lift:
-        return at
-    marks = [r.at for r in state.comments.values() if from_dashboard(r.ref)]
-    if state.lifted_all_at is not None and from_dashboard(state.lifted_all_at[1]):
-        marks.append(state.lifted_all_at[0])
-    return max([at, *(m + timedelta(microseconds=1) for m in marks if m <= now)])
 
 
 def keep_dashboard(rebuilt: PullState, live: PullState) -> PullState:

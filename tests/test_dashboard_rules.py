@@ -11,14 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.comment_rules import apply_comment, apply_dashboard
+from core.comment_rules import apply_comment, apply_dashboard, dashboard_time
 from core.comments import CommentCommand
 from core.permissions import Permission
 from core.prstate import (
     DASHBOARD_REF,
     PullState,
     comment_hold_active,
-    dashboard_time,
     keep_dashboard,
     merge_states,
 )
@@ -163,3 +162,17 @@ def test_shared_holds_a_writer_lifts_the_shared_hold_on_the_page() -> None:
     refused, outcome = apply_dashboard(held, lift("alice"), actor="eve", permission=R, is_author=False, at=at,
                                        ref=f"{DASHBOARD_REF}9", config=shared)
     assert outcome.kind == "refused" and holders(refused) == {"alice"}
+
+
+@pytest.mark.parametrize(("seen", "held"), [
+    (None, True),  # a comment hold of the same second beats a lift that did not say what it saw: ties fail closed
+    (T, False),  # the page showed this hold when Lift was pressed: the lift is causally after it
+    (T - timedelta(seconds=1), True),  # it showed an older hold: the newer one of this second stands
+    (T + timedelta(hours=2), True),  # a time no register has (or far ahead of the clock): ignored
+])
+def test_a_lift_of_the_hold_the_page_showed_wins_the_tie(seen: datetime | None, held: bool) -> None:
+    state = comment(EMPTY, "/hold waiting for DB migration", seconds=0)  # GitHub's stamp: T, to the second
+    at = dashboard_time(state, T + timedelta(seconds=0.4), lift=True, seen=seen)  # pressed within that second
+    lifted, _ = apply_dashboard(state, LIFT_OWN, actor="alice", permission=W, is_author=False, at=at,
+                                ref=f"{DASHBOARD_REF}2", config=DEFAULT_CONFIG)
+    assert (holders(lifted) == {"alice"}) is held

@@ -3,7 +3,7 @@
 The app checks who may (for its answer on the page) and enqueues `dashboard_command_job`; the job
 records the command in the PR's registers through `core.comment_rules.apply_dashboard` — the rules of
 a comment by that user — with the same record-then-recompute step as `workers.events.dispatch`, and audits it.
-The job's ``at`` is the server clock when the page was submitted (`core.prstate.dashboard_time` dates it).
+The job's ``at`` is the server clock when the page was submitted (`core.comment_rules.dashboard_time` dates it).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from core.comment_rules import DASHBOARD_ORIGIN, Outcome, apply_dashboard
+from core.comment_rules import DASHBOARD_ORIGIN, Outcome, apply_dashboard, dashboard_time
 from core.comments import CommentCommand
 from core.holds import from_iso
 from core.permissions import Permission
-from core.prstate import DASHBOARD_REF, PullState, dashboard_time
+from core.prstate import DASHBOARD_REF, PullState
 from core.repo_config import DEFAULT_CONFIG
 from state import audit, store
 from state.config_file import repo_config
@@ -36,7 +36,8 @@ def command_from(data: dict[str, Any]) -> CommentCommand:
 def dashboard_command_job(repo: str, number: int, data: dict[str, Any]) -> str:
     """Apply one dashboard command: ``data`` has ``kind`` (hold/lift), ``actor``, ``permission`` (the
     actor's role as the app established it), ``is_author``, ``at`` (ISO, the server clock), ``ref``, and
-    ``reason``/``seconds`` for a hold or ``target`` (a login or ``all``) for a lift. Returns the outcome."""
+    ``reason``/``seconds`` for a hold or ``target`` (a login or ``all``) and ``seen`` (the time of the hold the
+    page showed, optional) for a lift. Returns the outcome."""
     rt = current()
     config = repo_config(store.load_repo(rt.redis, repo))[0] or DEFAULT_CONFIG
     command = command_from(data)
@@ -47,7 +48,7 @@ def dashboard_command_job(repo: str, number: int, data: dict[str, Any]) -> str:
     found: list[Outcome] = []
 
     def change(state: PullState) -> PullState:
-        at = dashboard_time(state, submitted, lift=command.kind == "lift")
+        at = dashboard_time(state, submitted, lift=command.kind == "lift", seen=from_iso(str(data.get("seen") or "")))
         new_state, outcome = apply_dashboard(
             state, command, actor=str(data["actor"]), permission=Permission(int(data["permission"])),
             is_author=bool(data.get("is_author")), at=at, ref=ref, config=config)

@@ -24,11 +24,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core import check_run, jobs
-from core.comment_rules import CHECK_RUN_ORIGIN, apply_click
+from core.comment_rules import CHECK_RUN_ORIGIN, apply_click, dashboard_time
 from core.hold_rights import Facts, GitHubUser, holder_id_of, may_lift
 from core.holds import EXEMPTIBLE
 from core.permissions import Permission
-from core.prstate import DASHBOARD_REF, PullState, comment_hold_active, dashboard_time
+from core.prstate import DASHBOARD_REF, PullState, comment_hold_active
 from core.repo_config import RepoConfig
 from core.scopes import pr_scope
 from state import audit, room_holds, store
