@@ -15,8 +15,7 @@ from state import audit, store
 from state.config_file import repo_config
 from workers.events.installations import installation_id
 from workers.events.repos import ensure_repo
-from workers.publishing import expedite
-from workers.publishing.request import RecomputeRequest, request_recompute
+from workers.publishing import RecomputeRequest, recompute_in_delivery, request_recompute
 from workers.runtime import Runtime
 
 PERMISSION_TTL = 600
@@ -81,5 +80,5 @@ def apply_change(rt: Runtime, repo: str, number: int, change: Callable[[PullStat
         verdict = store.load_verdict(rt.redis, repo, number)
         if verdict is None or int(verdict.get("state_version") or 0) < store.state_version(rt.redis, repo, number):
             request_recompute(rt, repo, number)
-            expedite.touch(rt.queue, repo, number)  # and at once, even if that request was coalesced
+            recompute_in_delivery(rt.queue, repo, number)  # and at once, even if that request was coalesced
     return changed

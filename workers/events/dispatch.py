@@ -30,8 +30,7 @@ from workers.events import (
 )
 from workers.events.tamper import on_gate_event
 from workers.github.pulls import repo_name
-from workers.publishing import expedite
-from workers.publishing.recompute import run_expedited
+from workers.publishing import collecting_delivery, run_expedited
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -64,7 +63,7 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
         return "duplicate"
     if repo is not None and dropped:
         return "dropped repo"  # a late or redelivered event of a repo the App has left
-    with expedite.collecting() as collected:
+    with collecting_delivery() as collected:
         outcome = handler(rt, payload)
     # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop).
     run_expedited(rt, collected)

@@ -71,7 +71,7 @@ def main(argv: list[str]) -> int:
         return 78  # EX_CONFIG
     # Import the job modules before forking work-horses, so each job starts warm.
     import workers.events.dispatch
-    import workers.publishing.recompute  # noqa: F401
+    import workers.publishing  # noqa: F401
     from workers.intake.redeliver import schedule
     from workers.ops.tenants import tenant_worker, work
     from workers.ops.watchdog import Watchdog, beat

@@ -64,21 +64,39 @@ def recompute_job(repo: str, number: int) -> str:
 def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TIMEOUT) -> str | None:
     """`recompute_job`'s work (also run in-process by `workers.publishing.expedite`); None, with nothing done, when
     the PR's lock is not free within ``lock_wait`` seconds."""
-    lock = pr_lock(rt.redis, repo, number)
-    if not lock.acquire(blocking_timeout=lock_wait):
-        return None
-    try:
-        rt.redis.delete(keys.recompute_queued(repo, number))
-        # Activity on the PR asked for this: its write goes ahead of a fan-out's or a bootstrap's.
-        outcome = record(rt, repo, number, datetime.now(UTC), front=True)
-        if outcome == "pending":
-            # A free write slot now: post at once, without waiting for the outbox's one drain.
-            outcome = write_now(rt, repo, number, lock) or outcome
-    finally:
-        lock.release()
+    outcome = record_locked(rt, repo, number, wait=lock_wait, asked=True)
     if outcome == "pending":
         counts = drain(rt, bucket_of(rt.redis, repo))
         return f"{outcome}; drain {counts}"
+    return outcome
+
+
+def record_locked(rt: Runtime, repo: str, number: int, *, wait: float = LOCK_TIMEOUT, asked: bool = False,
+                  by_activity: bool = False, lapse_ok: bool = False) -> str | None:
+    """Lock the PR, then `record` it — the one copy of lock-then-record (a recompute, a fan-out, the
+    reconcile). None, with nothing done, when the lock is not free within ``wait`` seconds.
+
+    A recompute someone ``asked`` for (activity on the PR) clears its queued flag first (so a request
+    arriving meanwhile leads to one more run), goes to the front of its outbox rank, and is written at
+    once when a write slot is free. A lock that lapsed before its release raises `LockError` (rq retries
+    the job) unless ``lapse_ok`` (then it is logged: the record is written either way)."""
+    lock = pr_lock(rt.redis, repo, number)
+    if not lock.acquire(blocking_timeout=wait):
+        return None
+    try:
+        if asked:
+            rt.redis.delete(keys.recompute_queued(repo, number))
+        outcome = record(rt, repo, number, datetime.now(UTC), front=asked, by_activity=by_activity)
+        if asked and outcome == "pending":
+            # A free write slot now: post at once, without waiting for the outbox's one drain.
+            outcome = write_now(rt, repo, number, lock) or outcome
+    finally:
+        try:
+            lock.release()
+        except LockError:
+            if not lapse_ok:
+                raise
+            log.warning("the lock on %s#%s lapsed before its release", repo, number)
     return outcome
 
 
