@@ -89,7 +89,7 @@ def on_requested_action(rt: Runtime, payload: dict[str, Any]) -> str:
     else:
         return f"ignored: unknown action {identifier!r}"
     # The answer: the run updated ahead of the others, once the recompute the act asked for has run.
-    after_delivery(lambda: note_check_run(rt, bucket_of(rt.redis, repo), repo, number, None, config, answer=True))
+    after_delivery(rt, lambda: note_check_run(rt, bucket_of(rt.redis, repo), repo, number, None, config, answer=True))
     return outcome
 
 
@@ -144,7 +144,7 @@ def _lift(rt: Runtime, repo: str, number: int, login: str, permission: Permissio
         elif room_holds.lift_holds(rt.redis, scope, actor=login, origin=CHECK_RUN_ORIGIN,
                                    may_lift=lambda h: h in allowed):
             request_recompute(rt, repo, number)
-            recompute_in_delivery(rt.queue, repo, number)
+            recompute_in_delivery(rt, repo, number)
             done.append("lifted")
     return ", ".join(done)
 
@@ -173,5 +173,5 @@ def _refresh(rt: Runtime, repo: str, number: int, login: str, permission: Permis
         return _refuse(rt, repo, number, login, f"@{login}: not done, a refresh needs read access", "refresh")
     audit.record(rt.redis, repo, "check_run.refreshed", number=number, actor=login, origin=CHECK_RUN_ORIGIN)
     request_recompute(rt, repo, number)
-    recompute_in_delivery(rt.queue, repo, number)
+    recompute_in_delivery(rt, repo, number)
     return "refreshed"

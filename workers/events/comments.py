@@ -47,7 +47,7 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
     record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
     # The reaction may wait until the status is written (it is best effort, the status is the gate).
     answered = list(outcomes)
-    after_delivery(lambda: feedback.answer_comment(rt, repo, number, comment, answered,
+    after_delivery(rt, lambda: feedback.answer_comment(rt, repo, number, comment, answered,
                                                    before[0] if before else None, config))
     if not outcomes:
         return "no-command"

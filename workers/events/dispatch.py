@@ -30,7 +30,7 @@ from workers.events import (
 )
 from workers.events.tamper import on_gate_event
 from workers.github.pulls import repo_name
-from workers.publishing import collecting_delivery, run_expedited
+from workers.publishing import InDelivery, run_in_delivery
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -63,10 +63,11 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
         return "duplicate"
     if repo is not None and dropped:
         return "dropped repo"  # a late or redelivered event of a repo the App has left
-    with collecting_delivery() as collected:
-        outcome = handler(rt, payload)
-    # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop).
-    run_expedited(rt, collected)
+    delivery = InDelivery()  # the delivery's scope, handed down to wherever a recompute is asked for
+    outcome = handler(rt.in_delivery(delivery), payload)
+    # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop);
+    # then the replies it put off until after them.
+    run_in_delivery(rt, delivery)
     if delivery_id:
         rt.redis.set(keys.delivery_seen(delivery_id), "1", ex=DELIVERY_SEEN_TTL)
     return outcome

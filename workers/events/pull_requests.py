@@ -75,7 +75,7 @@ def _exempt_label(rt: Runtime, repo: str, number: int, payload: dict[str, Any], 
                      permission=permission.name.lower(), reason=refused)
         if config.feedback != "off":
             marker = keys.answered(repo, f"label-refused:{number}:{label}:{to_iso(facts.at)}:{sender}")
-            after_delivery(lambda: post_once(rt, repo, number, marker, label_refused(label, sender)))
+            after_delivery(rt, lambda: post_once(rt, repo, number, marker, label_refused(label, sender)))
     return LabelGrant(facts.at, True, by=sender, trusted=refused is None, head_sha=facts.head_sha)
 
 

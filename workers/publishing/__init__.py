@@ -13,20 +13,18 @@ from workers.publishing.check_runs import number_of as check_run_number
 from workers.publishing.drain import LEASE_SECONDS as DRAIN_LEASE_SECONDS
 from workers.publishing.drain import drain as drain_outbox
 from workers.publishing.drain import enqueue_drain
-from workers.publishing.expedite import after as after_delivery
-from workers.publishing.expedite import collecting as collecting_delivery
-from workers.publishing.expedite import touch as recompute_in_delivery
 from workers.publishing.fanout import repos_in_scope, request_fanout, request_repo_fanout
 from workers.publishing.freeze_rulesets import mode_of, request_sync
 from workers.publishing.freeze_rulesets import sync as sync_freeze_ruleset
 from workers.publishing.freeze_sync import sync_scope
 from workers.publishing.group_status import GROUP_TTL
 from workers.publishing.group_status import wanted as wanted_group_status
+from workers.publishing.in_delivery import InDelivery, after_delivery, recompute_in_delivery
 from workers.publishing.locks import break_locks_of
 from workers.publishing.merge_groups import checks_requested
 from workers.publishing.merge_groups import enqueue as enqueue_merge_group
 from workers.publishing.outbox import bucket_of, stranded_outboxes
-from workers.publishing.recompute import record_locked, run_expedited
+from workers.publishing.recompute import record_locked, run_in_delivery
 from workers.publishing.republish import republish as republish_scope
 from workers.publishing.request import RecomputeRequest, request_recompute
 from workers.publishing.sync import history_state
@@ -34,13 +32,13 @@ from workers.publishing.sync import history_state
 __all__ = [
     "DRAIN_LEASE_SECONDS",
     "GROUP_TTL",
+    "InDelivery",
     "RecomputeRequest",
     "after_delivery",
     "break_locks_of",
     "bucket_of",
     "check_run_number",
     "checks_requested",
-    "collecting_delivery",
     "drain_outbox",
     "enqueue_drain",
     "enqueue_merge_group",
@@ -55,9 +53,10 @@ __all__ = [
     "request_recompute",
     "request_repo_fanout",
     "request_sync",
-    "run_expedited",
+    "run_in_delivery",
     "stranded_outboxes",
     "sync_freeze_ruleset",
-    "sync_scope", "wanted_group_status",
+    "sync_scope",
+    "wanted_group_status",
 ]
 

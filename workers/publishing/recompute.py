@@ -6,7 +6,7 @@ differs (`workers.publishing.outbox`: paced, most-mergeable first, fenced). Burs
 recompute asked for while one is queued adds nothing, and one asked for while one runs leads to exactly
 one more (the `queued` flag is cleared when the run starts, under the PR's lock). Step 5 of the
 publishing path (`workers.publishing.outbox` lists the steps); a delivery runs the recomputes it asked
-for itself (`run_expedited`).
+for itself (`run_in_delivery`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from workers.publishing import (
     changed_files,
     check_runs,
     exemption_ends,
-    expedite,
     freeze_marks,
     freeze_rulesets,
+    in_delivery,
     merge_groups,
 )
 from workers.publishing.drain import drain
@@ -62,7 +62,7 @@ def recompute_job(repo: str, number: int) -> str:
 
 
 def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TIMEOUT) -> str | None:
-    """`recompute_job`'s work (also run in-process by `workers.publishing.expedite`); None, with nothing done, when
+    """`recompute_job`'s work (also run in-process by `workers.publishing.in_delivery`); None, with nothing done, when
     the PR's lock is not free within ``lock_wait`` seconds."""
     outcome = record_locked(rt, repo, number, wait=lock_wait, asked=True)
     if outcome == "pending":
@@ -270,38 +270,38 @@ def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, conf
         log.info("scheduled %s#%s recompute at %s", repo, number, to_iso(when))
 
 
-def run_expedited(rt: Runtime, collected: expedite.Collected) -> int:
+def run_in_delivery(rt: Runtime, delivery: in_delivery.InDelivery) -> int:
     """Run the recomputes asked for here and withdraw their backstops, then the work left for after
     them; returns how many recomputes ran."""
     done = 0
     tried: set[tuple[str, int]] = set()
     covered: set[tuple[str, int]] = set()
-    for item in collected.asked:
+    for item in delivery.asked:
         if item.queue != rt.queue.name:
             continue
         pr = (item.repo.lower(), item.number)
         if pr in covered:
             # Asked twice in one delivery: the run after the handler covered both requests.
-            expedite.withdraw(rt.queue, item.job_id)
+            in_delivery.withdraw(rt.queue, item.job_id)
             continue
         if pr in tried:
-            expedite.release(rt.queue, item.job_id)  # its first run failed: this one goes to the queue too
+            in_delivery.release(rt.queue, item.job_id)  # its first run failed: this one goes to the queue too
             continue
         tried.add(pr)
         try:
-            outcome = recompute(rt, item.repo, item.number, lock_wait=expedite.LOCK_WAIT)
+            outcome = recompute(rt, item.repo, item.number, lock_wait=in_delivery.LOCK_WAIT)
         except BaseTimeoutException:
             raise  # the delivery job's own timeout: rq handles it
         except Exception as exc:  # the backstop does the work, now, with its retries
-            log.warning("expedited recompute of %s#%s failed (%s); its job runs it", item.repo, item.number, exc)
-            expedite.release(rt.queue, item.job_id)
+            log.warning("in-delivery recompute of %s#%s failed (%s); its job runs it", item.repo, item.number, exc)
+            in_delivery.release(rt.queue, item.job_id)
             continue
         if outcome is None:
-            expedite.release(rt.queue, item.job_id)  # the PR's lock is busy: its job waits for it, from the queue
+            in_delivery.release(rt.queue, item.job_id)  # the PR's lock is busy: its job waits for it, from the queue
             continue
         covered.add(pr)
-        expedite.withdraw(rt.queue, item.job_id)
+        in_delivery.withdraw(rt.queue, item.job_id)
         done += 1
-    for work in collected.later:
+    for work in delivery.close():  # replies put off until the statuses went
         work()
     return done
