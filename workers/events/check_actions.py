@@ -34,7 +34,7 @@ from core.scopes import pr_scope
 from state import audit, room_holds, store
 from state.queueing import create_job
 from workers.events import treecloser
-from workers.events.changes import apply_change, looked_up_permission, pr_meta
+from workers.events.handler_support import apply_change, looked_up_permission, pr_meta
 from workers.github.pulls import repo_name
 from workers.publishing import (
     after_delivery,

@@ -11,7 +11,7 @@ from core.holds import from_iso
 from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts
 from state import audit
 from workers.events import feedback, holdfor
-from workers.events.changes import apply_change, first_time, permission_of, pr_meta, record_outcomes
+from workers.events.handler_support import apply_change, first_time, permission_of, pr_meta, record_outcomes
 from workers.github.pulls import facts_from_pull, repo_name
 from workers.publishing import after_delivery
 from workers.runtime import Runtime

@@ -1,6 +1,6 @@
 """Apply one GitHub webhook delivery to the hold state, then ask for the affected PRs' recompute: the
 delivery job and its table of handlers, one module per event family beside it (`comments`,
-`pull_requests`, `pushes`, `installations`, `own_status`, `moves`, `holdfor`, `treecloser`, `tamper`,
+`pull_requests`, `pushes`, `installations`, `forged_status`, `repo_renames`, `holdfor`, `treecloser`, `tamper`,
 `deployments`).
 
 Each handler translates an event into "record this in the state, then recompute PR X" — the rules
@@ -20,12 +20,12 @@ from workers.events import (
     check_actions,
     comments,
     deployments,
+    forged_status,
     holdfor,
     installations,
-    moves,
-    own_status,
     pull_requests,
     pushes,
+    repo_renames,
     treecloser,
 )
 from workers.events.tamper import on_gate_event
@@ -86,8 +86,8 @@ HANDLERS: dict[str, Handler] = {  # one per queued event of `core.events` (tests
     "merge_group": pull_requests.on_merge_group,
     "installation": installations.on_installation,
     "installation_repositories": installations.on_installation_repositories,
-    "status": own_status.on_status_event,
-    "repository": moves.on_repository,
+    "status": forged_status.on_status_event,
+    "repository": repo_renames.on_repository,
     "issues": holdfor.on_issues,
     "check_run": check_actions.on_check_run,
     "check_suite": treecloser.on_check_suite,

@@ -17,7 +17,7 @@ from core.prstate import Facts, PullState, record_facts, record_label
 from core.repo_config import RepoConfig
 from state import audit
 from workers.events import holdfor
-from workers.events.changes import apply_change, first_time, looked_up_permission, pr_meta
+from workers.events.handler_support import apply_change, first_time, looked_up_permission, pr_meta
 from workers.events.incidents import on_closed as judge_merge
 from workers.events.pr_replies import post_once
 from workers.github.pulls import facts_from_pull, repo_name

@@ -10,7 +10,7 @@ from core.prstate import record_push
 from core.repo_config import CONFIG_PATH
 from state import audit
 from workers.events import deployments, tree_heads
-from workers.events.changes import apply_change, pr_meta
+from workers.events.handler_support import apply_change, pr_meta
 from workers.events.repos import load_repo_config
 from workers.github.pulls import repo_name
 from workers.publishing import republish_scope

@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
         from workers import runtime
 
         rt = runtime.install(runtime.build(settings))
-        from workers.events.own_status import check_app_slug
+        from workers.events.forged_status import check_app_slug
 
         check_app_slug(rt)  # a wrong MERGE_HOLD_APP_SLUG would misread our own statuses: refuse to start
     except SettingsError as exc:
