@@ -40,7 +40,7 @@ WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "dashboard", "cha
 """Each may import the ones before it (``intake`` stands beside them: state and runtime only)."""
 PUBLISHING = ["locks", "pacing", "outbox", "in_delivery", "request", "group_status", "write", "drain",
               "merge_groups", "ruleset_writes", "org_rulesets", "freeze_rulesets",
-              "freeze_marks", "sync", "changed_files", "exemption_ends", "check_runs", "recompute",
+              "freeze_marks", "history_replay", "changed_files", "exemption_ends", "check_runs", "recompute",
               "fanout", "freeze_sync", "republish"]
 """Each may import only the ones before it."""
 

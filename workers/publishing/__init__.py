@@ -19,6 +19,7 @@ from workers.publishing.freeze_rulesets import sync as sync_freeze_ruleset
 from workers.publishing.freeze_sync import sync_scope
 from workers.publishing.group_status import GROUP_TTL
 from workers.publishing.group_status import wanted as wanted_group_status
+from workers.publishing.history_replay import history_state
 from workers.publishing.in_delivery import InDelivery, after_delivery, recompute_in_delivery
 from workers.publishing.locks import break_locks_of
 from workers.publishing.merge_groups import checks_requested
@@ -27,7 +28,6 @@ from workers.publishing.outbox import bucket_of, stranded_outboxes
 from workers.publishing.recompute import record_locked, run_in_delivery
 from workers.publishing.republish import republish as republish_scope
 from workers.publishing.request import RecomputeRequest, request_recompute
-from workers.publishing.sync import history_state
 
 __all__ = [
     "DRAIN_LEASE_SECONDS",

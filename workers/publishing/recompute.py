@@ -41,9 +41,9 @@ from workers.publishing import (
     merge_groups,
 )
 from workers.publishing.drain import drain
+from workers.publishing.history_replay import replay_history
 from workers.publishing.outbox import FRONT_MS, add_to_outbox, bucket_for, bucket_of
 from workers.publishing.request import RECOMPUTE_JOB
-from workers.publishing.sync import sync_pull
 from workers.publishing.write import LOCK_TIMEOUT, pr_lock, write_now
 from workers.runtime import Runtime, current
 
@@ -116,7 +116,7 @@ def record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool = 
     meta = store.load_repo(rt.redis, repo)
     config, config_error = repo_config(meta)
     if not state.synced or state.facts is None:
-        state = sync_pull(rt, state, config)
+        state = replay_history(rt, state, config)
         if state.facts is None:
             return "unknown-pr"
         state_version = store.state_version(rt.redis, repo, number)
