@@ -45,8 +45,8 @@ from merge_hold import samples
 from state import store
 from workers import runtime
 from workers.chat.rooms import place_hold
-from workers.events.fanout import request_repo_fanout
 from workers.ops.tenants import burst
+from workers.publishing.fanout import request_repo_fanout
 
 if TYPE_CHECKING:
     from tests.emulator import GitHubEmulator

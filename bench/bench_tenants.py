@@ -240,7 +240,7 @@ def _size(emulator: GitHubEmulator, url: str, prs: int, workdir: Path,
             b.latencies.clear()
             b.ahead.clear()
             from workers.chat.rooms import place_hold
-            from workers.events.fanout import request_fanout
+            from workers.publishing.fanout import request_fanout
 
             place_hold(rt.redis, a_org, holder="dana", holder_id="slack:T1:U1", reason="freeze",
                        origin=f"slack:{a_org}/#ops", now=datetime.now(UTC))

@@ -57,7 +57,7 @@ OUTBOX_DRAIN = Job("workers.publishing.drain.drain_job", queue=BULK, timeout=180
 """The status writes of one installation's outbox. A drain whose work-horse died runs again at once
 (under its job id, so it takes over its own lease); GitHub's trouble backs off."""
 
-FANOUT = Job("workers.events.fanout.fanout_job", queue=BULK, timeout=900, result_ttl=600, failure_ttl=7 * DAY,
+FANOUT = Job("workers.publishing.fanout.fanout_job", queue=BULK, timeout=900, result_ttl=600, failure_ttl=7 * DAY,
              retry=(0, 10, 60, 300, 900))
 """A repo's fan-out, one slice per run: a slice plus the longest one PR's record may take (its history
 read, PyGithub's own retries). A work-horse killed mid-slice is retried at once (same run token: it
@@ -73,7 +73,7 @@ FREEZE_MARKS = Job("workers.publishing.freeze_marks.marks_job", queue=BULK, time
 """The freeze-mark statuses of one outbox bucket, one slice per run (it queues its own next run). A failed
 run is not retried: its marks stay queued, and the next mark noted queues a fresh run."""
 
-FREEZE_SYNC = Job("workers.events.freeze_sync.freeze_sync_job", timeout=300)
+FREEZE_SYNC = Job("workers.publishing.freeze_sync.freeze_sync_job", timeout=300)
 """A repo's freeze ruleset brought in step, then its PRs republished. Not retried: the run clears its
 "queued" flag first, so the next recompute that asks queues another try."""
 
@@ -157,6 +157,8 @@ MOVED: dict[str, Job] = {
     "workers.dashboard_holds.dashboard_command_job": DASHBOARD_COMMAND,
     # Moved by issue 31 (resolved by the package the old module was in).
     "workers.chat.dashboard_holds.dashboard_command_job": DASHBOARD_COMMAND,
+    "workers.events.fanout.fanout_job": FANOUT,
+    "workers.events.freeze_sync.freeze_sync_job": FREEZE_SYNC,
 }
 """Addresses of the flat `workers/` layout (up to December 2026) and of modules moved since, which jobs
 queued, scheduled or failed by a worker of that release still name: `workers`, `workers.events` and

@@ -2,7 +2,7 @@
 hook reads to stop a push onto a frozen branch and to tell a session what is frozen.
 
 Written from what the verdicts read — the room holds of the repo and its org, the repo config as parsed
-once — on the publishing path: `workers.events.republish` (every hold placed or lifted on a repo, branch or
+once — on the publishing path: `workers.publishing.republish` (every hold placed or lifted on a repo, branch or
 org, from chat, the API, the dashboard or the tree closer; a config reload; a rename), the config load of a
 bootstrap, and every reconcile (which keeps ``until`` ahead). One ``SET`` per repo: cheap beside the PR
 records a fan-out writes.

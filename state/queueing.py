@@ -121,3 +121,12 @@ def enqueue_delivery(queue: Queue, event: str, delivery_id: str, body: bytes) ->
         (queued,) = enqueue_deliveries(queue, [Delivery(event, delivery_id, body)], pipe)
         pipe.execute()
     return queued
+
+
+def request_deploy_recheck(redis: Redis, queue: Queue, repo: str) -> bool:
+    """Queue a re-check of ``repo``'s waiting deployments when it has any (one HLEN otherwise): a hold on
+    it changed (`workers.events.deployments.recheck_job`)."""
+    if not redis.hlen(keys.deployments_waiting(repo)):
+        return False
+    queue.enqueue(jobs.RECHECK_DEPLOYS.address, repo, **options(jobs.RECHECK_DEPLOYS))
+    return True

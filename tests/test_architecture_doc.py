@@ -1,5 +1,5 @@
 """`docs/architecture.md` names only what exists (issue 31 item 6): every file or folder it spells as a
-path (``core/keys/``, ``workers/events/changes.py``), every dotted name of the product
+path (``core/keys/``, ``workers/events/handler_support.py``), every dotted name of the product
 (``core.verdict.compute_verdict``, ``core.keys.freeze_owed``), and every name it gives right after a file
 (`` `core/deployments.py` `covering_holds` ``) is there, so a move or a rename that forgets the page fails."""
 
@@ -75,16 +75,16 @@ def missing(text: str) -> list[str]:
 @pytest.mark.parametrize(("text", "gone"), [
     ("the verdict (`core/verdict.py`, `core.verdict.compute_verdict`)", []),
     ("the keys (`core/keys/`, `core.keys.freeze_owed`), the table `tests/fixtures/github/write-operations.tsv`", []),
-    ("`workers/events/changes.py` `apply_change`; `live.py` with `static/live.js`", []),
+    ("`workers/events/handler_support.py` `apply_change`; `live.py` with `static/live.js`", []),
     ("a module that is not there: `core/nothing.py`", ["`core/nothing.py`"]),
     ("a folder that is not there: `workers/nowhere/`", ["`workers/nowhere/`"]),
     ("a table beside the checkout: `../shared/write-operations.tsv`", ["`../shared/write-operations.tsv`"]),
     ("a function renamed away: `core.verdict.compute_the_verdict`", ["`core.verdict.compute_the_verdict`"]),
     ("a module renamed away: `core.verdict_records`", ["`core.verdict_records`"]),
-    ("a name not in its file: `workers/events/changes.py` `apply_changes`",
-     ["`workers/events/changes.py` `apply_changes`"]),
-    ("a name only imported there: `workers/events/changes.py` `annotations`",
-     ["`workers/events/changes.py` `annotations`"]),
+    ("a name not in its file: `workers/events/handler_support.py` `apply_changes`",
+     ["`workers/events/handler_support.py` `apply_changes`"]),
+    ("a name only imported there: `workers/events/handler_support.py` `annotations`",
+     ["`workers/events/handler_support.py` `annotations`"]),
 ])
 def test_the_checker(text: str, gone: list[str]) -> None:
     assert missing(text) == gone

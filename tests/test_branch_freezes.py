@@ -136,8 +136,8 @@ def test_a_hold_placed_through_the_api_freezes_pushes_until_it_is_lifted(
 
 def test_org_holds_reach_every_repo_and_the_reconcile_renews_the_record(
         redis_client: redis.Redis, redis_url: str) -> None:
-    from workers.events.republish import republish
     from workers.ops.reconcile import reconcile_job
+    from workers.publishing.republish import republish
 
     rt = dry_runtime(redis_client, redis_url, write_rate_per_minute=60_000)
     manage(redis_client, REPO, {1: "main"})

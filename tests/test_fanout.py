@@ -29,7 +29,7 @@ from tests.e2e_support import ROOT, Service, service_env
 from tests.emulator import GitHubEmulator
 from tests.paced_gateway import PacedGateway, RateLimited
 from workers.chat.rooms import lift_holds, place_hold
-from workers.events.fanout import Progress, request_fanout, request_repo_fanout
+from workers.publishing.fanout import Progress, request_fanout, request_repo_fanout
 from workers.publishing.pacing import Pacer, SlotTooFar, rate_limit_wait
 
 REPO = "acme/widgets"
@@ -113,11 +113,11 @@ def test_a_long_fanout_goes_on_in_slices_under_one_run(github_emulator: GitHubEm
     bulk = svc.rt.bulk("inst-1")  # fan-outs run on their installation's bulk queue
     finished = bulk.finished_job_registry
     results = [job.return_value() for job in (bulk.fetch_job(j) for j in finished.get_job_ids())
-               if job is not None and job.func_name == "workers.events.fanout.fanout_job"]
+               if job is not None and job.func_name == "workers.publishing.fanout.fanout_job"]
     assert len([r for r in results if str(r).startswith("continued at")]) >= 3
     assert results.count("done") == 1
     assert len({job.args[1] for job in (bulk.fetch_job(j) for j in finished.get_job_ids())
-                if job is not None and job.func_name == "workers.events.fanout.fanout_job"}) == 1  # one run token
+                if job is not None and job.func_name == "workers.publishing.fanout.fanout_job"}) == 1  # one run token
     assert redis_client.get(keys.fanout_lease(REPO)) is None  # released at the end
 
 

@@ -24,7 +24,7 @@ from tests.e2e_support import ROOT, service_env
 from tests.emulator import GitHubEmulator
 from tests.webapp_support import make_app
 from workers.chat.rooms import place_hold
-from workers.events.fanout import request_fanout
+from workers.publishing.fanout import request_fanout
 
 REPOS = ("acme/widgets", "acme/gadgets")
 PRS = 100

@@ -97,7 +97,7 @@ def test_a_dropped_repo_leaves_no_write_on_any_outbox(redis_client: Redis) -> No
     """Its PRs' head statuses and its merge groups' commits alike (``repo@SHA#N``), in whatever bucket and
     case they were queued; another repo's writes stay."""
     from core.outbox import group_member, pr_member
-    from workers.events.departures import forget_repo
+    from workers.events.uninstalls import forget_repo
     from workers.publishing import outbox
 
     other = "acme/gadgets"

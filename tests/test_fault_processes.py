@@ -97,7 +97,7 @@ def writing_worker(svc: Service) -> int | None:
     queue = svc.rt.queue
     for job_id in queue.started_job_registry.get_job_ids(cleanup=False):
         job = queue.fetch_job(job_id)
-        # The delivery job runs its recompute itself (workers/publishing/expedite.py); a recompute job, when its
+        # The delivery job runs its recompute itself (workers/publishing/in_delivery.py); a recompute job, when its
         # backstop or another request runs it; the outbox's drain, when the pacer had no slot free.
         if job is not None and job.func_name in (RECOMPUTE_JOB, HANDLE_DELIVERY, DRAIN_JOB) and job.worker_name:
             return int(job.worker_name[1:].split("-", 1)[0])

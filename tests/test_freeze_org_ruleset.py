@@ -21,8 +21,8 @@ from tests.e2e_support import Service, fixture
 from tests.emulator import APP_ID, GitHubEmulator
 from tests.test_freeze_ruleset import ADMIN, ORG, PRS, REPOS, request, ruleset_writes, unmergeable
 from workers.chat.rooms import execute
-from workers.events.fanout import request_fanout
 from workers.ops.reconcile import reconcile_repo
+from workers.publishing.fanout import request_fanout
 from workers.publishing.freeze_rulesets import recorded
 from workers.publishing.org_rulesets import org_record
 

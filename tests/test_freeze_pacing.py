@@ -24,8 +24,8 @@ from tests.emulator import APP_ID, GitHubEmulator
 from tests.test_freeze_ruleset import ADMIN, ORG, request
 from workers import runtime
 from workers.chat.rooms import execute
-from workers.events.fanout import request_fanout
 from workers.publishing import pacing
+from workers.publishing.fanout import request_fanout
 from workers.publishing.pacing import GATE, LOW_PRIORITY, URGENT, Pacer
 
 BUCKET = "inst-1"

@@ -26,9 +26,9 @@ from tests.e2e_support import Service, fixture
 from tests.emulator import APP_ID, GitHubEmulator
 from workers import runtime
 from workers.chat.rooms import execute
-from workers.events.fanout import request_fanout
 from workers.ops.reconcile import reconcile_repo
 from workers.publishing import freeze_marks
+from workers.publishing.fanout import request_fanout
 from workers.publishing.freeze_rulesets import recorded, sync
 from workers.publishing.pacing import GATE_HOURLY_RESERVE
 from workers.publishing.recompute import record

@@ -10,7 +10,8 @@ PyYAML and `core`: its own package says so). The hook's tools use the foundation
 (`foundation.cliargs`) and nothing else of it. Nothing imports the command line but itself (tests and
 bench do, outside the product). Inside `workers/` the folders run one way (github ← runtime ← publishing ←
 events ← dashboard ← chat ← outgoing ← ops, intake ← ops),
-and inside `publishing/` the path does: outbox ← request ← write ← drain ← recompute.
+and inside `publishing/` the path does: outbox ← request ← write ← drain ← recompute ← fanout ← republish.
+Nothing outside `publishing/` imports a module inside it: its package body is its front door.
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ may import `core` only, and whoever may import the foundation may import it)."""
 
 WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "dashboard", "chat", "outgoing", "ops"]
 """Each may import the ones before it (``intake`` stands beside them: state and runtime only)."""
-PUBLISHING = ["locks", "pacing", "outbox", "expedite", "request", "group_status", "write", "drain",
+PUBLISHING = ["locks", "pacing", "outbox", "in_delivery", "request", "group_status", "write", "drain",
               "merge_groups", "ruleset_writes", "org_rulesets", "freeze_rulesets",
-              "freeze_marks", "sync", "changed_files", "exemption_ends", "check_runs", "recompute"]
+              "freeze_marks", "history_replay", "changed_files", "exemption_ends", "check_runs", "recompute",
+              "fanout", "freeze_sync", "republish"]
 """Each may import only the ones before it."""
 
 
@@ -121,6 +123,30 @@ def test_only_the_command_line_imports_the_command_line(edges: dict[str, set[str
     bad = sorted(f"{source} -> {target}" for source, targets in edges.items() for target in targets
                  if target.split(".")[0] == "merge_hold" and source.split(".")[0] != "merge_hold")
     assert not bad, bad
+
+
+def behind_the_front_door(edges: dict[str, set[str]]) -> list[str]:
+    """Imports of a module inside `workers/publishing/` from outside it (its package body is the way in)."""
+    return sorted(f"{source} -> {target}" for source, targets in edges.items() for target in targets
+                  if target.startswith("workers.publishing.")
+                  and source != "workers.publishing" and not source.startswith("workers.publishing."))
+
+
+def test_publishing_is_entered_by_its_front_door(edges: dict[str, set[str]]) -> None:
+    assert not behind_the_front_door(edges), behind_the_front_door(edges)
+
+
+@pytest.mark.parametrize(("source", "target", "caught"), [
+    ("workers.events.handler_support", "workers.publishing.request", True),  # a submodule, from events
+    ("workers.ops.reconcile", "workers.publishing.recompute", True),
+    ("app.webhooks", "workers.publishing.outbox", True),
+    ("workers.events.handler_support", "workers.publishing", False),  # the front door itself
+    ("workers.publishing", "workers.publishing.recompute", False),  # the body re-exporting its modules
+    ("workers.publishing.fanout", "workers.publishing.recompute", False),
+    ("workers.publishingx.a", "workers.publishing.outbox", True),  # a look-alike name is outside
+])
+def test_the_front_door_finder(source: str, target: str, caught: bool) -> None:
+    assert bool(behind_the_front_door({source: {target}})) is caught
 
 
 def test_a_backward_import_would_be_caught() -> None:

@@ -30,8 +30,10 @@ FLAT_LAYOUT = {
 """Every job address of the release before the folders (its `core/jobs.py`), spelled out here so that a
 row dropped from `MOVED` fails this test."""
 
-MOVED_SINCE = {"workers.chat.dashboard_holds.dashboard_command_job"}
-"""Addresses of the folder layout that a later move changed (issue 31: the dashboard's job left chat/)."""
+MOVED_SINCE = {"workers.chat.dashboard_holds.dashboard_command_job", "workers.events.fanout.fanout_job",
+               "workers.events.freeze_sync.freeze_sync_job"}
+"""Addresses of the folder layout that a later move changed (issue 31: the dashboard's job left chat/, the
+fan-out and the freeze ruleset sync went in behind publishing's front door)."""
 
 
 BORN_IN_FOLDERS = {jobs.WEBHOOK_DELIVERY.address, jobs.FREEZE_CLOCK.address, jobs.EXEMPTION_NEWS.address,
@@ -59,6 +61,8 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
         import_attribute("workers.funnel.no_such_job")
     with pytest.raises(ValueError):
         import_attribute("workers.chat.dashboard_holds.no_such_job")
+    with pytest.raises(ValueError):
+        import_attribute("workers.events.fanout.no_such_job")
 
 
 @pytest.fixture()

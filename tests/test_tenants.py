@@ -19,9 +19,9 @@ from tests.chat_support import emulated_service, head_sha, seed_repo
 from tests.e2e_support import Service, fixture
 from tests.emulator import GitHubEmulator
 from workers.chat.rooms import place_hold
-from workers.events.fanout import request_fanout
 from workers.ops.tenants import tenant_worker, work
 from workers.publishing.drain import enqueue_drain
+from workers.publishing.fanout import request_fanout
 
 A_REPOS = [f"bigco/service-{i}" for i in range(3)]
 A_PRS = 12
@@ -145,7 +145,7 @@ def test_a_fanout_gives_way_to_a_waiting_delivery(svc: Service) -> None:
     fanout_id = bulk.job_ids[0]
     # Run A's first fan-out job directly, as a worker that took it before B's delivery came.
     job = bulk.fetch_job(fanout_id)
-    assert job is not None and job.func_name == "workers.events.fanout.fanout_job"
+    assert job is not None and job.func_name == "workers.publishing.fanout.fanout_job"
     bulk.remove(fanout_id)
     outcome = job.perform()
     assert str(outcome).startswith("continued at 1/")  # one PR recorded, then it gave way

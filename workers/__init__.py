@@ -1,9 +1,10 @@
 """The rq side of merge-hold, one folder per responsibility (`docs/architecture.md`):
 
 - `intake/`: the pump from the intake list to rq, the redelivery sweep;
-- `events/`: one handler module per event family, fan-outs, the tamper watch, deployments;
+- `events/`: one handler module per event family, the tamper watch, deployments;
 - `publishing/`: the path from "this PR may have changed" to its status (outbox ← request ← write ←
-  drain ← recompute), pacing, locks, merge groups, the freeze ruleset and marks;
+  drain ← recompute), pacing, locks, merge groups, the freeze ruleset and marks, fan-outs and a scope's
+  republish — entered only through its package body, its front door;
 - `dashboard/`: holds and lifts placed from the dashboard (the job the web tier queues);
 - `chat/`: the chat command job, notifications, exemption news;
 - `github/`: the GitHub client (App auth, the dry-run gateway) and PR facts read from its payloads;

@@ -6,7 +6,10 @@ plain `rq worker` (no `main`) builds it from the environment on first use instea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Protocol
 
 from github import GithubException
 from redis import Redis
@@ -21,12 +24,32 @@ from workers.github.dry_run import DryRunGateway
 from workers.github.gateway import AppGateway, GitHubGateway
 
 
+class DeliveryScope(Protocol):
+    """One webhook delivery in hand (`workers.publishing.in_delivery.InDelivery`): `workers.events.dispatch`
+    makes it and hands it down on the Runtime it gives the handler (`Runtime.delivery`), so a recompute asked
+    for inside the delivery is run in place when the handler returns, and a reply can wait until then."""
+
+    def backstop_at(self, repo: str, number: int) -> datetime | None: ...
+
+    def note(self, queue: Queue, repo: str, number: int, job_id: str) -> None: ...
+
+    def touch(self, queue: Queue, repo: str, number: int) -> None: ...
+
+    def after(self, work: Callable[[], object]) -> None: ...
+
+
 @dataclass
 class Runtime:
     settings: Settings
     redis: Redis
     queue: Queue
     github: GitHubGateway
+    delivery: DeliveryScope | None = None
+    """The delivery this work is part of, when it is (None for every other job and after the delivery)."""
+
+    def in_delivery(self, delivery: DeliveryScope) -> Runtime:
+        """This runtime, carrying ``delivery`` down to where recomputes are asked for."""
+        return replace(self, delivery=delivery)
 
     def bulk(self, bucket: str) -> Queue:
         """The bulk queue of an outbox bucket (an installation's): bootstraps, fan-outs, drains, marks."""

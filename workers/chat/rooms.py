@@ -37,10 +37,8 @@ from state import freeze_progress, store, verdicts
 from state.config_file import repo_config
 from state.decoding import as_text
 from state.room_holds import find_hold, holds_in, lift_exemption, lift_holds, place_exemption, place_hold
-from workers.events.fanout import repos_in_scope
-from workers.events.republish import republish
 from workers.github.gateway import NotFound
-from workers.publishing.freeze_rulesets import mode_of
+from workers.publishing import mode_of, repos_in_scope, republish_scope
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -204,7 +202,7 @@ def chat_may_lift(rt: Runtime, req: ChatRequest) -> Callable[[Hold], bool]:
 
 def republish_job(scope: str) -> None:
     """Republish what a hold on ``scope`` reaches (queued by the API and dashboard after a change)."""
-    republish(current(), scope)
+    republish_scope(current(), scope)
 
 
 def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
@@ -225,7 +223,7 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         hold = place_hold(redis, scope, holder=req.user_name or req.user_id, reason=command.reason,
                           holder_id=holder_id, origin=req.room, now=now, duration=command.duration,
                           paths=command.paths)
-        gate = republish(rt, scope, now)
+        gate = republish_scope(rt, scope, now)
         if hold.paths:
             gate = _path_gate(rt, scope)  # the rulesets do not carry it, whatever they say
         where = f" where a PR changes {describe_paths(hold.paths)}" if hold.paths else ""
@@ -238,7 +236,7 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
                             may_lift=chat_may_lift(rt, req))
         if not lifted:
             return Reply(f"No room hold on exactly {scope}. `/holds {scope}` lists the holds that touch it.")
-        gate = republish(rt, scope, now)
+        gate = republish_scope(rt, scope, now)
         holders = ", ".join(sorted({named(h.holder) for h in lifted}))
         return Reply(f"{who} lifted the hold{'s' if len(lifted) > 1 else ''} on {scope}{_reach(redis, scope)} "
                      f"(placed by {holders}){gate}", in_channel=True)
@@ -250,13 +248,13 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         exemption = place_exemption(redis, scope, by=req.user_name, reason=command.reason, origin=req.room,
                                     now=now, duration=command.duration, head_sha=head, sticky=command.sticky,
                                     channel=f"{req.platform}:{req.team_id}:{req.channel_id}")
-        republish(rt, scope)
+        republish_scope(rt, scope)
         return Reply(f"{who} exempted {scope} from room and freeze holds {coverage(head, exemption.sticky)}"
                      f"{span}{_until(exemption.expires_at)}: {command.reason}", in_channel=True)
     ended = lift_exemption(redis, scope, actor=req.user_name, origin=req.room)
     if ended is None:
         return Reply(f"{scope} has no exemption.")
-    republish(rt, scope)
+    republish_scope(rt, scope)
     return Reply(f"{who} ended the exemption of {scope} (granted by @{ended.by}: {ended.reason})", in_channel=True)
 
 

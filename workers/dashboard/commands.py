@@ -20,7 +20,7 @@ from core.prstate import DASHBOARD_REF, PullState
 from core.repo_config import DEFAULT_CONFIG
 from state import audit, store
 from state.config_file import repo_config
-from workers.events.changes import apply_change
+from workers.events.handler_support import apply_change
 from workers.runtime import current
 
 

@@ -13,8 +13,8 @@ from core.outbox import bucket
 from state import bootstrap as state_bootstrap
 from state import store
 from state.queueing import options
-from workers.events.fanout import request_repo_fanout
 from workers.events.repos import load_repo_config
+from workers.publishing import request_repo_fanout
 from workers.runtime import Runtime, current
 
 
@@ -36,7 +36,7 @@ def bootstrap_job(repo: str, installation_id: int, default_branch: str | None = 
                   private: bool = False) -> str:
     """The rq job: read the repo's config, then ask for a bootstrap pass of its fan-out, which lists
     the open PRs (100 a page), records each one's verdict in slices that give way to interactive
-    work, and queues their statuses most-recently-active first (`workers.events.fanout`)."""
+    work, and queues their statuses most-recently-active first (`workers.publishing.fanout`)."""
     rt = current()
     if rt.redis.exists(keys.repo_dropped(repo)):
         return "dropped repo"  # the App left the repo while this waited

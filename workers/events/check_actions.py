@@ -34,11 +34,16 @@ from core.scopes import pr_scope
 from state import audit, room_holds, store
 from state.queueing import create_job
 from workers.events import treecloser
-from workers.events.changes import apply_change, looked_up_permission, pr_meta
+from workers.events.handler_support import apply_change, looked_up_permission, pr_meta
 from workers.github.pulls import repo_name
-from workers.publishing import check_runs, expedite
-from workers.publishing.outbox import bucket_of
-from workers.publishing.request import request_recompute
+from workers.publishing import (
+    after_delivery,
+    bucket_of,
+    check_run_number,
+    note_check_run,
+    recompute_in_delivery,
+    request_recompute,
+)
 from workers.runtime import Runtime
 
 
@@ -59,7 +64,7 @@ def _number(rt: Runtime, repo: str, run: dict[str, Any]) -> int | None:
         if isinstance(pull.get("number"), int) and (base is None or base == repo.split("/", 1)[1]):
             return int(pull["number"])
     run_id = run.get("id")
-    return check_runs.number_of(rt.redis, repo, int(run_id)) if isinstance(run_id, int) else None
+    return check_run_number(rt.redis, repo, int(run_id)) if isinstance(run_id, int) else None
 
 
 def on_requested_action(rt: Runtime, payload: dict[str, Any]) -> str:
@@ -84,7 +89,7 @@ def on_requested_action(rt: Runtime, payload: dict[str, Any]) -> str:
     else:
         return f"ignored: unknown action {identifier!r}"
     # The answer: the run updated ahead of the others, once the recompute the act asked for has run.
-    expedite.after(lambda: check_runs.note(rt, bucket_of(rt.redis, repo), repo, number, None, config, answer=True))
+    after_delivery(rt, lambda: note_check_run(rt, bucket_of(rt.redis, repo), repo, number, None, config, answer=True))
     return outcome
 
 
@@ -139,7 +144,7 @@ def _lift(rt: Runtime, repo: str, number: int, login: str, permission: Permissio
         elif room_holds.lift_holds(rt.redis, scope, actor=login, origin=CHECK_RUN_ORIGIN,
                                    may_lift=lambda h: h in allowed):
             request_recompute(rt, repo, number)
-            expedite.touch(rt.queue, repo, number)
+            recompute_in_delivery(rt, repo, number)
             done.append("lifted")
     return ", ".join(done)
 
@@ -168,5 +173,5 @@ def _refresh(rt: Runtime, repo: str, number: int, login: str, permission: Permis
         return _refuse(rt, repo, number, login, f"@{login}: not done, a refresh needs read access", "refresh")
     audit.record(rt.redis, repo, "check_run.refreshed", number=number, actor=login, origin=CHECK_RUN_ORIGIN)
     request_recompute(rt, repo, number)
-    expedite.touch(rt.queue, repo, number)
+    recompute_in_delivery(rt, repo, number)
     return "refreshed"

@@ -11,9 +11,9 @@ from core.holds import from_iso
 from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts
 from state import audit
 from workers.events import feedback, holdfor
-from workers.events.changes import apply_change, first_time, permission_of, pr_meta, record_outcomes
+from workers.events.handler_support import apply_change, first_time, permission_of, pr_meta, record_outcomes
 from workers.github.pulls import facts_from_pull, repo_name
-from workers.publishing import expedite
+from workers.publishing import after_delivery
 from workers.runtime import Runtime
 
 
@@ -47,7 +47,7 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
     record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
     # The reaction may wait until the status is written (it is best effort, the status is the gate).
     answered = list(outcomes)
-    expedite.after(lambda: feedback.answer_comment(rt, repo, number, comment, answered,
+    after_delivery(rt, lambda: feedback.answer_comment(rt, repo, number, comment, answered,
                                                    before[0] if before else None, config))
     if not outcomes:
         return "no-command"

@@ -33,7 +33,7 @@ from core.holds import from_iso, to_iso
 from state import audit, room_holds, store
 from state.config_file import repo_config
 from state.decoding import as_text
-from state.queueing import options
+from state.queueing import options, request_deploy_recheck
 from workers.events.repos import ensure_repo
 from workers.github.pulls import repo_name
 from workers.runtime import Runtime, current
@@ -181,10 +181,7 @@ def recheck(rt: Runtime, repo: str, now: datetime) -> dict[str, int]:
 
 def request_recheck(rt: Runtime, repo: str) -> bool:
     """Queue a re-check when ``repo`` has waiting deployments (one HLEN otherwise): a hold on it changed."""
-    if not rt.redis.hlen(keys.deployments_waiting(repo)):
-        return False
-    rt.queue.enqueue(RECHECK_JOB, repo, **options(jobs.RECHECK_DEPLOYS))
-    return True
+    return request_deploy_recheck(rt.redis, rt.queue, repo)
 
 
 def recheck_job(repo: str) -> str:

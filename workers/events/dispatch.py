@@ -1,6 +1,6 @@
 """Apply one GitHub webhook delivery to the hold state, then ask for the affected PRs' recompute: the
 delivery job and its table of handlers, one module per event family beside it (`comments`,
-`pull_requests`, `pushes`, `installations`, `own_status`, `moves`, `holdfor`, `treecloser`, `tamper`,
+`pull_requests`, `pushes`, `installations`, `forged_status`, `repo_renames`, `holdfor`, `treecloser`, `tamper`,
 `deployments`).
 
 Each handler translates an event into "record this in the state, then recompute PR X" — the rules
@@ -20,18 +20,17 @@ from workers.events import (
     check_actions,
     comments,
     deployments,
+    forged_status,
     holdfor,
     installations,
-    moves,
-    own_status,
     pull_requests,
     pushes,
+    repo_renames,
     treecloser,
 )
 from workers.events.tamper import on_gate_event
 from workers.github.pulls import repo_name
-from workers.publishing import expedite
-from workers.publishing.recompute import run_expedited
+from workers.publishing import InDelivery, run_in_delivery
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -64,10 +63,11 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
         return "duplicate"
     if repo is not None and dropped:
         return "dropped repo"  # a late or redelivered event of a repo the App has left
-    with expedite.collecting() as collected:
-        outcome = handler(rt, payload)
-    # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop).
-    run_expedited(rt, collected)
+    delivery = InDelivery()  # the delivery's scope, handed down to wherever a recompute is asked for
+    outcome = handler(rt.in_delivery(delivery), payload)
+    # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop);
+    # then the replies it put off until after them.
+    run_in_delivery(rt, delivery)
     if delivery_id:
         rt.redis.set(keys.delivery_seen(delivery_id), "1", ex=DELIVERY_SEEN_TTL)
     return outcome
@@ -86,8 +86,8 @@ HANDLERS: dict[str, Handler] = {  # one per queued event of `core.events` (tests
     "merge_group": pull_requests.on_merge_group,
     "installation": installations.on_installation,
     "installation_repositories": installations.on_installation_repositories,
-    "status": own_status.on_status_event,
-    "repository": moves.on_repository,
+    "status": forged_status.on_status_event,
+    "repository": repo_renames.on_repository,
     "issues": holdfor.on_issues,
     "check_run": check_actions.on_check_run,
     "check_suite": treecloser.on_check_suite,

@@ -25,7 +25,7 @@ from core.repo_config import RepoConfig
 from state import audit, room_holds
 from state.decoding import as_text
 from workers.github.gateway import NotFound
-from workers.publishing.request import request_recompute
+from workers.publishing import request_recompute
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)

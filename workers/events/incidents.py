@@ -32,7 +32,7 @@ from core.repo_config import RepoConfig
 from core.status import CONTEXT
 from state import audit, incidents, posted_status, store
 from workers.events.pr_replies import post_once
-from workers.publishing import expedite
+from workers.publishing import after_delivery
 from workers.runtime import Runtime
 
 
@@ -61,7 +61,7 @@ def on_closed(rt: Runtime, repo: str, payload: dict[str, Any], config: RepoConfi
     if incidents.was_judged(rt.redis, repo, merge.number):
         existing = incidents.load(rt.redis, ident)
         if existing is not None and existing.get("comment") == "pending":
-            expedite.after(lambda: answer(rt, existing, config))  # a failed first run's comment
+            after_delivery(rt, lambda: answer(rt, existing, config))  # a failed first run's comment
         return "judged already"
     verdict = store.load_verdict(rt.redis, repo, merge.number)
     last, unreadable = _last_status(rt, merge)
@@ -79,7 +79,7 @@ def on_closed(rt: Runtime, repo: str, payload: dict[str, Any], config: RepoConfi
     incidents.mark_judged(rt.redis, repo, merge.number, "incident")
     stored = incidents.load(rt.redis, ident) or incident
     if stored.get("comment") == "pending":
-        expedite.after(lambda: answer(rt, stored, config))
+        after_delivery(rt, lambda: answer(rt, stored, config))
     return f"incident ({', '.join(incident['kinds'])})"
 
 

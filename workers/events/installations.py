@@ -9,7 +9,7 @@ from core import keys
 from core.outbox import bucket as outbox_bucket
 from state import audit
 from state.decoding import as_text
-from workers.events import departures
+from workers.events import uninstalls
 from workers.events.bootstrap import bootstrap
 from workers.events.tamper import after_installation, forget_gates, on_suspend
 from workers.runtime import Runtime
@@ -39,10 +39,10 @@ def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:
         names = {item["full_name"] for item in payload.get("repositories") or []}
         names |= {as_text(r) for r in rt.redis.smembers(keys.installation_repos(inst))}
         for name in sorted(names):
-            departures.forget_repo(rt.redis, name, inst)
+            uninstalls.forget_repo(rt.redis, name, inst)
             audit.record(rt.redis, name, "repo.dropped", installation_id=inst, action=action)
         if action == "deleted":
-            departures.forget_installation(rt.redis, inst, [])
+            uninstalls.forget_installation(rt.redis, inst, [])
             forget_gates(rt, names)
         return f"dropped {len(names)}"
     return "ignored"
@@ -54,7 +54,7 @@ def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
         return "ignored"
     added = _bootstrap_all(rt, payload.get("repositories_added") or [], inst)
     for item in payload.get("repositories_removed") or []:
-        departures.forget_repo(rt.redis, item["full_name"], inst)
+        uninstalls.forget_repo(rt.redis, item["full_name"], inst)
         audit.record(rt.redis, item["full_name"], "repo.dropped", installation_id=inst)
         forget_gates(rt, [item["full_name"]])
     return f"added {added}, removed {len(payload.get('repositories_removed') or [])}"
@@ -62,5 +62,5 @@ def on_installation_repositories(rt: Runtime, payload: dict[str, Any]) -> str:
 
 def _bootstrap_all(rt: Runtime, repos: list[dict[str, Any]], inst: int) -> int:
     for item in repos:
-        departures.readopt(rt.redis, item["full_name"])
+        uninstalls.readopt(rt.redis, item["full_name"])
     return bootstrap(rt, inst, repos)  # one job per repo on the installation's bulk queue

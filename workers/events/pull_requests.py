@@ -17,11 +17,11 @@ from core.prstate import Facts, PullState, record_facts, record_label
 from core.repo_config import RepoConfig
 from state import audit
 from workers.events import holdfor
-from workers.events.changes import apply_change, first_time, looked_up_permission, pr_meta
+from workers.events.handler_support import apply_change, first_time, looked_up_permission, pr_meta
 from workers.events.incidents import on_closed as judge_merge
 from workers.events.pr_replies import post_once
 from workers.github.pulls import facts_from_pull, repo_name
-from workers.publishing import expedite, merge_groups
+from workers.publishing import after_delivery, checks_requested
 from workers.runtime import Runtime
 
 
@@ -75,7 +75,7 @@ def _exempt_label(rt: Runtime, repo: str, number: int, payload: dict[str, Any], 
                      permission=permission.name.lower(), reason=refused)
         if config.feedback != "off":
             marker = keys.answered(repo, f"label-refused:{number}:{label}:{to_iso(facts.at)}:{sender}")
-            expedite.after(lambda: post_once(rt, repo, number, marker, label_refused(label, sender)))
+            after_delivery(rt, lambda: post_once(rt, repo, number, marker, label_refused(label, sender)))
     return LabelGrant(facts.at, True, by=sender, trusted=refused is None, head_sha=facts.head_sha)
 
 
@@ -90,4 +90,4 @@ def on_merge_group(rt: Runtime, payload: dict[str, Any]) -> str:
     if queued is not None and first_time(rt, repo, f"queued:{group['head_sha']}") and rt.redis.sismember(
             keys.held_prs(repo), str(queued)):  # news for chat channels, once per group
         audit.record(rt.redis, repo, "pr.queued", number=queued)
-    return merge_groups.checks_requested(rt, repo, group)
+    return checks_requested(rt, repo, group)

@@ -10,10 +10,10 @@ from core.prstate import record_push
 from core.repo_config import CONFIG_PATH
 from state import audit
 from workers.events import deployments, tree_heads
-from workers.events.changes import apply_change, pr_meta
+from workers.events.handler_support import apply_change, pr_meta
 from workers.events.repos import load_repo_config
-from workers.events.republish import republish
 from workers.github.pulls import repo_name
+from workers.publishing import republish_scope
 from workers.runtime import Runtime
 
 ZERO_SHA = "0" * 40
@@ -49,7 +49,7 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
                              private=meta.private, previous=meta)
         audit.record(rt.redis, repo, "config.reloaded", sha=after, ref=meta.default_branch)
         deployments.request_recheck(rt, repo)  # an environment or a window dropped from the config thaws
-        republish(rt, repo)
+        republish_scope(rt, repo)
         return "config-reloaded, republished"
     return f"moved {moved}"
 

@@ -40,7 +40,7 @@ from state.decoding import as_text
 from state.queueing import options
 from workers.events.pr_replies import post_once
 from workers.github.pulls import repo_name
-from workers.publishing.freeze_rulesets import request_sync
+from workers.publishing import request_sync
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from state import audit, room_holds, store
 from state.config_file import repo_config
 from state.decoding import as_text
 from workers.events import tree_heads
-from workers.events.republish import republish
+from workers.publishing import republish_scope
 from workers.runtime import Runtime
 
 HOLDER = "merge-hold"
@@ -71,7 +71,7 @@ def _close(rt: Runtime, repo: str, branch: str, red: list[tuple[str, Result]]) -
                 created_at=datetime.now(UTC), origin=f"tree closer: {red[0][0]}")
     room_holds.put(rt.redis, hold)
     audit.record(rt.redis, repo, "tree.closed", scope=scope, reason=text)
-    republish(rt, scope)
+    republish_scope(rt, scope)
     return f"closed {scope}"
 
 
@@ -80,7 +80,7 @@ def _open(rt: Runtime, repo: str, branch: str) -> str:
     if not room_holds.remove(rt.redis, scope, [_hold_id(branch)]):
         return "open"
     audit.record(rt.redis, repo, "tree.opened", scope=scope)
-    republish(rt, scope)
+    republish_scope(rt, scope)
     return f"reopened {scope}"
 
 

@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
         from workers import runtime
 
         rt = runtime.install(runtime.build(settings))
-        from workers.events.own_status import check_app_slug
+        from workers.events.forged_status import check_app_slug
 
         check_app_slug(rt)  # a wrong MERGE_HOLD_APP_SLUG would misread our own statuses: refuse to start
     except SettingsError as exc:
@@ -71,7 +71,7 @@ def main(argv: list[str]) -> int:
         return 78  # EX_CONFIG
     # Import the job modules before forking work-horses, so each job starts warm.
     import workers.events.dispatch
-    import workers.publishing.recompute  # noqa: F401
+    import workers.publishing  # noqa: F401
     from workers.intake.redeliver import schedule
     from workers.ops.tenants import tenant_worker, work
     from workers.ops.watchdog import Watchdog, beat

@@ -28,7 +28,7 @@ from rq.worker import Worker
 from core import keys
 from state.queueing import all_queues
 from workers.ops.watchdog import ALIVE_TTL, rescue_jobs_of
-from workers.publishing.locks import break_locks_of
+from workers.publishing import break_locks_of
 
 
 class NameTaken(Exception):

@@ -19,8 +19,6 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from redis.exceptions import LockError
-
 from core import jobs, keys
 from core.outbox import GLOBAL_BUCKET
 from core.prstate import keep_dashboard
@@ -32,12 +30,7 @@ from state.decoding import as_text
 from state.queueing import options
 from workers.events import deployments, tamper
 from workers.events.repos import load_repo_config
-from workers.publishing import freeze_rulesets
-from workers.publishing.drain import drain, enqueue_drain
-from workers.publishing.outbox import bucket_of
-from workers.publishing.recompute import record
-from workers.publishing.sync import history_state
-from workers.publishing.write import pr_lock
+from workers.publishing import bucket_of, drain_outbox, enqueue_drain, history_state, record_locked, sync_freeze_ruleset
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -71,7 +64,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
     try:
         # A ruleset freeze out of step with the holds (disabled by someone, our record lost) is repaired
         # first, so that the records below read what GitHub really enforces.
-        counts["ruleset"] = int(freeze_rulesets.sync(rt, repo, datetime.now(UTC), verify=True) != "unchanged")
+        counts["ruleset"] = int(sync_freeze_ruleset(rt, repo, datetime.now(UTC), verify=True) != "unchanged")
     except Exception:
         log.exception("ruleset check of %s failed; its PRs' statuses carry any freeze meanwhile", repo)
     if rt.settings.github_app_id and not rt.settings.dry_run:
@@ -87,7 +80,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
     deployments.recheck(rt, repo, datetime.now(UTC))  # a deployment left waiting past its thaw goes on
     counts["prs"] = len(store.open_numbers(rt.redis, repo))
     # The operator's run waits for its writes; the scheduled one leaves them to the outbox's drain.
-    counts["posted"] = drain(rt, bucket_of(rt.redis, repo), slice_seconds=None)["posted"]
+    counts["posted"] = drain_outbox(rt, bucket_of(rt.redis, repo), slice_seconds=None)["posted"]
     audit.record(rt.redis, repo, "repo.reconciled", rebuild=rebuild, **counts)
     return counts
 
@@ -99,16 +92,7 @@ def record_all(rt: Runtime, repo: str, *, step: Step = _no_step) -> int:
     numbers = list(store.open_numbers(rt.redis, repo))
     for done, number in enumerate(numbers, 1):
         step("record", done, len(numbers))
-        lock = pr_lock(rt.redis, repo, number)
-        if not lock.acquire(blocking_timeout=5):
-            continue
-        try:
-            pending += record(rt, repo, number, datetime.now(UTC)) == "pending"
-        finally:
-            try:
-                lock.release()
-            except LockError:
-                log.warning("reconcile: the lock on %s#%s lapsed", repo, number)
+        pending += record_locked(rt, repo, number, wait=5, lapse_ok=True) == "pending"
     return pending
 
 
@@ -135,7 +119,7 @@ def reconcile_job(after: str = "", pending: int = 0) -> str:
     deployments.sweep(rt, datetime.now(UTC))  # the backstop for a waiting deployment whose thaw was missed
     for bucket in sorted(buckets):
         try:
-            drain(rt, bucket)
+            drain_outbox(rt, bucket)
         except Exception as exc:  # GitHub refusing writes: they stay on the outbox for the next drain
             log.warning("reconcile: writes to %s wait on its outbox (%s)", bucket, exc)
     if pending:

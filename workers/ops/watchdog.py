@@ -36,9 +36,7 @@ from core import keys
 from state.decoding import as_text
 from state.queueing import all_queues
 from workers.ops.reconcile import enqueue_reconcile
-from workers.publishing.drain import LEASE_SECONDS, enqueue_drain
-from workers.publishing.locks import break_locks_of
-from workers.publishing.outbox import stranded_outboxes
+from workers.publishing import DRAIN_LEASE_SECONDS, break_locks_of, enqueue_drain, stranded_outboxes
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -284,7 +282,7 @@ class Watchdog(threading.Thread):
                 for bucket in stranded_outboxes(redis):
                     token = f"watchdog-{time.time_ns()}"
                     # The lease is the drain's to take over: one drain per lapse, not one per sweep.
-                    if redis.set(keys.outbox_lease(bucket), token, nx=True, ex=LEASE_SECONDS):
+                    if redis.set(keys.outbox_lease(bucket), token, nx=True, ex=DRAIN_LEASE_SECONDS):
                         enqueue_drain(self.rt, bucket, token=token)
         self.reconcile_if_due()
 

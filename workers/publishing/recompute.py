@@ -6,7 +6,7 @@ differs (`workers.publishing.outbox`: paced, most-mergeable first, fenced). Burs
 recompute asked for while one is queued adds nothing, and one asked for while one runs leads to exactly
 one more (the `queued` flag is cleared when the run starts, under the PR's lock). Step 5 of the
 publishing path (`workers.publishing.outbox` lists the steps); a delivery runs the recomputes it asked
-for itself (`run_expedited`).
+for itself (`run_in_delivery`).
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ from workers.publishing import (
     changed_files,
     check_runs,
     exemption_ends,
-    expedite,
     freeze_marks,
     freeze_rulesets,
+    in_delivery,
     merge_groups,
 )
 from workers.publishing.drain import drain
+from workers.publishing.history_replay import replay_history
 from workers.publishing.outbox import FRONT_MS, add_to_outbox, bucket_for, bucket_of
 from workers.publishing.request import RECOMPUTE_JOB
-from workers.publishing.sync import sync_pull
 from workers.publishing.write import LOCK_TIMEOUT, pr_lock, write_now
 from workers.runtime import Runtime, current
 
@@ -62,23 +62,41 @@ def recompute_job(repo: str, number: int) -> str:
 
 
 def recompute(rt: Runtime, repo: str, number: int, *, lock_wait: float = LOCK_TIMEOUT) -> str | None:
-    """`recompute_job`'s work (also run in-process by `workers.publishing.expedite`); None, with nothing done, when
+    """`recompute_job`'s work (also run in-process by `workers.publishing.in_delivery`); None, with nothing done, when
     the PR's lock is not free within ``lock_wait`` seconds."""
-    lock = pr_lock(rt.redis, repo, number)
-    if not lock.acquire(blocking_timeout=lock_wait):
-        return None
-    try:
-        rt.redis.delete(keys.recompute_queued(repo, number))
-        # Activity on the PR asked for this: its write goes ahead of a fan-out's or a bootstrap's.
-        outcome = record(rt, repo, number, datetime.now(UTC), front=True)
-        if outcome == "pending":
-            # A free write slot now: post at once, without waiting for the outbox's one drain.
-            outcome = write_now(rt, repo, number, lock) or outcome
-    finally:
-        lock.release()
+    outcome = record_locked(rt, repo, number, wait=lock_wait, asked=True)
     if outcome == "pending":
         counts = drain(rt, bucket_of(rt.redis, repo))
         return f"{outcome}; drain {counts}"
+    return outcome
+
+
+def record_locked(rt: Runtime, repo: str, number: int, *, wait: float = LOCK_TIMEOUT, asked: bool = False,
+                  by_activity: bool = False, lapse_ok: bool = False) -> str | None:
+    """Lock the PR, then `record` it — the one copy of lock-then-record (a recompute, a fan-out, the
+    reconcile). None, with nothing done, when the lock is not free within ``wait`` seconds.
+
+    A recompute someone ``asked`` for (activity on the PR) clears its queued flag first (so a request
+    arriving meanwhile leads to one more run), goes to the front of its outbox rank, and is written at
+    once when a write slot is free. A lock that lapsed before its release raises `LockError` (rq retries
+    the job) unless ``lapse_ok`` (then it is logged: the record is written either way)."""
+    lock = pr_lock(rt.redis, repo, number)
+    if not lock.acquire(blocking_timeout=wait):
+        return None
+    try:
+        if asked:
+            rt.redis.delete(keys.recompute_queued(repo, number))
+        outcome = record(rt, repo, number, datetime.now(UTC), front=asked, by_activity=by_activity)
+        if asked and outcome == "pending":
+            # A free write slot now: post at once, without waiting for the outbox's one drain.
+            outcome = write_now(rt, repo, number, lock) or outcome
+    finally:
+        try:
+            lock.release()
+        except LockError:
+            if not lapse_ok:
+                raise
+            log.warning("the lock on %s#%s lapsed before its release", repo, number)
     return outcome
 
 
@@ -98,7 +116,7 @@ def record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool = 
     meta = store.load_repo(rt.redis, repo)
     config, config_error = repo_config(meta)
     if not state.synced or state.facts is None:
-        state = sync_pull(rt, state, config)
+        state = replay_history(rt, state, config)
         if state.facts is None:
             return "unknown-pr"
         state_version = store.state_version(rt.redis, repo, number)
@@ -252,38 +270,38 @@ def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, conf
         log.info("scheduled %s#%s recompute at %s", repo, number, to_iso(when))
 
 
-def run_expedited(rt: Runtime, collected: expedite.Collected) -> int:
+def run_in_delivery(rt: Runtime, delivery: in_delivery.InDelivery) -> int:
     """Run the recomputes asked for here and withdraw their backstops, then the work left for after
     them; returns how many recomputes ran."""
     done = 0
     tried: set[tuple[str, int]] = set()
     covered: set[tuple[str, int]] = set()
-    for item in collected.asked:
+    for item in delivery.asked:
         if item.queue != rt.queue.name:
             continue
         pr = (item.repo.lower(), item.number)
         if pr in covered:
             # Asked twice in one delivery: the run after the handler covered both requests.
-            expedite.withdraw(rt.queue, item.job_id)
+            in_delivery.withdraw(rt.queue, item.job_id)
             continue
         if pr in tried:
-            expedite.release(rt.queue, item.job_id)  # its first run failed: this one goes to the queue too
+            in_delivery.release(rt.queue, item.job_id)  # its first run failed: this one goes to the queue too
             continue
         tried.add(pr)
         try:
-            outcome = recompute(rt, item.repo, item.number, lock_wait=expedite.LOCK_WAIT)
+            outcome = recompute(rt, item.repo, item.number, lock_wait=in_delivery.LOCK_WAIT)
         except BaseTimeoutException:
             raise  # the delivery job's own timeout: rq handles it
         except Exception as exc:  # the backstop does the work, now, with its retries
-            log.warning("expedited recompute of %s#%s failed (%s); its job runs it", item.repo, item.number, exc)
-            expedite.release(rt.queue, item.job_id)
+            log.warning("in-delivery recompute of %s#%s failed (%s); its job runs it", item.repo, item.number, exc)
+            in_delivery.release(rt.queue, item.job_id)
             continue
         if outcome is None:
-            expedite.release(rt.queue, item.job_id)  # the PR's lock is busy: its job waits for it, from the queue
+            in_delivery.release(rt.queue, item.job_id)  # the PR's lock is busy: its job waits for it, from the queue
             continue
         covered.add(pr)
-        expedite.withdraw(rt.queue, item.job_id)
+        in_delivery.withdraw(rt.queue, item.job_id)
         done += 1
-    for work in collected.later:
+    for work in delivery.close():  # replies put off until the statuses went
         work()
     return done

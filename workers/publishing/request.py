@@ -4,7 +4,7 @@
 ``queued`` flag and queues its recompute job in one EXEC: there is never a flag without its job, nor a
 state change without its recompute. The flag only coalesces bursts; the job clears it when it starts,
 under the PR's lock. Inside a delivery the job is a backstop and the delivery runs it at once
-(`workers.publishing.expedite`).
+(`workers.publishing.in_delivery`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from rq import Queue
 
 from core import jobs, keys
 from state.queueing import create_job
-from workers.publishing import expedite
-from workers.runtime import Runtime
+from workers.runtime import DeliveryScope, Runtime
 
 RECOMPUTE_JOB = jobs.RECOMPUTE.address
 QUEUED_TTL = 3600
@@ -25,10 +24,11 @@ QUEUED_TTL = 3600
 
 class RecomputeRequest:
     """A recompute asked for inside a caller's optimistic transaction: `watch` before ``MULTI``, `add`
-    after it; the flag and the job land with the caller's EXEC or not at all."""
+    after it; the flag and the job land with the caller's EXEC or not at all. Inside a ``delivery`` the job
+    is a backstop, and the delivery runs the recompute itself."""
 
-    def __init__(self, queue: Queue, repo: str, number: int) -> None:
-        self.queue, self.repo, self.number = queue, repo, number
+    def __init__(self, queue: Queue, repo: str, number: int, delivery: DeliveryScope | None = None) -> None:
+        self.queue, self.repo, self.number, self.delivery = queue, repo, number, delivery
         self.flag = keys.recompute_queued(repo, number)
         self.pending = False
 
@@ -43,19 +43,19 @@ class RecomputeRequest:
         pipe.set(self.flag, "1", ex=QUEUED_TTL)
         job = create_job(self.queue, jobs.RECOMPUTE, (self.repo, self.number),
                          description=f"recompute {self.repo}#{self.number}")
-        backstop = expedite.backstop_at(self.repo, self.number)
-        if backstop is None:
+        backstop = None if self.delivery is None else self.delivery.backstop_at(self.repo, self.number)
+        if self.delivery is None or backstop is None:
             self.queue.enqueue_job(job, pipeline=pipe)
         else:
-            # The delivery job asking runs it at once (workers/publishing/expedite.py); this is its backstop.
+            # The delivery job asking runs it at once (workers/publishing/in_delivery.py); this is its backstop.
             self.queue.schedule_job(job, backstop, pipeline=pipe)
-            expedite.note(self.queue, self.repo, self.number, job.id)
+            self.delivery.note(self.queue, self.repo, self.number, job.id)
         return True
 
 
 def request_recompute(rt: Runtime, repo: str, number: int) -> bool:
     """Ask for a recompute of ``repo#number``; False when one is already waiting (coalesced)."""
-    request = RecomputeRequest(rt.queue, repo, number)
+    request = RecomputeRequest(rt.queue, repo, number, rt.delivery)
     with rt.redis.pipeline() as pipe:
         while True:
             try:

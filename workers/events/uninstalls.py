@@ -15,7 +15,7 @@ from core.outbox import bucket as outbox_bucket
 from core.outbox import parse_member
 from state import store
 from state.decoding import as_text
-from workers.publishing.outbox import bucket_of
+from workers.publishing import bucket_of
 
 DROPPED_TTL = 3 * 24 * 3600
 """GitHub redelivers for three days; after that no event of the dropped repo can arrive."""

@@ -33,28 +33,26 @@ import socket
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import partial
 
 from github import GithubException
 from redis import Redis, WatchError
 from redis.client import Pipeline
+from redis.exceptions import LockError
 
 from core import jobs, keys
 from core.prstate import Facts, PullState, record_facts
 from core.scopes import scope_repo
 from state import audit, store
 from state.decoding import as_text
-from state.queueing import bulk_queue, create_job
-from workers.events import deployments
+from state.queueing import bulk_queue, create_job, request_deploy_recheck
 from workers.github.dry_run import DryRunGateway
 from workers.github.gateway import NotFound
 from workers.github.pulls import facts_from_pull
 from workers.publishing.drain import enqueue_drain
 from workers.publishing.locks import release_lease, take_lease
 from workers.publishing.outbox import bucket_of
-from workers.publishing.recompute import mergeability, record
-from workers.publishing.write import pr_lock
+from workers.publishing.recompute import mergeability, record_locked
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -176,7 +174,7 @@ def fanout_job(repo: str, token: str, fresh: bool = True, slice_seconds: float =
     rt = current()
     if fresh:
         rt.redis.delete(keys.fanout_queued(repo))
-        deployments.request_recheck(rt, repo)  # a hold changed: a waiting deployment may be free now
+        request_deploy_recheck(rt.redis, rt.queue, repo)  # a hold changed: a waiting deployment may be free now
     if not _take_lease(rt.redis, repo, token):
         return "busy: another run owns this fan-out and will serve the request"
     rt.redis.hset(keys.fanout(repo), mapping={"pid": os.getpid(), "host": socket.gethostname()})
@@ -302,8 +300,10 @@ class FanOut:
         """Record one PR's verdict under its lock (the latest holds win); "pending" when its status is now
         on the outbox. The plan's order is the outbox's order within a mergeability rank."""
         try:
-            with pr_lock(self.rt.redis, self.repo, number):
-                return record(self.rt, self.repo, number, datetime.now(UTC), by_activity=bootstrap)
+            outcome = record_locked(self.rt, self.repo, number, by_activity=bootstrap)
+            if outcome is None:
+                raise LockError(f"{self.repo}#{number}: the PR's lock stayed taken")  # rq retries the slice
+            return outcome
         except (GithubException, NotFound) as refused:
             status = getattr(refused, "status", 404)
             if not 400 <= status < 500:

@@ -3,8 +3,8 @@
 
 A PR scope is one recompute. A repo, branch glob or org first rewrites the reached repos' freeze records
 (`state.branch_freezes`: what the agent hook reads for a push onto a frozen branch, so it binds at once),
-then brings their freeze rulesets in step (`workers.events.freeze_sync.sync_scope`: so a ruleset freeze
-binds before any per-PR work), then fans out over their open PRs (`workers.events.fanout`: listed afresh,
+then brings their freeze rulesets in step (`workers.publishing.freeze_sync.sync_scope`: so a ruleset freeze
+binds before any per-PR work), then fans out over their open PRs (`workers.publishing.fanout`: listed afresh,
 recorded at once, statuses paced most-mergeable first).
 """
 
@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 
 from core.scopes import scope_repo
 from state import branch_freezes
-from workers.events.fanout import repos_in_scope, request_fanout, request_repo_fanout
-from workers.events.freeze_sync import sync_scope
+from workers.publishing.fanout import repos_in_scope, request_fanout, request_repo_fanout
+from workers.publishing.freeze_sync import sync_scope
 from workers.publishing.request import request_recompute
 from workers.runtime import Runtime
 

@@ -15,8 +15,7 @@ from state import audit, store
 from state.config_file import repo_config
 from workers.events.installations import installation_id
 from workers.events.repos import ensure_repo
-from workers.publishing import expedite
-from workers.publishing.request import RecomputeRequest, request_recompute
+from workers.publishing import RecomputeRequest, recompute_in_delivery, request_recompute
 from workers.runtime import Runtime
 
 PERMISSION_TTL = 600
@@ -75,11 +74,11 @@ def apply_change(rt: Runtime, repo: str, number: int, change: Callable[[PullStat
     in between leaves neither). Unchanged, it still asks when the PR has no verdict yet (met for the
     first time, or state lost) or one older than its state (a recompute that never finished): a retried
     delivery finishes what its killed first run began."""
-    request = RecomputeRequest(rt.queue, repo, number)
+    request = RecomputeRequest(rt.queue, repo, number, rt.delivery)
     _state, changed = store.update_pull(rt.redis, repo, number, change, request=request)
     if not changed:
         verdict = store.load_verdict(rt.redis, repo, number)
         if verdict is None or int(verdict.get("state_version") or 0) < store.state_version(rt.redis, repo, number):
             request_recompute(rt, repo, number)
-            expedite.touch(rt.queue, repo, number)  # and at once, even if that request was coalesced
+            recompute_in_delivery(rt, repo, number)  # and at once, even if that request was coalesced
     return changed

@@ -23,8 +23,8 @@ from core.prstate import PullState, merge_states
 from state import audit, store
 from state.decoding import as_text
 from workers.events.installations import installation_id
-from workers.events.republish import republish
 from workers.github.pulls import repo_name
+from workers.publishing import republish_scope
 from workers.runtime import Runtime
 
 TRANSIENT = re.compile(r":(?:lock|queued|forged|fanout(?::.*)?|perm:.*|group:[0-9a-f]+:lock)$")
@@ -141,5 +141,5 @@ def on_repository(rt: Runtime, payload: dict[str, Any]) -> str:
         return "not managed"
     moved = move_repo(rt, old, new, installation_id(payload))
     audit.record(rt.redis, new, "repo.moved", old=old, new=new, action=payload.get("action"), keys=moved)
-    republish(rt, new)
+    republish_scope(rt, new)
     return f"moved {moved} keys from {old}, republished"

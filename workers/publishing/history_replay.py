@@ -4,6 +4,8 @@ Webhooks only tell what happens after merge-hold sees a PR. A PR first met throu
 `opened` event (the App was installed later, or Redis lost its state) may carry `/hold` comments and
 change requests from before, so its comments and reviews are replayed, in their own time order,
 through the same rules the webhooks use, and joined with the live state (`core.prstate.merge_states`).
+(This was `sync.py`; "sync" now means one thing only: bringing a freeze ruleset in step with the holds,
+`workers.publishing.freeze_rulesets.sync` and its job in `workers.publishing.freeze_sync`.)
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def edited(comment: dict[str, Any]) -> bool:
     return created is not None and updated is not None and updated > created
 
 
-def sync_pull(rt: Runtime, state: PullState, config: RepoConfig | None) -> PullState:
+def replay_history(rt: Runtime, state: PullState, config: RepoConfig | None) -> PullState:
     """Join the live state with the PR's history on GitHub, once; returns the stored result."""
     try:
         pull = rt.github.get_pull(state.repo, state.number)

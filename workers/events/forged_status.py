@@ -26,10 +26,14 @@ from state.decoding import maybe_text
 from workers.events import tamper, treecloser
 from workers.github.gateway import AppGateway
 from workers.github.pulls import repo_name
-from workers.publishing import group_status, merge_groups
-from workers.publishing.drain import drain
-from workers.publishing.outbox import bucket_of
-from workers.publishing.request import request_recompute
+from workers.publishing import (
+    GROUP_TTL,
+    bucket_of,
+    drain_outbox,
+    enqueue_merge_group,
+    request_recompute,
+    wanted_group_status,
+)
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -130,12 +134,12 @@ def _forged_group(rt: Runtime, repo: str, number: int | None, sha: str, sender: 
     between the PR's head and the group's commit cannot make the two marks a loop)."""
     state, description = payload.get("state"), payload.get("description")
     posted = posted_status.on_group(rt.redis, repo, sha)
-    status, _form = group_status.wanted(rt.redis, repo, number, sha)
+    status, _form = wanted_group_status(rt.redis, repo, number, sha)
     if _same(posted, sha, state, description, "sha") or _same({**status, "sha": sha}, sha, state, description, "sha"):
         return "own merge group status"
     verdict = (store.load_verdict(rt.redis, repo, number) if number else None) or {}
     mark = str(verdict.get("version", 0))
-    previous = rt.redis.set(keys.forged_group_overwrite(repo, sha), mark, ex=group_status.GROUP_TTL, get=True)
+    previous = rt.redis.set(keys.forged_group_overwrite(repo, sha), mark, ex=GROUP_TTL, get=True)
     overwrite = maybe_text(previous) != mark
     audit.record(rt.redis, repo, "status.forged", number=number, sha=sha, sender=sender, state=state,
                 description=description, overwritten=overwrite, merge_group=True, at=datetime.now(UTC).isoformat())
@@ -145,8 +149,8 @@ def _forged_group(rt: Runtime, repo: str, number: int | None, sha: str, sender: 
         return f"forged status on merge group {sha[:7]} left (already overwritten once for this verdict)"
     # Forget what we posted, so the drain writes the group's status again though it did not change.
     rt.redis.delete(keys.group_posted(repo, sha))
-    merge_groups.enqueue(rt, repo, number, sha)
-    return f"forged status on merge group {sha[:7]} overwritten; drain {drain(rt, bucket_of(rt.redis, repo))}"
+    enqueue_merge_group(rt, repo, number, sha)
+    return f"forged status on merge group {sha[:7]} overwritten; drain {drain_outbox(rt, bucket_of(rt.redis, repo))}"
 
 
 def _forged(rt: Runtime, repo: str, number: int, sha: str, sender: str | None, payload: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from core import keys
-from workers.events.fanout import repos_in_scope, request_repo_fanout
+from workers.publishing.fanout import repos_in_scope, request_repo_fanout
 from workers.publishing.freeze_rulesets import NO_PERMISSION, deferred_until, fallback_reason, recorded, sync
 from workers.publishing.org_rulesets import mode_phrase, org_record, ruleset_repos, sync_org
 from workers.publishing.outbox import bucket_of
