@@ -44,7 +44,6 @@ from app.security import HSTS
 from core import json_text
 from core.deliveries import pack
 from core.events import queued
-from state.queueing import job_id
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -225,7 +224,9 @@ class Receiver:
             # GitHub (or the redelivery sweep) brings it back.
             log.exception("could not queue delivery %s (%s)", delivery_id or "-", event)
             return _error("could not queue the delivery; retry later", 503), "unavailable"
-        return (202, {"queued": job_id(delivery_id)}), "queued"
+        # The delivery is in Redis, which is all the 202 promises: it names the delivery, not the job the
+        # pump may make of it (an action that cannot matter is dropped, a malformed body dead-lettered).
+        return (202, {"queued": True, "delivery": delivery_id or None}), "queued"
 
 
 class FastPath:

@@ -127,7 +127,7 @@ def test_serve_runs_gunicorn(redis_url: str, redis_client: redis.Redis, tmp_path
         body = fixture_body("pull_request/opened.payload.json")
         reply = requests.post(f"{base}/webhooks/github", data=body, timeout=10,
                               headers=delivery_headers("pull_request", body, "served-1"))
-        assert (reply.status_code, reply.json()) == (202, {"queued": "delivery-served-1"})
+        assert (reply.status_code, reply.json()) == (202, {"queued": True, "delivery": "served-1"})
         # Acknowledged once in the intake list, which the workers' pump turns into the job.
         assert redis_client.lrange(keys.intake("serve-test"), 0, -1) == [pack("pull_request", "served-1", body)]
     finally:

@@ -162,7 +162,7 @@ def test_delivery_rows(
     reply = response.get_json()
     assert expected.items() <= reply.items()
     assert redis_client.llen(keys.intake(QUEUE)) == int(acked)
-    assert (reply == {"queued": "delivery-d-1"}) == acked
+    assert (reply == {"queued": True, "delivery": "d-1"}) == acked
     queue = Queue(QUEUE, connection=redis_client)
     assert drain(redis_client, queue) == int(acked)
     assert redis_client.llen(keys.intake(QUEUE)) == 0
@@ -242,10 +242,27 @@ def test_same_delivery_twice_keeps_one_job_id(redis_client: redis.Redis, tmp_pat
     app, _ = make_app(redis_client, tmp_path)
     replies = [_post(app, BODY, delivery_headers("pull_request", BODY, delivery="abc-123")).get_json()
                for _ in range(2)]
-    assert replies == [{"queued": "delivery-abc-123"}] * 2
+    assert replies == [{"queued": True, "delivery": "abc-123"}] * 2
     queue = Queue(QUEUE, connection=redis_client)
     assert drain(redis_client, queue) == 2
     assert queue.job_ids == ["delivery-abc-123"]  # one batch: queued once
+
+
+@pytest.mark.parametrize(("name", "event", "delivery", "jobs"), [
+    ("an action the pump drops", "pull_request", "d-assigned", 0),
+    ("no X-GitHub-Delivery", "pull_request", "", 1),
+])
+def test_the_202_names_the_delivery_never_a_job_that_may_not_exist(
+    redis_client: redis.Redis, tmp_path: Path, name: str, event: str, delivery: str, jobs: int,
+) -> None:
+    """The 2xx promises the delivery is in Redis; what the pump makes of it comes later (or not at all)."""
+    app, _ = make_app(redis_client, tmp_path)
+    body = fixture_body("pull_request/assigned.payload.json") if jobs == 0 else BODY
+    reply = _post(app, body, delivery_headers(event, body, delivery=delivery))
+    assert (reply.status_code, reply.get_json()) == (202, {"queued": True, "delivery": delivery or None})
+    queue = Queue(QUEUE, connection=redis_client)
+    assert drain(redis_client, queue) == 1
+    assert len(queue.job_ids) == jobs
 
 
 # -- through a real HTTP server ---------------------------------------------------------------------------
@@ -263,7 +280,7 @@ def test_real_server_queues_before_acknowledging(redis_client: redis.Redis, redi
             # The moment the 2xx is in hand the raw delivery is already in the intake list: no pump
             # runs here, so nothing but the request itself can have put it there.
             assert response.status_code == 202
-            assert response.json() == {"queued": f"delivery-{delivery}"}
+            assert response.json() == {"queued": True, "delivery": delivery}
             assert redis_client.lindex(keys.intake(QUEUE), 0) == pack("pull_request", delivery, body)
         assert redis_client.llen(keys.intake(QUEUE)) == 2
         assert drain(redis_client, queue) == 2
