@@ -81,6 +81,13 @@ def view(record: Mapping[str, Any], *, pr_url: str, rooms_url: str, exemption: M
     }
 
 
+def comment_holds_shown(shown: Mapping[str, Any]) -> dict[str, str]:
+    """Each holder's comment-like hold the run shows, by lower-case login: its time. A *Lift my hold* click
+    on this run comes after the hold it showed (`core.comment_rules.dashboard_time`'s ``seen``)."""
+    return {str(h.get("holder")).lower(): str(h["created_at"]) for h in shown.get("holds") or []
+            if h.get("source") == Source.COMMENT and h.get("holder") and h.get("created_at")}
+
+
 def digest(shown: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()
 

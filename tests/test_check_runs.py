@@ -67,6 +67,20 @@ def test_lift_by_the_holder_frees_the_pr_and_the_run_says_success_once(github_em
     assert run_writes(emu) == writes  # free: left alone until the next hold
 
 
+def test_lift_comes_after_the_hold_the_run_showed_even_in_its_second(github_emulator: GitHubEmulator,
+                                                                    redis_url: str, redis_client: Redis) -> None:
+    """GitHub dates the comment a second or two ahead of our clock; the click follows at once. Ties (and an
+    earlier lift) fail closed, yet the clicker saw the hold in the run: the lift is dated after it."""
+    emu = github_emulator
+    svc = start(emu, redis_url, roles=ROLES)
+    ahead = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=20)
+    comment(svc, "alice", "/hold until QA signs off", comment_id=51, at=to_iso(ahead) or "")
+    assert (emu.latest_status(REPO, HEAD) or {}).get("state") == "failure"
+    click(svc, emu, "lift", "alice")
+    assert (emu.latest_status(REPO, HEAD) or {}).get("state") == "success"
+    assert (run_on(emu) or {}).get("title") == "No holds"
+
+
 def test_a_click_by_someone_with_no_hold_is_answered_in_the_run(github_emulator: GitHubEmulator,
                                                                 redis_url: str, redis_client: Redis) -> None:
     emu = github_emulator

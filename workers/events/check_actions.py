@@ -6,7 +6,8 @@ same act by them through a comment or the PR's page would be:
 
 - **Lift my hold** (``lift``): their own comment-like hold (`core.comment_rules.apply_click`, the rule of
   their ``/unhold``) and any hold they placed on this PR from the page (`core.hold_rights.may_lift`, the
-  page's rule). Someone who holds nothing here is told so in the run, not silently ignored.
+  page's rule). Someone who holds nothing here is told so in the run, not silently ignored. The lift is
+  dated after the hold the clicked run showed them (its time is kept with the run written), as on the page.
 - **Request exemption** (``exempt``): while a freeze or a room hold reaches the PR, anyone who can read the
   repository may ask; the request is audited and the freeze's room is told (`workers.chat.exemption_requests`,
   queued: a delivery never posts to chat itself). Granting stays with those who may exempt.
@@ -39,6 +40,7 @@ from workers.github.pulls import repo_name
 from workers.publishing import (
     after_delivery,
     bucket_of,
+    check_run_hold_seen,
     check_run_number,
     note_check_run,
     recompute_in_delivery,
@@ -81,7 +83,8 @@ def on_requested_action(rt: Runtime, payload: dict[str, Any]) -> str:
     _meta, config = pr_meta(rt, repo, payload)
     permission = looked_up_permission(rt, repo, login)  # a click carries no author_association
     if identifier == check_run.LIFT:
-        outcome = _lift(rt, repo, number, login, permission, config)
+        seen = check_run_hold_seen(rt.redis, repo, number, run.get("id"), login)
+        outcome = _lift(rt, repo, number, login, permission, config, seen)
     elif identifier == check_run.EXEMPT:
         outcome = _ask_exemption(rt, repo, number, login, permission)
     elif identifier == check_run.REFRESH:
@@ -104,7 +107,8 @@ def _own_comment_hold(state: PullState, login: str, now: datetime) -> bool:
     return register is not None and comment_hold_active(state, register, now)
 
 
-def _lift(rt: Runtime, repo: str, number: int, login: str, permission: Permission, config: RepoConfig) -> str:
+def _lift(rt: Runtime, repo: str, number: int, login: str, permission: Permission, config: RepoConfig,
+          seen: datetime | None) -> str:
     now = datetime.now(UTC)
     state = store.load_pull(rt.redis, repo, number)
     scope = pr_scope(repo, number)
@@ -125,7 +129,8 @@ def _lift(rt: Runtime, repo: str, number: int, login: str, permission: Permissio
         def change(current: PullState) -> PullState:
             new_state, outcome = apply_click(current, actor=login, permission=permission,
                                              is_author=bool(current.facts and current.facts.author == login),
-                                             at=dashboard_time(current, now, lift=True), ref=ref, config=config)
+                                             at=dashboard_time(current, now, lift=True, seen=seen), ref=ref,
+                                             config=config)
             found[:] = [outcome]
             return new_state
 

@@ -8,6 +8,7 @@ this body's names, so it adds no cycle; a name here is never a module's name (`r
 `republish`), or an import of it would read as an import of that module.
 """
 
+from workers.publishing.check_runs import hold_seen as check_run_hold_seen
 from workers.publishing.check_runs import note as note_check_run
 from workers.publishing.check_runs import number_of as check_run_number
 from workers.publishing.drain import LEASE_SECONDS as DRAIN_LEASE_SECONDS
@@ -37,6 +38,7 @@ __all__ = [
     "after_delivery",
     "break_locks_of",
     "bucket_of",
+    "check_run_hold_seen",
     "check_run_number",
     "checks_requested",
     "drain_outbox",

@@ -29,7 +29,7 @@ from typing import Any
 from redis import Redis
 
 from core import check_run, jobs, keys
-from core.holds import named
+from core.holds import from_iso, named
 from core.outbox import parse_member, pr_member
 from core.repo_config import RepoConfig
 from state import audit, store
@@ -279,7 +279,8 @@ def _write(rt: Runtime, bucket: str, repo: str, number: int, want: tuple[str, di
     new_id = int(answer["id"])
     with rt.redis.pipeline() as pipe:
         pipe.set(keys.check_run_posted(repo, number), json.dumps(
-            {"sha": sha, "id": new_id, "digest": check_run.digest(shown), "blocking": check_run.blocking(shown)}))
+            {"sha": sha, "id": new_id, "digest": check_run.digest(shown), "blocking": check_run.blocking(shown),
+             "seen": check_run.comment_holds_shown(shown)}))
         pipe.hset(keys.check_run_ids(repo), str(new_id), number)
         pipe.execute()
     return "written"
@@ -291,6 +292,15 @@ def _refused(rt: Runtime, bucket: str, why: str) -> str:
     log.warning("check runs of installation %s not written (%s): the status alone for %d s; grant Checks: write",
                 bucket, why, REFUSED_SECONDS)
     return "refused"
+
+
+def hold_seen(redis: Redis, repo: str, number: int, run_id: object, login: str) -> datetime | None:
+    """The time of ``login``'s comment hold as run ``run_id`` (the one clicked) shows it, if it is the run
+    last written for the PR: the hold the clicker saw."""
+    last = posted(redis, repo, number)
+    if last is None or last.get("id") != run_id:
+        return None
+    return from_iso((last.get("seen") or {}).get(login.lower()))
 
 
 def number_of(redis: Redis, repo: str, run_id: int) -> int | None:
