@@ -85,6 +85,9 @@ OTHER = ("zzz", "https://github.com/z/z")
         (remotes(("origin", "gh:me/short")) + '[url "git@github.com:"]\n\tinsteadOf = gh:\n', {}, "me/short"),
         ('[remote "origin"]\n  url = "https://github.com/quoted/value.git" ; comment\n', {}, "quoted/value"),
         ('[Remote "origin"]\n\tURL = https://github.com/case/insensitive\n', {}, "case/insensitive"),
+        # git reads a key on its section header's line too.
+        ('[remote "origin"] url = https://github.com/one/line\n', {}, "one/line"),
+        (remotes(ORIGIN, extra='[remote "upstream"] url = https://github.com/one/upstream\n'), {}, "one/upstream"),
         (remotes(("origin", "/local/path.git")), {}, None),
         ("[core]\n\tbare = false\n", {}, None),
     ],

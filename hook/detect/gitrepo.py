@@ -111,16 +111,11 @@ def read_config(cwd: str | None) -> dict[tuple[str, str, str], str] | None:
 
 
 def parse_config(text: str) -> dict[tuple[str, str, str], str]:
+    """A config file's keys as ``{(section, subsection, key): value}`` (last wins), a key on its section
+    header's line (``[remote "x"] url = …``, which git reads) included."""
     values: dict[tuple[str, str, str], str] = {}
-    section = subsection = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("["):
-            header = line[1 : line.find("]")] if "]" in line else line[1:]
-            section, subsection = split_header(header)
-            continue
+    for header, line in config_lines(text):
+        section, subsection = split_header(header)
         key, eq, value = line.partition("=")
         values[(section, subsection, key.strip().lower())] = config_value(value) if eq else "true"
     return values
