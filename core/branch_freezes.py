@@ -15,12 +15,18 @@ Shape (compact JSON, format ``f`` 1)::
 
     {"f": 1, "repo": "acme/widgets", "default_branch": "main", "at": "…Z", "until": "…Z", "error": null,
      "freezes": [{"branches": "release/*", "source": "room", "holder": "alice", "reason": "…",
-                  "scope": "acme/widgets@release/*", "from": "…Z", "to": "…Z" or null, "origin": "…"}]}
+                  "scope": "acme/widgets@release/*", "from": "…Z", "to": "…Z" or null, "origin": "…",
+                  "paths": ["docs/**"]}]}
 
 ``branches`` is the glob a freeze covers (the verdict's reading: ``fnmatch``, ``*`` spans ``/``,
 case-sensitive). `WHOLE` — a hold on the repository or its org, a window on every branch — covers the
 branches work lands on: the default branch and the base branch of every open PR (a push to a topic
 branch lands nothing while the repository is frozen).
+
+``paths`` (present only on a freeze scoped by path: a room hold placed with paths, a window with ``paths``)
+holds gitignore-style globs (`core.paths`): the freeze binds only work that changes a matching file, as the
+verdict reads it for a PR. A reader that does not know the field reads the freeze as whole (it binds more,
+never less).
 """
 
 from __future__ import annotations
@@ -30,7 +36,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from core.freeze import occurrences, window_reason
-from core.freeze_gate import is_freeze_hold
 from core.holds import Hold, Source, to_iso
 from core.repo_config import RepoConfig
 
@@ -54,9 +59,11 @@ def build(repo: str, *, config: RepoConfig | None, config_error: str | None, sco
     until = now + HORIZON
     freezes: list[dict[str, Any]] = []
     for hold in sorted(scoped_holds, key=lambda h: (h.created_at, h.id)):
-        if hold.source is Source.ROOM and is_freeze_hold(hold) and hold.active(now):
+        # A room hold on the repo, a branch glob or the org (not a PR): by path too, which no ruleset can
+        # carry (`core.freeze_gate.is_freeze_hold`) but a push's changed files can be judged by.
+        if hold.source is Source.ROOM and "#" not in hold.scope and hold.active(now):
             freezes.append(_entry(glob_of(hold.scope), hold.source.value, hold.holder, hold.reason, hold.scope,
-                                  hold.created_at, hold.expires_at, hold.origin))
+                                  hold.created_at, hold.expires_at, hold.origin, hold.paths))
     if config is None and config_error is None:
         config_error = "repo config not loaded yet"
     for window in config.freeze_windows if config is not None and config_error is None else ():
@@ -64,12 +71,13 @@ def build(repo: str, *, config: RepoConfig | None, config_error: str | None, sco
             for glob in window.branches:
                 freezes.append(_entry(glob_of(f"{repo}@{glob}"), Source.FREEZE.value, window.name,
                                       window_reason(window, end), f"{repo}@{glob}", start, end,
-                                      f"schedule:{window.name}"))
+                                      f"schedule:{window.name}", window.paths))
     return {"f": FORMAT, "repo": repo, "default_branch": default_branch, "at": to_iso(now), "until": to_iso(until),
             "error": config_error, "freezes": freezes}
 
 
 def _entry(branches: str, source: str, holder: str, reason: str, scope: str, start: datetime,
-           end: datetime | None, origin: str) -> dict[str, Any]:
-    return {"branches": branches, "source": source, "holder": holder, "reason": reason, "scope": scope,
-            "from": to_iso(start), "to": to_iso(end), "origin": origin}
+           end: datetime | None, origin: str, paths: tuple[str, ...] = ()) -> dict[str, Any]:
+    entry = {"branches": branches, "source": source, "holder": holder, "reason": reason, "scope": scope,
+             "from": to_iso(start), "to": to_iso(end), "origin": origin}
+    return {**entry, "paths": list(paths)} if paths else entry

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hook.detect.model import Merge
-    from hook.freezes import Branches, Same
+    from hook.freezes import Branches, Files, Same
     from hook.pushes import Changes, Contains
 
 class Plan:
@@ -104,16 +104,16 @@ def _lookup_kind(merge: Merge, spec: Spec) -> str:
 def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAnswer]] | None,
               unreachable: str | None, now_iso: str, contains: Contains | None = None,
               changes: Changes | None = None, same: Same | None = None,
-              branches: Branches | None = None) -> list[Judgement]:
+              branches: Branches | None = None, files: Files | None = None) -> list[Judgement]:
     """``answers`` is None when no lookup was needed or it failed (``unreachable`` says why).
     ``contains`` answers the push rule's ancestry question and ``changes`` whether a push sends a change to
     the repo config (default for both: the local git, `hook.local_git`; a ``contains`` given alone
-    leaves the config question out); ``same`` and ``branches`` the freeze rule's (is what a push sends already
-    the remote's branch; the local branches)."""
-    if same is None or branches is None:
-        from hook.local_git import already_there, local_branches
+    leaves the config question out); ``same``, ``branches`` and ``files`` the freeze rule's (is what a push
+    sends already the remote's branch; the local branches; the files a push changes, for a freeze by path)."""
+    if same is None or branches is None or files is None:
+        from hook.local_git import already_there, changed_files, local_branches
 
-        same, branches = same or already_there, branches or local_branches
+        same, branches, files = same or already_there, branches or local_branches, files or changed_files
     out = []
     for merge, (kind, index) in zip(plan.merges, plan.slots, strict=True):
         if kind != "none" and unreachable is not None:
@@ -123,7 +123,7 @@ def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAn
             out.append(judge(merge, answers[0][index], spec, now_iso))
         elif kind == "repo" and answers is not None and merge.writes is not None:
             free = Judgement(merge, "allow", "not-frozen", f"the branch it writes in {merge.repo} is not frozen")
-            out.append(judge_freeze(merge, answers[1][index], spec, now_iso, same, branches) or free)
+            out.append(judge_freeze(merge, answers[1][index], spec, now_iso, same, branches, files) or free)
         elif merge.writes is not None:
             out.append(judge_write_without_repo(merge, spec))
         elif merge.tamper:
@@ -137,7 +137,8 @@ def judge_all(plan: Plan, spec: Spec, answers: tuple[list[PrAnswer], list[RepoAn
                 contains, changes = git_contains, changes or git_changes
             pushed = judge_push(merge, answers[1][index], spec, contains, changes,
                                 _default_branch(merge) if changes is not None else None)
-            frozen = None if pushed.blocks else judge_freeze(merge, answers[1][index], spec, now_iso, same, branches)
+            frozen = None if pushed.blocks else judge_freeze(merge, answers[1][index], spec, now_iso, same, branches,
+                                                             files)
             out.append(frozen if frozen is not None and frozen.blocks else pushed)
         elif kind == "repo" and answers is not None:
             judge_repo = judge_lift_undetermined if merge.lift else judge_undetermined

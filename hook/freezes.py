@@ -14,8 +14,12 @@ A record that is missing, stale (past its ``until``), in an unknown format or th
 could not be read is ``on_unknown``'s: the freezes cannot be known. A push whose target the text does not
 show, onto a repo with an active freeze, is ``on_undetermined``'s.
 
-Pure but for two injected questions to the local git (`hook.local_git`): ``same(gitdir, commits,
-ref)`` and ``branches(gitdir)``.
+A freeze scoped by path (its entry's ``paths``) binds a push only when what the push sends changes a
+matching file (`core.paths`, the verdict's reading for a PR); when git cannot list the files, or the write is
+an API call, it binds.
+
+Pure but for three injected questions to the local git (`hook.local_git`): ``same(gitdir, commits,
+ref)``, ``branches(gitdir)`` and ``files(gitdir, commits)``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
 
     Same = Callable[[str, Sequence[str], str], bool | None]
     Branches = Callable[[str], list[str] | None]
+    Files = Callable[[str, Sequence[str]], list[str] | None]
 
 FORMAT = 1
 """`core.branch_freezes.FORMAT` (not imported: the hook's start-up budget; pinned by a test)."""
@@ -141,15 +146,41 @@ def describe(entries: list[dict[str, Any]], *, branches: bool = False) -> list[s
         hold = _as_hold(entry)
         until = f" (until {entry['to']})" if entry.get("to") and entry.get("source") != "freeze" else ""
         which = f"`{entry.get('branches')}`: " if branches else ""
-        lines.append(f"  - {which}{hold_line(hold)}{until}")
+        paths = entry.get("paths")
+        only = f" (only changes to {', '.join(map(str, paths))})" if isinstance(paths, list) and paths else ""
+        lines.append(f"  - {which}{hold_line(hold)}{until}{only}")
         lines.append(f"    to lift: {how_to_lift(hold)}")
     if len(entries) > MAX_SHOWN:
         lines.append(f"  (+{len(entries) - MAX_SHOWN} more freezes)")
     return lines
 
 
+def bound(merge: Merge, frozen: list[dict[str, Any]], files: Files | None, commits: Sequence[str]) -> list[
+        dict[str, Any]]:
+    """The freezes of ``frozen`` a git push of ``commits`` is bound by: all but those scoped by path whose
+    paths it changes no file of (known only from the local git; in doubt, or for an API write, all)."""
+    if merge.writes is not None or not merge.gitdir or files is None or not any(e.get("paths") for e in frozen):
+        return frozen
+    changed = files(merge.gitdir, commits)
+    if changed is None:
+        return frozen
+    from core.paths import PathsError, matches  # only for a freeze by path: not on the guard's start-up path
+
+    def binds(entry: dict[str, Any]) -> bool:
+        paths = entry.get("paths")
+        if not paths:
+            return True
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            return True  # malformed: read as a whole freeze
+        try:
+            return any(matches(paths, name) for name in changed)
+        except PathsError:
+            return True
+    return [e for e in frozen if binds(e)]
+
+
 def judge_freeze(merge: Merge, repo: RepoAnswer, spec: Spec, now_iso: str, same: Same,
-                 branches: Branches) -> Judgement | None:
+                 branches: Branches, files: Files | None = None) -> Judgement | None:
     """A block when ``merge`` writes new commits onto a frozen branch (or may, where the text does not say
     which branch); None when no freeze is in its way."""
     if not repo.managed:
@@ -167,7 +198,7 @@ def judge_freeze(merge: Merge, repo: RepoAnswer, spec: Spec, now_iso: str, same:
     if target is None or (merge.writes is not None and merge.undetermined):
         return _undetermined(merge, spec, active, "which branch it writes is not in the text")
     if "*" in target and merge.writes is None:
-        return _pattern(merge, spec, target, active, default, bases, same, branches)
+        return _pattern(merge, spec, target, active, default, bases, same, branches, files)
     frozen = [e for e in active if covers(e["branches"], target, default, bases)]
     if not frozen:
         return None
@@ -176,11 +207,14 @@ def judge_freeze(merge: Merge, repo: RepoAnswer, spec: Spec, now_iso: str, same:
             return _undetermined(merge, spec, frozen, merge.detail or "what it pushes is not in the text", target)
         if merge.gitdir and merge.tracking and same(merge.gitdir, merge.commits, merge.tracking + target):
             return None  # it sends what the branch already has: nothing new lands
+        frozen = bound(merge, frozen, files, merge.commits)
+        if not frozen:
+            return None  # frozen by path only, and it changes none of them
     return _blocked(merge, spec, target, frozen)
 
 
 def _pattern(merge: Merge, spec: Spec, target: str, active: list[dict[str, Any]], default: str | None,
-             bases: set[str], same: Same, branches: Branches) -> Judgement | None:
+             bases: set[str], same: Same, branches: Branches, files: Files | None) -> Judgement | None:
     """``git push --all`` and ``refs/heads/*:refs/heads/*``: each local branch the pattern sends, to its name."""
     from hook.pushes import stem
 
@@ -194,7 +228,9 @@ def _pattern(merge: Merge, spec: Spec, target: str, active: list[dict[str, Any]]
         frozen = [e for e in active if covers(e["branches"], branch, default, bases)]
         commits = tuple(c.replace("*", part, 1) for c in merge.commits[:1])
         if frozen and not (merge.tracking and same(merge.gitdir or "", commits, merge.tracking + branch)):
-            return _blocked(merge.replace(push_target=branch, commits=commits), spec, branch, frozen)
+            frozen = bound(merge, frozen, files, commits)
+            if frozen:
+                return _blocked(merge.replace(push_target=branch, commits=commits), spec, branch, frozen)
     return None
 
 

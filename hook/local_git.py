@@ -53,6 +53,10 @@ def _git(gitdir: str, *args: str) -> int | None:
         pause = min(pause * 2, 0.02)
 
 
+OUTPUT_CAP = 65536
+"""Bytes of git's output `_git_lines` keeps."""
+
+
 def _git_lines(gitdir: str, *args: str) -> list[str] | None:
     """git's output lines (the first 64 KB); None when git fails, cannot be started or does not finish in time."""
     import os
@@ -82,11 +86,11 @@ def _git_lines(gitdir: str, *args: str) -> list[str] | None:
     code: int | None = None  # git's wait status, once reaped: a pid is waited for once only
     while True:
         try:
-            chunk = os.read(read_end, 65536)
+            chunk = os.read(read_end, OUTPUT_CAP)
         except BlockingIOError:
             chunk = None
         if chunk:
-            out = (out + chunk)[:65536]
+            out = (out + chunk)[:OUTPUT_CAP]
             continue
         if code is None:
             try:
@@ -123,6 +127,21 @@ def changes(gitdir: str, commits: Sequence[str], paths: Sequence[str]) -> bool |
         if any(line.strip() for line in lines):
             return True
     return False
+
+
+def changed_files(gitdir: str, commits: Sequence[str]) -> list[str] | None:
+    """The files changed by what a push would send (``commits`` and their history not yet on any remote
+    branch this clone knows), for a freeze scoped by path; None when git cannot tell."""
+    found: list[str] = []
+    for commit in commits:
+        if _git(gitdir, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}") == 1:
+            continue  # names nothing yet (a branch the command creates): nothing to send from it
+        lines = _git_lines(gitdir, "-c", "core.quotePath=false", "log", "--format=", "--name-only", "--no-renames",
+                           commit, "--not", "--remotes")
+        if lines is None or sum(len(line) + 1 for line in lines) >= OUTPUT_CAP - 4096:
+            return None  # git's answer, or the whole of it, is not known: the freeze binds
+        found += [line for line in lines if line.strip()]
+    return found
 
 
 def contains(gitdir: str, head_sha: str, commits: Sequence[str]) -> bool | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -76,6 +77,18 @@ def test_window_occurrences_are_listed_ahead_on_their_own_clock() -> None:
     active, default, problem = freezes.read_record(record, "2026-03-06T16:00:00Z")
     assert (len(active), default, problem) == (2, "main", None)
     assert freezes.read_record(record, "2026-03-07T16:00:00Z")[0] == []  # Saturday: none active
+
+
+def test_freezes_by_path_carry_their_paths_and_others_none() -> None:
+    """A room hold placed with paths and a window with ``paths`` bind only work changing those files: the
+    record says which (the guard judges a push's changed files by them); a whole freeze has no field."""
+    by_path = replace(room(f"{REPO}@main"), paths=("docs/**",))
+    window = FreezeWindow(name="fri-deploys", days=("fri",), start="00:00", end="23:59", timezone="UTC",
+                          branches=("main",), paths=("migrations/",))
+    record = branch_freezes.build(REPO, config=RepoConfig(freeze_windows=(window,)), config_error=None,
+                                  scoped_holds=[by_path, room(f"{REPO}@release/*")], default_branch="main", now=NOW)
+    assert [(f["branches"], f.get("paths")) for f in record["freezes"]] == [
+        ("main", ["docs/**"]), ("release/*", None), ("main", ["migrations/"]), ("main", ["migrations/"])]  # 2 Fridays
 
 
 def test_a_config_that_cannot_be_read_is_an_error_not_nothing() -> None:

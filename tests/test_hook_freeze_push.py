@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,46 @@ def test_push_rows_onto_a_branch_frozen_by_a_room_hold(world: dict[str, Any], co
         assert "`main` of acme/widgets is frozen" in done.stderr
         assert "@carol (room hold on acme/widgets@main in slack:#releases): release week" in done.stderr
         assert "/unhold acme/widgets@main" in done.stderr and "Do not push onto a frozen branch" in done.stderr
+
+
+DOCS_ONLY = replace(hold("room", "dana", "docs rewrite", scope=f"{REPO}@main", origin="slack:#docs"),
+                    paths=("docs/**",))
+
+
+@pytest.mark.parametrize(
+    ("files", "freezes", "command", "code"),
+    [
+        # a freeze by path binds only a push that changes a matching file, in any commit it sends
+        (["src/app.py"], [DOCS_ONLY], "git push origin feature:main", 0),
+        (["docs/guide.md"], [DOCS_ONLY], "git push origin feature:main", 2),
+        (["docs/guide.md", "src/app.py"], [DOCS_ONLY], "git push origin feature:main", 2),
+        (["src/docs/x.md"], [DOCS_ONLY], "git push origin feature:main", 0),  # anchored: docs/ at the root
+        # `--all`: each local branch to its name; the new commits are main's own here
+        (["src/app.py"], [DOCS_ONLY], "git push --all", 0),
+        (["docs/guide.md"], [DOCS_ONLY], "git push --all", 2),
+        (["docs/guide.md"], [DOCS_ONLY], "git push origin main", 2),
+        # beside a whole freeze, the whole one binds
+        (["src/app.py"], [DOCS_ONLY, CAROL], "git push origin feature:main", 2),
+        # what git cannot list (a commit the text names by a variable) stays undetermined, as before
+        (["src/app.py"], [DOCS_ONLY], "git push origin $SHA:main", 2),
+    ],
+)
+def test_a_freeze_by_path_binds_the_pushes_that_change_its_files(
+    world: dict[str, Any], files: list[str], freezes: list[Any], command: str, code: int,
+) -> None:
+    repo = world["repo"]
+    onto = "feature" if "feature" in command else "main"
+    git(repo, "checkout", "-q", onto)
+    for name in files:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        commit(repo, name)
+    git(repo, "checkout", "-q", "main")
+    store_freezes(world["redis"], REPO, freezes_record(REPO, freezes))
+    done = guard(world, command)
+    assert done.returncode == code, done.stderr
+    if code == 2 and "$" not in command:
+        assert "`main` of acme/widgets is frozen" in done.stderr
+        assert ("(only changes to docs/**)" in done.stderr) == (CAROL not in freezes)
 
 
 def test_a_commit_made_in_an_earlier_call_is_new_work(world: dict[str, Any]) -> None:
