@@ -16,7 +16,7 @@ import json
 import logging
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
@@ -26,7 +26,7 @@ from core import jobs, keys
 from core.holds import to_iso
 from core.outgoing import EVENTS_READ, Outgoing, message_body, translate
 from state.decoding import as_text
-from state.queueing import options
+from state.queueing import enqueue_after, options
 from state.webhook_endpoints import Endpoint, endpoints
 
 log = logging.getLogger(__name__)
@@ -62,12 +62,8 @@ def arm(redis: Redis, endpoint: Endpoint, delay: float = 0.0) -> bool:
 
 def schedule(redis: Redis, endpoint: Endpoint, delay: float) -> None:
     """Queue the delivery job (the caller holds the armed flag), after ``delay`` seconds."""
-    queue = delivery_queue(redis, endpoint)
-    kwargs = {**options(jobs.WEBHOOK_DELIVERY), "description": f"webhook {endpoint.org} {endpoint.id}"}
-    if delay > 0:
-        queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, endpoint.org, endpoint.id, **kwargs)
-    else:
-        queue.enqueue(DRAIN_JOB, endpoint.org, endpoint.id, **kwargs)
+    enqueue_after(delivery_queue(redis, endpoint), jobs.WEBHOOK_DELIVERY, endpoint.org, endpoint.id, delay=delay,
+                  description=f"webhook {endpoint.org} {endpoint.id}")
 
 
 def note(redis: Redis, event: str, data: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
 from redis import Redis
@@ -51,6 +52,14 @@ def create_job(queue: Queue, job: jobs.Job, args: tuple[Any, ...], **extra: Any)
     if "job_timeout" in found:
         found["timeout"] = found.pop("job_timeout")
     return queue.create_job(job.address, args=args, **found, **extra)
+
+
+def enqueue_after(queue: Queue, job: jobs.Job, *args: Any, delay: float = 0.0, **extra: Any) -> RqJob:
+    """Queue a row's job now, or ``delay`` seconds from now (rq's scheduler moves it onto the queue then):
+    the one spelling of "now or later". ``extra``: rq's keywords beyond the row (a description, a job id)."""
+    if delay > 0:
+        return queue.enqueue_in(timedelta(seconds=delay), job.address, *args, **options(job), **extra)
+    return queue.enqueue(job.address, *args, **options(job), **extra)
 
 
 def work_queue(connection: Redis, name: str) -> Queue:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
@@ -25,7 +25,7 @@ from rq import Queue
 from core import jobs, keys
 from core.notices import Notice, freed, hook_notice, notice, remembered
 from state.decoding import as_text
-from state.queueing import options
+from state.queueing import enqueue_after
 
 log = logging.getLogger(__name__)
 
@@ -101,19 +101,17 @@ def work_queue(redis: Redis, sub: Subscription) -> Queue:
     return Queue(sub.queue, connection=redis)
 
 
-def job_options(sub: Subscription) -> dict[str, Any]:
-    return {**options(jobs.NOTIFY_DRAIN), "description": f"notify {sub.channel}"}
-
-
 def arm(redis: Redis, sub: Subscription, delay: float) -> None:
     """Queue the channel's drain job unless one is queued already."""
     if not redis.set(keys.notify_armed(sub.channel), "1", nx=True, ex=ARMED_TTL):
         return
-    queue, kwargs = work_queue(redis, sub), job_options(sub)
-    if delay > 0:
-        queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, sub.channel, **kwargs)
-    else:
-        queue.enqueue(DRAIN_JOB, sub.channel, **kwargs)
+    queue_post(redis, sub, delay)
+
+
+def queue_post(redis: Redis, sub: Subscription, delay: float) -> None:
+    """Queue the channel's post job ``delay`` seconds from now (the caller holds the armed flag)."""
+    enqueue_after(work_queue(redis, sub), jobs.NOTIFY_DRAIN, sub.channel, delay=delay,
+                  description=f"notify {sub.channel}")
 
 
 def deliver(redis: Redis, found: Notice) -> int:

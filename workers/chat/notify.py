@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import urllib.request
-from datetime import timedelta
 
 from redis import Redis
 from slack_sdk import WebClient
@@ -69,8 +68,7 @@ def drain(redis: Redis, settings: Settings, channel: str) -> str:
         return "unsubscribed"
     wait_ms = int(redis.pttl(keys.notify_sent(channel)))
     if wait_ms > 0:
-        subs.work_queue(redis, sub).enqueue_in(timedelta(milliseconds=wait_ms), subs.DRAIN_JOB, channel,
-                                               **subs.job_options(sub))
+        subs.queue_post(redis, sub, wait_ms / 1000)
         return "later"
     lines = [as_text(raw) for raw in redis.lrange(outbox, 0, BATCH_LINES - 1)]
     if lines:
