@@ -3,8 +3,8 @@
 Interactive work (webhook deliveries, chat commands, page actions, API calls, a PR's recompute) goes to
 the queue named in the settings (``MERGE_HOLD_QUEUE``, the one queue of earlier releases, so jobs queued
 before an upgrade run on). Bulk work — bootstraps, fan-outs, reconciles, outbox drains (statuses and
-freeze marks) and check runs — goes to its installation's own bulk queue (`bulk_queue`, one per outbox bucket), listed in a
-Redis set so the workers find queues of installations that appear later. A worker listens to the
+freeze marks) and check runs — goes to its installation's own bulk queue (`bulk_queue`, one per outbox
+bucket), listed in a Redis set so the workers find queues of installations that appear later. A worker listens to the
 interactive queue first, then to the bulk queues round robin (`workers.ops.tenants`).
 
 What rq keeps of each job (its timeout, retries, result and failure TTLs) is its row in `core.jobs`;

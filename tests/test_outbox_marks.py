@@ -102,7 +102,8 @@ def test_a_drain_waiting_for_a_marks_slot_holds_no_status_back(github_emulator: 
                                                                  redis_url: str) -> None:
     """The hour's low-priority slots are spent, so PR 1's mark waits about an hour and its drain keeps the
     lease for then. PR 2 changes while the pacer has no slot free this instant: its recompute's drain
-    takes the lease over and writes the status within the second, and the mark goes on waiting."""
+    takes the lease over and writes the status within the second, then leaves the mark to a fresh drain
+    job (a recompute never waits for a mark's slot), which waits for it in turn."""
     svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600.0, write_burst=1, write_hourly=10)
     seed_repo(github_emulator, redis_client, REPO, 2)
     marked = frozen(svc, 1)
@@ -114,7 +115,7 @@ def test_a_drain_waiting_for_a_marks_slot_holds_no_status_back(github_emulator: 
     for _ in range(5):  # an hour of 10 writes leaves 5 to low priority: spent
         pacer.reserve(None)
 
-    first = drain(svc.rt, BUCKET)
+    first = drain(svc.rt, BUCKET, with_marks=True)  # the drain job's run
     assert first == {"posted": 0, "checked": 1, "later": 1}
     holder = redis_client.get(keys.outbox_lease(BUCKET))
     assert holder is not None and redis_client.get(keys.outbox_mark_wait(BUCKET)) == holder
@@ -126,9 +127,27 @@ def test_a_drain_waiting_for_a_marks_slot_holds_no_status_back(github_emulator: 
     assert (latest(github_emulator, REPO, 2) or {}).get("state") == "success"
     assert github_emulator.latest_status(REPO, head_sha(REPO, 1), FREEZE_CONTEXT) is None
     assert redis_client.zrange(keys.outbox(BUCKET), 0, -1) == [mark_member(REPO, 1).encode()]
+    assert not redis_client.exists(keys.outbox_lease(BUCKET), keys.outbox_mark_wait(BUCKET))
+    assert svc.rt.bulk(BUCKET).count == 1  # the drain job asked for, for the mark
+
+    again = drain(svc.rt, BUCKET, with_marks=True)
+    assert again == {"posted": 0, "checked": 1, "later": 1}
     taker = redis_client.get(keys.outbox_lease(BUCKET))
-    assert taker not in (None, holder)  # the status's drain holds it now, waiting for the mark in turn
-    assert redis_client.get(keys.outbox_mark_wait(BUCKET)) == taker
+    assert taker not in (None, holder) and redis_client.get(keys.outbox_mark_wait(BUCKET)) == taker
+
+
+def test_a_drain_run_in_place_leaves_the_marks_to_the_drain_job(github_emulator: GitHubEmulator,
+                                                                 redis_client: Redis, redis_url: str) -> None:
+    """A recompute's drain writes the statuses and stops at the first mark, asking for the drain job."""
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600_000.0)
+    seed_repo(github_emulator, redis_client, REPO, 1)
+    freeze_marks.note(svc.rt, BUCKET, REPO, 1, frozen(svc, 1))
+    svc.rt.bulk(BUCKET).empty()  # type: ignore[no-untyped-call]
+    redis_client.delete(keys.outbox_drain_queued(BUCKET))
+    assert drain(svc.rt, BUCKET) == {"posted": 1, "checked": 1, "marks_left": 1}
+    assert (latest(github_emulator, REPO, 1) or {}).get("state") == "success"
+    assert not github_emulator.status_posts(FREEZE_CONTEXT)
+    assert svc.rt.bulk(BUCKET).count == 1 and not redis_client.exists(keys.outbox_lease(BUCKET))
 
 
 def test_marks_go_after_statuses_at_their_own_priority(github_emulator: GitHubEmulator, redis_client: Redis,

@@ -21,7 +21,7 @@ from core.outbox import parse_member
 from state.decoding import as_text
 from workers.publishing import freeze_marks
 from workers.publishing.locks import release_lease
-from workers.publishing.outbox import URGENT_CEILING, enqueue_drain
+from workers.publishing.outbox import URGENT_CEILING, enqueue_drain, urgent_waiting
 from workers.publishing.pacing import Pacer, SlotTooFar, rate_limit_wait
 from workers.publishing.write import Fenced, Target, refused, skip
 from workers.runtime import Runtime, current
@@ -57,12 +57,13 @@ def _take(redis: Redis, bucket: str, token: str) -> bool:
 
 
 def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECONDS,
-          token: str | None = None) -> dict[str, int]:
-    """Write the outbox's statuses, most-mergeable first, then its freeze marks, at the pacer's rate.
-    Returns counts. One drain per outbox at a time (a lease); a slice used up hands on to a fresh
-    `drain_job`, and a pause (rate limit) keeps the lease for a drain scheduled at the next free slot,
-    under the same token. Without a slice (an operator waiting for the statuses) a mark is written only
-    when its slot is free at once; otherwise it is left to that scheduled drain."""
+          token: str | None = None, with_marks: bool = False) -> dict[str, int]:
+    """Write the outbox's statuses, most-mergeable first, at the pacer's rate, then — ``with_marks``, as
+    the drain job does — its freeze marks. Returns counts. One drain per outbox at a time (a lease); a
+    slice used up hands on to a fresh `drain_job`, and a pause (rate limit) keeps the lease for a drain
+    scheduled at the next free slot, under the same token. A drain run in place (a recompute, a delivery,
+    the reconcile: no ``with_marks``) stops at the first mark and asks for the drain job, so a delivery's
+    worker never waits for a description's slot."""
     redis = rt.redis
     pacer = Pacer.of(redis, rt.settings, bucket)
     token = token or uuid.uuid4().hex
@@ -89,6 +90,9 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                     keep, counts["continued"] = True, 1
                     return counts
                 member = as_text(first[0])
+                if not with_marks and parse_member(member).mark:
+                    counts["marks_left"] = 1  # every status is out: marks are the bulk queue's work
+                    break
                 outcome = _write_one(rt, pacer, bucket, member, end)
                 counts["checked"] += 1
                 if isinstance(outcome, float):
@@ -111,6 +115,10 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
         finally:
             if not keep:
                 release_lease(redis, keys.outbox_lease(bucket), token)
+        if counts.get("marks_left") and not urgent_waiting(redis, bucket):
+            enqueue_drain(rt, bucket)  # the lease is free now: the drain job takes the marks
+            return counts
+        counts.pop("marks_left", None)
         # A PR added after our last look but before the release found the lease taken: ours again.
         if not redis.zcard(keys.outbox(bucket)):
             return counts
@@ -158,5 +166,5 @@ def drain_job(bucket: str, token: str | None = None) -> str:
         token = job.id if job is not None else None
     rt = current()
     freeze_marks.adopt_old_marks(rt, bucket)  # a release before issue 31 may have left some on their own set
-    counts = drain(rt, bucket, token=token)
+    counts = drain(rt, bucket, token=token, with_marks=True)
     return ", ".join(f"{k} {v}" for k, v in counts.items())
