@@ -95,7 +95,7 @@ def endpoint_rows(org: str, *, log_limit: int = 0) -> list[dict[str, Any]]:
                   for k, v in redis.hgetall(keys.webhook_health(endpoint.org, endpoint.id)).items()}
         row = {**endpoint.public(), "failing": int(health.get("streak") or 0),
                "last_attempt_at": health.get("last_at") or None, "last_result": health.get("last") or None,
-               "waiting": int(redis.llen(keys.webhook_outbox(endpoint.org, endpoint.id)))}
+               "waiting": int(redis.llen(keys.webhook_pending(endpoint.org, endpoint.id)))}
         if log_limit:
             row["deliveries"] = outgoing.deliveries(redis, endpoint, log_limit)
         rows.append(row)

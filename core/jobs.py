@@ -23,7 +23,7 @@ WORK = "work"
 BULK = "bulk"
 """Queue role: the bulk queue of the installation the job works for (`state.queueing.bulk_queue`; beside
 the ``MERGE_HOLD_QUEUE`` queue, served after it, round robin between installations). Bootstraps,
-fan-outs, drains, freeze marks, check runs and the reconcile: work that runs in slices and gives way."""
+fan-outs, outbox drains, check runs and the reconcile: work that runs in slices and gives way."""
 SUBSCRIBER = "subscriber"
 """Queue role: the queue a chat subscription or an outgoing webhook endpoint recorded (the subscribing or
 registering server's ``MERGE_HOLD_QUEUE``; `state.outgoing.delivery_queue` for the endpoints)."""
@@ -70,8 +70,8 @@ BOOTSTRAP = Job("workers.events.bootstrap.bootstrap_job", queue=BULK, timeout=30
 on the installation's bulk queue. GitHub's trouble backs off; the reconcile is behind it anyway."""
 
 FREEZE_MARKS = Job("workers.publishing.freeze_marks.marks_job", queue=BULK, timeout=180)
-"""The freeze-mark statuses of one outbox bucket, one slice per run (it queues its own next run). A failed
-run is not retried: its marks stay queued, and the next mark noted queues a fresh run."""
+"""Queued by releases before issue 31 only (freeze marks are outbox members now, written by its drain): it
+moves the marks such a release left on their own sorted set onto the outbox and asks for a drain."""
 
 FREEZE_SYNC = Job("workers.publishing.freeze_sync.freeze_sync_job", timeout=300)
 """A repo's freeze ruleset brought in step, then its PRs republished. Not retried: the run clears its
@@ -92,9 +92,9 @@ between two repos when interactive jobs wait (its arguments: the last repo done,
 REDELIVERY_SWEEP = Job("workers.intake.redeliver.sweep_job", result_ttl=None, failure_ttl=None)
 """Asks GitHub to redeliver what failed; keeps itself scheduled every few minutes under fixed ids."""
 
-NOTIFY_DRAIN = Job("workers.chat.notify.drain_job", queue=SUBSCRIBER, retry=(10, 60, 300, 900, 3600))
+NOTIFY_POST = Job("workers.chat.notify.post_job", queue=SUBSCRIBER, retry=(10, 60, 300, 900, 3600))
 """One chat channel's pending lines as one message. A failed post (chat down, 5xx, rate limited) is
-retried with growing pauses, then kept in rq's failed registry; its lines stay in the outbox."""
+retried with growing pauses, then kept in rq's failed registry; its lines stay pending."""
 
 CHAT_COMMAND = Job("workers.chat.rooms.chat_command_job", result_ttl=600, failure_ttl=7 * DAY)
 """A slash command the web tier queued by name (it never imports workers); its reply goes to the
@@ -135,7 +135,7 @@ EXEMPTION_REQUEST = Job("workers.chat.exemption_requests.exemption_request_job",
 the click's delivery, which never posts to chat itself); a chat outage is retried a few times."""
 
 ALL: tuple[Job, ...] = (DELIVERY, RECOMPUTE, OUTBOX_DRAIN, FANOUT, BOOTSTRAP, FREEZE_MARKS, FREEZE_SYNC,
-                        RECHECK_DEPLOYS, TAMPER_ANSWERS, RECONCILE, REDELIVERY_SWEEP, NOTIFY_DRAIN, CHAT_COMMAND,
+                        RECHECK_DEPLOYS, TAMPER_ANSWERS, RECONCILE, REDELIVERY_SWEEP, NOTIFY_POST, CHAT_COMMAND,
                         REPUBLISH, DASHBOARD_COMMAND, WEBHOOK_DELIVERY, FREEZE_CLOCK, EXEMPTION_NEWS, CHECK_RUNS,
                         EXEMPTION_REQUEST)
 """The closed set: every job any part of the product queues."""
@@ -151,7 +151,7 @@ MOVED: dict[str, Job] = {
     "workers.tamper.answer_job": TAMPER_ANSWERS,
     "workers.reconcile.reconcile_job": RECONCILE,
     "workers.redeliver.sweep_job": REDELIVERY_SWEEP,
-    "workers.notify.drain_job": NOTIFY_DRAIN,
+    "workers.notify.drain_job": NOTIFY_POST,
     "workers.rooms.chat_command_job": CHAT_COMMAND,
     "workers.rooms.republish_job": REPUBLISH,
     "workers.dashboard_holds.dashboard_command_job": DASHBOARD_COMMAND,
@@ -159,6 +159,7 @@ MOVED: dict[str, Job] = {
     "workers.chat.dashboard_holds.dashboard_command_job": DASHBOARD_COMMAND,
     "workers.events.fanout.fanout_job": FANOUT,
     "workers.events.freeze_sync.freeze_sync_job": FREEZE_SYNC,
+    "workers.chat.notify.drain_job": NOTIFY_POST,  # "drain" is the outbox's word since issue 31
 }
 """Addresses of the flat `workers/` layout (up to December 2026) and of modules moved since, which jobs
 queued, scheduled or failed by a worker of that release still name: `workers`, `workers.events` and

@@ -1,13 +1,19 @@
 """The outbox's grammar, in one place: an installation's bucket name and the members its outboxes hold.
 
 An outbox (`core.keys.outbox`) is a sorted set per pacer bucket — one per GitHub installation, since
-GitHub's write limits are counted per installation. Its members are stored strings (an on-disk format,
-read back by every later release):
+GitHub's write limits are counted per installation — of the GitHub writes waiting for the pacer, written
+by the bucket's one drain (`workers.publishing.drain`). Its members are stored strings (an on-disk
+format, read back by every later release):
 
-- ``repo#N``: PR N's `merge-hold` status (also the freeze-mark outbox's members);
-- ``repo@SHA#N``: a merge group's commit SHA, carrying PR N's verdict (``#0``: the group names no PR).
+- ``repo#N``: PR N's `merge-hold` status (also the members of the freeze-mark set of releases before
+  issue 31, `core.keys.freeze_marks`);
+- ``repo@SHA#N``: a merge group's commit SHA, carrying PR N's verdict (``#0``: the group names no PR);
+- ``mark:repo#N`` (since issue 31): PR N's `merge-hold/freeze` status under a ruleset freeze
+  (`workers.publishing.freeze_marks`), ranked after every status.
 
-Repo names hold neither ``@`` nor ``#``, so the split is unambiguous.
+Repo names hold neither ``@``, ``#`` nor ``:``, so every split is unambiguous. A release before issue 31
+never reads a ``mark:`` member (it kept marks apart): rolled back to, it would take one for a PR of a repo
+named ``mark:owner/repo`` and find no record for it, so it drops it.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from dataclasses import dataclass
 
 GLOBAL_BUCKET = "global"
 """The bucket of a repo whose installation is not known (its state was lost): paced together."""
+
+MARK_PREFIX = "mark:"
 
 
 def bucket(installation_id: int | str) -> str:
@@ -31,6 +39,11 @@ def group_member(repo: str, sha: str, number: int | None) -> str:
     return f"{repo}@{sha}#{number or 0}"
 
 
+def mark_member(repo: str, number: int) -> str:
+    """PR N's `merge-hold/freeze` status (a freeze mark)."""
+    return f"{MARK_PREFIX}{repo}#{number}"
+
+
 @dataclass(frozen=True)
 class Member:
     repo: str
@@ -38,11 +51,16 @@ class Member:
     """The PR; 0 for a merge group that names none."""
     sha: str = ""
     """A merge group's commit; empty for a PR's head status."""
+    mark: bool = False
+    """The PR's `merge-hold/freeze` status, not its `merge-hold` one."""
 
 
 def parse_member(raw: bytes | str) -> Member:
-    """``repo#N`` or ``repo@SHA#N``, as stored, back into its parts."""
+    """``repo#N``, ``repo@SHA#N`` or ``mark:repo#N``, as stored, back into its parts."""
     text = raw.decode() if isinstance(raw, bytes) else raw
+    mark = text.startswith(MARK_PREFIX)
+    if mark:
+        text = text[len(MARK_PREFIX):]
     head, _, number = text.rpartition("#")
     repo, _, sha = head.partition("@")
-    return Member(repo, int(number), sha)
+    return Member(repo, int(number), sha, mark)

@@ -38,5 +38,5 @@ def record(redis: Redis, repo: str | None, event: str, **data: Any) -> None:
             pipe.xadd(keys.history(repo), fields, maxlen=HISTORY_MAXLEN, approximate=True)
         pipe.xadd(keys.AUDIT, fields, maxlen=AUDIT_MAXLEN, approximate=True)
         pipe.execute()
-    subscriptions.note(redis, event, {"repo": repo, **data})  # chat news: only appends to an outbox
+    subscriptions.note(redis, event, {"repo": repo, **data})  # chat news: only appends to a channel's pending lines
     outgoing.note(redis, event, {"repo": repo, **data})  # outgoing webhooks: the same, per org endpoint

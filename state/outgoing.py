@@ -1,10 +1,10 @@
-"""Outgoing webhooks in Redis: events noted off the audit log, each endpoint's outbox and delivery log.
+"""Outgoing webhooks in Redis: events noted off the audit log, each endpoint's pending messages and delivery log.
 
 `state.audit.record` calls `note` for every event it records. An event the table (`core.outgoing`) does
 not read costs nothing; one it reads costs one read of the org's endpoints, and, for each endpoint that
-wants it, one pipeline (the message in the endpoint's log, its id on the endpoint's outbox) and at most
-one queued job. Nothing here talks to an endpoint or waits for one: the delivery job
-(`workers.outgoing.deliver`) drains the outbox, one endpoint at a time, with its retry schedule. `note`
+wants it, one pipeline (the message in the endpoint's log, its id on the endpoint's pending list) and at
+most one queued job. Nothing here talks to an endpoint or waits for one: the delivery job
+(`workers.outgoing.deliver`) sends what is pending, one endpoint at a time, with its retry schedule. `note`
 never raises: an outgoing webhook must not fail the write that caused it.
 
 Which rq queue a delivery runs on is decided in one place, `delivery_queue`.
@@ -16,7 +16,7 @@ import json
 import logging
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
@@ -26,16 +26,15 @@ from core import jobs, keys
 from core.holds import to_iso
 from core.outgoing import EVENTS_READ, Outgoing, message_body, translate
 from state.decoding import as_text
-from state.queueing import options
+from state.queueing import enqueue_after, options
 from state.webhook_endpoints import Endpoint, endpoints
 
 log = logging.getLogger(__name__)
 
-DRAIN_JOB = jobs.WEBHOOK_DELIVERY.address
 CLOCK_JOB = jobs.FREEZE_CLOCK.address
 LOG_MAX = 200
 """Messages kept in an endpoint's delivery log (each with its body, ≤ 20 KB by the specification's advice)."""
-OUTBOX_MAX = 1_000
+PENDING_MAX = 1_000
 """Messages waiting for one endpoint; past it the oldest fails ("dropped") rather than grow without end."""
 ARMED_TTL = 2 * 86400
 """Covers the longest pause of the retry schedule (a day) and then some: should the scheduled job be
@@ -62,12 +61,8 @@ def arm(redis: Redis, endpoint: Endpoint, delay: float = 0.0) -> bool:
 
 def schedule(redis: Redis, endpoint: Endpoint, delay: float) -> None:
     """Queue the delivery job (the caller holds the armed flag), after ``delay`` seconds."""
-    queue = delivery_queue(redis, endpoint)
-    kwargs = {**options(jobs.WEBHOOK_DELIVERY), "description": f"webhook {endpoint.org} {endpoint.id}"}
-    if delay > 0:
-        queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, endpoint.org, endpoint.id, **kwargs)
-    else:
-        queue.enqueue(DRAIN_JOB, endpoint.org, endpoint.id, **kwargs)
+    enqueue_after(delivery_queue(redis, endpoint), jobs.WEBHOOK_DELIVERY, endpoint.org, endpoint.id, delay=delay,
+                  description=f"webhook {endpoint.org} {endpoint.id}")
 
 
 def note(redis: Redis, event: str, data: dict[str, Any]) -> None:
@@ -102,18 +97,18 @@ def emit(redis: Redis, found: Outgoing, at: datetime) -> int:
 
 
 def enqueue(redis: Redis, endpoint: Endpoint, record: dict[str, Any]) -> None:
-    """Put the message in the endpoint's log and at the end of its outbox, and arm its delivery job."""
+    """Put the message in the endpoint's log and at the end of its pending list, and arm its delivery job."""
     org, ident = endpoint.org, endpoint.id
     with redis.pipeline() as pipe:
         pipe.hset(keys.webhook_log(org, ident), record["id"], json.dumps(record, separators=(",", ":")))
         pipe.zadd(keys.webhook_log_order(org, ident), {record["id"]: time.time()})
-        pipe.rpush(keys.webhook_outbox(org, ident), record["id"])
-        pipe.llen(keys.webhook_outbox(org, ident))
+        pipe.rpush(keys.webhook_pending(org, ident), record["id"])
+        pipe.llen(keys.webhook_pending(org, ident))
         waiting = pipe.execute()[-1]
-    if waiting > OUTBOX_MAX:
-        for dropped in redis.lpop(keys.webhook_outbox(org, ident), waiting - OUTBOX_MAX) or []:
+    if waiting > PENDING_MAX:
+        for dropped in redis.lpop(keys.webhook_pending(org, ident), waiting - PENDING_MAX) or []:
             finish(redis, endpoint, as_text(dropped), "failed", note="dropped: more than "
-                   f"{OUTBOX_MAX} messages waited for this endpoint")
+                   f"{PENDING_MAX} messages waited for this endpoint")
     _trim_log(redis, endpoint)
     arm(redis, endpoint)
 
@@ -176,7 +171,7 @@ def redeliver(redis: Redis, endpoint: Endpoint, message_id: str) -> dict[str, An
     record.update(state="pending", since=time.time(), redelivered=to_iso(datetime.now(UTC)))
     record.pop("note", None)
     save(redis, endpoint, record)
-    redis.rpush(keys.webhook_outbox(endpoint.org, endpoint.id), message_id)
+    redis.rpush(keys.webhook_pending(endpoint.org, endpoint.id), message_id)
     arm(redis, endpoint)
     return record
 

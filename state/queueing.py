@@ -2,19 +2,21 @@
 
 Interactive work (webhook deliveries, chat commands, page actions, API calls, a PR's recompute) goes to
 the queue named in the settings (``MERGE_HOLD_QUEUE``, the one queue of earlier releases, so jobs queued
-before an upgrade run on). Bulk work — bootstraps, fan-outs, reconciles, outbox drains and freeze-mark
-runs — goes to its installation's own bulk queue (`bulk_queue`, one per outbox bucket), listed in a
-Redis set so the workers find queues of installations that appear later. A worker listens to the
+before an upgrade run on). Bulk work — bootstraps, fan-outs, reconciles, outbox drains (statuses and
+freeze marks) and check runs — goes to its installation's own bulk queue (`bulk_queue`, one per outbox
+bucket), listed in a Redis set so the workers find queues of installations that appear later. A worker listens to the
 interactive queue first, then to the bulk queues round robin (`workers.ops.tenants`).
 
 What rq keeps of each job (its timeout, retries, result and failure TTLs) is its row in `core.jobs`;
-`options` turns a row into rq's keyword arguments, so no enqueue site spells them by hand.
+`options` turns a row into rq's keyword arguments, so no enqueue site spells them by hand, and
+`enqueue_after` queues a row's job now or after a delay (the one spelling of that choice).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
 from redis import Redis
@@ -51,6 +53,14 @@ def create_job(queue: Queue, job: jobs.Job, args: tuple[Any, ...], **extra: Any)
     if "job_timeout" in found:
         found["timeout"] = found.pop("job_timeout")
     return queue.create_job(job.address, args=args, **found, **extra)
+
+
+def enqueue_after(queue: Queue, job: jobs.Job, *args: Any, delay: float = 0.0, **extra: Any) -> RqJob:
+    """Queue a row's job now, or ``delay`` seconds from now (rq's scheduler moves it onto the queue then):
+    the one spelling of "now or later". ``extra``: rq's keywords beyond the row (a description, a job id)."""
+    if delay > 0:
+        return queue.enqueue_in(timedelta(seconds=delay), job.address, *args, **options(job), **extra)
+    return queue.enqueue(job.address, *args, **options(job), **extra)
 
 
 def work_queue(connection: Redis, name: str) -> Queue:

@@ -1,14 +1,14 @@
-"""Which chat channels hear about which repos and orgs, and each channel's outbox. Redis and rq only.
+"""Which chat channels hear about which repos and orgs, and each channel's pending lines. Redis and rq only.
 
 Shared by the web tier (``/hold subscribe`` writes a subscription; the hook-events endpoint notes
 blocked merges) and every writer of the audit log (`state.audit.record` calls `note`). Noting only
-appends a line to the channel's outbox list and, for the first line of a batch, queues one drain job
-(`workers.chat.notify.drain_job`) a few seconds later: the verdict path never talks to Slack or
+appends a line to the channel's pending list and, for the first line of a batch, queues one post job
+(`workers.chat.notify.post_job`) a few seconds later: the verdict path never talks to Slack or
 Mattermost, never waits on them, and never fails because of them.
 
 Keys: ``notify:subs:{target}`` hash channel -> subscription (target a lower-cased repo or org);
 ``notify:channel:{channel}`` the channel's latest subscription (where to post); ``notify:out:{channel}``
-the pending lines; ``notify:armed:{channel}`` set while a drain job is queued.
+the pending lines; ``notify:armed:{channel}`` set while a post job is queued.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
@@ -25,20 +25,19 @@ from rq import Queue
 from core import jobs, keys
 from core.notices import Notice, freed, hook_notice, notice, remembered
 from state.decoding import as_text
-from state.queueing import options
+from state.queueing import enqueue_after
 
 log = logging.getLogger(__name__)
 
-DRAIN_JOB = jobs.NOTIFY_DRAIN.address
 BATCH_SECONDS = 5
-"""A drain waits this long after the first line, so a burst (a freeze reaching every PR) is one message."""
+"""A post waits this long after the first line, so a burst (a freeze reaching every PR) is one message."""
 INTERVAL_SECONDS = 20
 """At most one message per channel this often (Slack allows about one a second per channel; people
 want far fewer): lines arriving meanwhile wait for the next message."""
-OUTBOX_MAX = 500
+PENDING_MAX = 500
 """Lines kept per channel while its chat is down; older ones are dropped (the audit log has them all)."""
 ARMED_TTL = 6 * 3600
-"""Covers a drain's retries; should a drain job be lost, the next line queues a new one after this."""
+"""Covers a post job's retries; should one be lost, the next line queues a new one after this."""
 HELD_BY_TTL = 8 * 86400
 """What a held PR was held by is forgotten after this (a PR closed while held never goes free)."""
 
@@ -52,7 +51,7 @@ class Subscription:
     webhook: str
     """Mattermost's incoming webhook URL (under MATTERMOST_URL); empty for Slack."""
     queue: str
-    """The rq queue drain jobs go to (the subscribing server's MERGE_HOLD_QUEUE)."""
+    """The rq queue post jobs go to (the subscribing server's MERGE_HOLD_QUEUE)."""
     by: str
 
     @property
@@ -101,28 +100,26 @@ def work_queue(redis: Redis, sub: Subscription) -> Queue:
     return Queue(sub.queue, connection=redis)
 
 
-def job_options(sub: Subscription) -> dict[str, Any]:
-    return {**options(jobs.NOTIFY_DRAIN), "description": f"notify {sub.channel}"}
-
-
 def arm(redis: Redis, sub: Subscription, delay: float) -> None:
-    """Queue the channel's drain job unless one is queued already."""
+    """Queue the channel's post job unless one is queued already."""
     if not redis.set(keys.notify_armed(sub.channel), "1", nx=True, ex=ARMED_TTL):
         return
-    queue, kwargs = work_queue(redis, sub), job_options(sub)
-    if delay > 0:
-        queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, sub.channel, **kwargs)
-    else:
-        queue.enqueue(DRAIN_JOB, sub.channel, **kwargs)
+    queue_post(redis, sub, delay)
+
+
+def queue_post(redis: Redis, sub: Subscription, delay: float) -> None:
+    """Queue the channel's post job ``delay`` seconds from now (the caller holds the armed flag)."""
+    enqueue_after(work_queue(redis, sub), jobs.NOTIFY_POST, sub.channel, delay=delay,
+                  description=f"notify {sub.channel}")
 
 
 def deliver(redis: Redis, found: Notice) -> int:
-    """Append the line to every subscribed channel's outbox; returns how many channels."""
+    """Append the line to every subscribed channel's pending list; returns how many channels."""
     channels = subscribers(redis, found.targets)
     for sub in channels.values():
         with redis.pipeline(transaction=False) as pipe:
-            pipe.rpush(keys.notify_outbox(sub.channel), found.text)
-            pipe.ltrim(keys.notify_outbox(sub.channel), -OUTBOX_MAX, -1)
+            pipe.rpush(keys.notify_pending(sub.channel), found.text)
+            pipe.ltrim(keys.notify_pending(sub.channel), -PENDING_MAX, -1)
             pipe.execute()
         arm(redis, sub, BATCH_SECONDS)
     return len(channels)

@@ -104,7 +104,7 @@ def remove(redis: Redis, org: str, endpoint_id: str) -> bool:
     """Forget the endpoint, its queue and its delivery log."""
     with redis.pipeline() as pipe:
         pipe.hdel(keys.webhook_endpoints(org), endpoint_id)
-        pipe.delete(keys.webhook_outbox(org, endpoint_id), keys.webhook_log(org, endpoint_id),
+        pipe.delete(keys.webhook_pending(org, endpoint_id), keys.webhook_log(org, endpoint_id),
                     keys.webhook_log_order(org, endpoint_id), keys.webhook_armed(org, endpoint_id),
                     keys.webhook_health(org, endpoint_id))
         removed, _ = pipe.execute()

@@ -111,9 +111,9 @@ class Service:
 
     def drain(self) -> None:
         """Pump the intake, then run a real rq worker (in this process, no fork) until the queue is empty."""
-        from workers.intake.pump import drain
+        from workers.intake.pump import pump_all
 
-        drain(self.rt.redis, self.rt.queue)
+        pump_all(self.rt.redis, self.rt.queue)
         burst(self.rt.queue, with_scheduler=False)
         for queue in all_queues(self.rt.queue):  # the interactive queue and the bulk queues
             failed = queue.failed_job_registry

@@ -17,7 +17,7 @@ from core import keys
 from state.store import load_pull
 from tests.e2e_support import PUBLIC_URL, Service, fixture, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
-from workers.intake.pump import drain
+from workers.intake.pump import pump_all
 from workers.publishing.recompute import mergeability
 
 REPO = "Codertocat/Hello-World"
@@ -276,7 +276,7 @@ def test_a_pr_converted_to_draft_reaches_its_handler_through_the_pump(
     answer = svc.deliver("pull_request", fixture("pull_request", "converted_to_draft.with-installation.payload.json"),
                          delivery_id="draft-1")
     assert answer.status_code == 202
-    drain(svc.redis, svc.rt.queue)  # the intake pump alone: it queues the job, it does not drop it
+    pump_all(svc.redis, svc.rt.queue)  # the intake pump alone: it queues the job, it does not drop it
     assert svc.rt.queue.job_ids == ["delivery-draft-1"]
     svc.drain()
     state = load_pull(svc.redis, REPO, PR)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from core import keys
+from core.jobs import OUTBOX_DRAIN
 from state.queueing import HANDLE_DELIVERY
 from tests.e2e_support import Service, service_settings
 from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
@@ -22,10 +23,10 @@ from tests.fault_support import DurableRedis, Fleet, Scenario, converge
 from tests.reference_model import Command
 from tests.test_model_convergence import OWNER, Rig
 from workers.ops.watchdog import ALIVE_TTL, SWEEP_SECONDS
-from workers.publishing.drain import DRAIN_JOB
 from workers.publishing.request import RECOMPUTE_JOB
 from workers.publishing.write import LOCK_TIMEOUT
 
+DRAIN_JOB = OUTBOX_DRAIN.address
 STATUSES = r"^/repos/[^/]+/[^/]+/statuses/"
 
 

@@ -19,6 +19,7 @@ from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, parse_binding
 from core.freeze_gate import FREEZE_CONTEXT, RULESET_NAME
 from core.holds import to_iso
+from core.outbox import mark_member
 from state import store
 from state.room_holds import lift_holds, place_hold
 from tests.chat_support import emulated_service, head_sha, seed_repo
@@ -28,6 +29,7 @@ from workers import runtime
 from workers.chat.rooms import execute
 from workers.ops.reconcile import reconcile_repo
 from workers.publishing import freeze_marks
+from workers.publishing.drain import drain
 from workers.publishing.fanout import request_fanout
 from workers.publishing.freeze_rulesets import recorded, sync
 from workers.publishing.pacing import GATE_HOURLY_RESERVE
@@ -148,7 +150,9 @@ def test_a_thaw_does_not_wait_behind_the_descriptions(github_emulator: GitHubEmu
             redis_client.delete(keys.posted_mark(repo, number))
             freeze_marks.note(svc.rt, "inst-1", repo, number, svc.verdict(repo, number))
     writer = runtime.build(svc.settings)
-    marks = threading.Thread(target=freeze_marks.write_marks, args=(writer, "inst-1"), daemon=True)
+    svc.rt.bulk("inst-1").empty()  # type: ignore[no-untyped-call]  # the drain the marks asked for: this writer
+    redis_client.delete(keys.outbox_drain_queued("inst-1"))
+    marks = threading.Thread(target=drain, args=(writer, "inst-1"), kwargs={"with_marks": True}, daemon=True)
     marks.start()
     while len(github_emulator.status_posts(FREEZE_CONTEXT)) < len(THAW_REPOS) * prs + 2:
         time.sleep(0.002)
@@ -176,7 +180,7 @@ def test_a_pr_recorded_while_the_thaw_is_written_waits_for_its_ruleset(org: Serv
     record(org.rt, repo, 3, datetime.now(UTC))
     assert not (org.verdict(repo, 3) or {}).get("held")
     assert (org.verdict(repo, 3) or {}).get("freeze_mark") is None
-    assert redis_client.zscore(keys.freeze_marks("inst-1"), f"{repo}#3") is None
+    assert redis_client.zscore(keys.outbox("inst-1"), mark_member(repo, 3)) is None
     assert redis_client.exists(keys.freeze_sync_queued(repo))  # its sync is on the way instead
     org.drain()
     assert (recorded(redis_client, repo) or {}).get("enforcement") == "disabled"

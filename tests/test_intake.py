@@ -11,7 +11,7 @@ from rq import Queue
 
 from core import keys
 from core.deliveries import pack, unpack
-from workers.intake.pump import ALIVE_TTL, Pump, drain
+from workers.intake.pump import ALIVE_TTL, Pump, pump_all
 
 QUEUE = "merge-hold-intake-test"
 
@@ -43,7 +43,7 @@ def test_pump_queues_in_order_and_drops_what_cannot_matter(redis_client: redis.R
         redis_client.lpush(keys.intake(QUEUE), _entry(n, "assigned" if n == 2 else "opened"))
     redis_client.lpush(keys.intake(QUEUE), b"not an entry")
     pump = Pump(redis_client, queue, "p1")
-    assert pump.drain() == 6
+    assert pump.pump_all() == 6
     assert queue.job_ids == [f"delivery-d-{n}" for n in (0, 1, 3, 4)]
     assert (pump.queued, pump.ignored, pump.dead) == (4, 1, 1)
     assert not redis_client.exists(keys.intake(QUEUE), keys.intake_taken(QUEUE, "p1"))
@@ -64,7 +64,7 @@ def test_a_dead_pumps_taken_entries_go_back_in_order(redis_client: redis.Redis) 
     assert queue.count == 0
     redis_client.delete(keys.intake_alive(QUEUE, "dead"))  # as if ALIVE_TTL had passed
     assert ALIVE_TTL <= 30
-    assert alive.drain() == 4
+    assert alive.pump_all() == 4
     assert queue.job_ids == [f"delivery-d-{n}" for n in range(4)]
     assert not redis_client.exists(keys.intake_taken(QUEUE, "dead"))
     assert redis_client.smembers(keys.intake_pumps(QUEUE)) == {b"alive"}
@@ -76,7 +76,7 @@ def test_a_pump_queues_its_own_leftovers_first(redis_client: redis.Redis) -> Non
     redis_client.lpush(keys.intake(QUEUE), _entry(0), _entry(1))
     pump = Pump(redis_client, queue, "p")
     pump._take(keys=[pump.intake, pump.taken], args=[1])
-    assert drain(redis_client, queue, "p") == 2
+    assert pump_all(redis_client, queue, "p") == 2
     assert queue.job_ids == ["delivery-d-0", "delivery-d-1"]
 
 

@@ -66,7 +66,7 @@ def test_a_hostile_entry_is_set_aside_and_the_next_is_queued(redis_client: redis
     queue = Queue(QUEUE, connection=redis_client)
     redis_client.lpush(keys.intake(QUEUE), entry, valid(1))  # the hostile one is taken first
     pump = Pump(redis_client, queue, "p")
-    assert pump.drain() == 2
+    assert pump.pump_all() == 2
     assert queue.job_ids == ["delivery-ok-1"]
     waiting, records = dead_letters.newest(redis_client, QUEUE, 5)
     if outcome == "action not handled":
@@ -135,7 +135,7 @@ def test_no_storm_of_hostile_bodies_stops_the_intake(redis_client: redis.Redis,
     entries = [pack(event, f"h-{n}", body) for n, (event, body) in enumerate(storm)]
     redis_client.lpush(keys.intake(QUEUE), *entries, valid(3))
     pump = Pump(redis_client, queue, "storm")
-    assert pump.drain() == len(entries) + 1
+    assert pump.pump_all() == len(entries) + 1
     assert "delivery-ok-3" in queue.job_ids
     assert pump.queued + pump.ignored + pump.dead == len(entries) + 1
     assert dead_letters.waiting(redis_client, QUEUE) == pump.dead
@@ -172,7 +172,7 @@ def test_the_metric_counts_them(redis_client: redis.Redis, tmp_path: Any) -> Non
     app, _ = make_app(redis_client, tmp_path, metrics_token="scrape", queue_name=QUEUE)
     queue = Queue(QUEUE, connection=redis_client)
     redis_client.lpush(keys.intake(QUEUE), pack("push", "d", deep(100)), b"junk", valid(4))
-    Pump(redis_client, queue, "m").drain()
+    Pump(redis_client, queue, "m").pump_all()
     text = app.test_client().get("/metrics", headers={"Authorization": "Bearer scrape"}).get_data(as_text=True)
     assert "merge_hold_intake_dead_letters_total 2.0" in text
     assert "merge_hold_intake_dead_letters_waiting 2.0" in text

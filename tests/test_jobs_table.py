@@ -12,7 +12,7 @@ from rq import Queue
 from rq.utils import import_attribute
 
 from core import jobs
-from state.queueing import create_job, options
+from state.queueing import create_job, enqueue_after, options
 from tests.conftest import ROOT
 
 PRODUCT = ("core", "foundation", "state", "app", "workers", "hook", "merge_hold")
@@ -78,3 +78,15 @@ def test_create_job_carries_the_row(redis_client: Redis) -> None:
     assert (job.func_name, job.args, job.timeout) == (jobs.RECOMPUTE.address, ("o/r", 1), 180)
     assert (job.result_ttl, job.failure_ttl, job.retries_left) == (0, 86400, 8)
     assert job.retry_intervals == [1, 2, 5, 10, 20, 30, 60, 120]
+
+
+@pytest.mark.parametrize(("delay", "queued", "scheduled"), [(0.0, 1, 0), (-1.0, 1, 0), (30.0, 0, 1)])
+def test_enqueue_after_queues_a_row_now_or_later(redis_client: Redis, delay: float, queued: int,
+                                                 scheduled: int) -> None:
+    """The one spelling of "now or after a delay": either way the job carries its row's options."""
+    queue = Queue("jobs-table-test", connection=redis_client)
+    job = enqueue_after(queue, jobs.OUTBOX_DRAIN, "inst-1", None, delay=delay, description="drain outbox inst-1")
+    assert (queue.count, queue.scheduled_job_registry.count) == (queued, scheduled)
+    assert (job.func_name, job.args, job.timeout, job.description) == (
+        jobs.OUTBOX_DRAIN.address, ("inst-1", None), 180, "drain outbox inst-1")
+    assert job.retry_intervals == list(jobs.OUTBOX_DRAIN.retry)

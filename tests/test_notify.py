@@ -1,6 +1,6 @@
 """Chat notifications end to end: `/hold subscribe` through the signed Slack endpoint, freezes and
 reviews through the real publish path and webhooks, the hook's records through the API, a real rq
-worker draining the outbox, and a Slack Web API stand-in on loopback receiving ``chat.postMessage``."""
+worker posting the pending lines, and a Slack Web API stand-in on loopback receiving ``chat.postMessage``."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def standin() -> Iterator[SlackStandIn]:
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     """Drain at once (no rq scheduler in the in-process worker) and retry at once."""
     monkeypatch.setattr(subscriptions, "BATCH_SECONDS", 0)
-    monkeypatch.setattr(jobs, "NOTIFY_DRAIN", replace(jobs.NOTIFY_DRAIN, retry=(0, 0, 0)))
+    monkeypatch.setattr(jobs, "NOTIFY_POST", replace(jobs.NOTIFY_POST, retry=(0, 0, 0)))
 
 
 @pytest.fixture()
@@ -153,7 +153,7 @@ def test_unsubscribe_stops_them(svc: Service, standin: SlackStandIn) -> None:
     freeze(svc)
     drain(svc.rt)
     assert standin.calls == []
-    assert svc.redis.llen(keys.notify_outbox("slack:T0MERGE1:C0REL")) == 0
+    assert svc.redis.llen(keys.notify_pending("slack:T0MERGE1:C0REL")) == 0
 
 
 def test_a_burst_is_one_message_and_the_next_waits(svc: Service, standin: SlackStandIn) -> None:
@@ -169,7 +169,7 @@ def test_a_burst_is_one_message_and_the_next_waits(svc: Service, standin: SlackS
     room_holds.lift_holds(svc.redis, f"{REPO}#1", actor="dana", origin="chat")
     drain(svc.rt)  # within the interval: the drain puts itself off instead of posting
     assert len(standin.calls) == 1
-    assert svc.redis.llen(keys.notify_outbox("slack:T0MERGE1:C0REL")) == 1
+    assert svc.redis.llen(keys.notify_pending("slack:T0MERGE1:C0REL")) == 1
     assert svc.rt.queue.scheduled_job_registry.count == 1
 
 
@@ -186,7 +186,7 @@ def test_failing_slack_is_retried_and_never_delays_the_status(
     drain(svc.rt)
     assert [c["failed"] for c in standin.calls] == [True, True, False]
     assert "freeze sunday-freeze started" in standin.calls[-1]["text"]
-    assert svc.redis.llen(keys.notify_outbox("slack:T0MERGE1:C0REL")) == 0
+    assert svc.redis.llen(keys.notify_pending("slack:T0MERGE1:C0REL")) == 0
 
 
 @pytest.mark.parametrize(("text", "fields", "expected"), [

@@ -13,10 +13,13 @@ from redis import Redis
 from rq.utils import import_attribute
 
 from core import jobs, keys
+from core.freeze_gate import FREEZE_CONTEXT
 from merge_hold import samples
+from state import store
 from tests.chat_support import emulated_service, latest, seed_repo
 from tests.e2e_support import Service, worker_processes
 from tests.emulator import GitHubEmulator
+from workers.publishing.recompute import record
 
 REPO = "acme/legacy"
 
@@ -31,9 +34,10 @@ FLAT_LAYOUT = {
 row dropped from `MOVED` fails this test."""
 
 MOVED_SINCE = {"workers.chat.dashboard_holds.dashboard_command_job", "workers.events.fanout.fanout_job",
-               "workers.events.freeze_sync.freeze_sync_job"}
+               "workers.events.freeze_sync.freeze_sync_job", "workers.chat.notify.drain_job"}
 """Addresses of the folder layout that a later move changed (issue 31: the dashboard's job left chat/, the
-fan-out and the freeze ruleset sync went in behind publishing's front door)."""
+fan-out and the freeze ruleset sync went in behind publishing's front door, a chat channel's "drain" job
+became its post job: "drain" is the outbox's word)."""
 
 
 BORN_IN_FOLDERS = {jobs.WEBHOOK_DELIVERY.address, jobs.FREEZE_CLOCK.address, jobs.EXEMPTION_NEWS.address,
@@ -98,6 +102,35 @@ def test_a_new_worker_drains_jobs_the_old_layout_queued(svc: Service, github_emu
     assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"
     assert (latest(github_emulator, REPO, 2) or {}).get("state") == "success"
     assert not svc.redis.exists(keys.recompute_queued(REPO, 1))
+
+
+def test_freeze_marks_an_old_worker_left_on_their_own_set_are_written(svc: Service,
+                                                                      github_emulator: GitHubEmulator) -> None:
+    """Before issue 31 freeze marks waited on a sorted set of their own (`core.keys.freeze_marks`) for a job
+    of their own: that job, queued under the flat layout's address and under the folder layout's, moves
+    them onto the outbox, and the outbox's drain writes them — the one the old set ranked urgent first."""
+    from workers.publishing.outbox import RANK_SPAN
+
+    for number in (1, 2):
+        record(svc.rt, REPO, number, datetime.now(UTC))
+        found = dict(store.load_verdict(svc.redis, REPO, number) or {})
+        found["freeze_mark"] = {"state": "failure", "context": FREEZE_CONTEXT, "description": f"Frozen #{number}"}
+        with svc.redis.pipeline() as pipe:
+            store.put_verdict(pipe, REPO, number, found)
+            pipe.execute()
+    old = keys.freeze_marks("inst-1")
+    svc.redis.zadd(old, {f"{REPO}#1": 1 * RANK_SPAN + 1, f"{REPO}#2": 0 * RANK_SPAN + 2})
+    queue = svc.rt.queue
+    queue.enqueue("workers.freeze_marks.marks_job", "inst-1")
+    svc.rt.bulk("inst-1").enqueue(jobs.FREEZE_MARKS.address, "inst-1")
+    for worker in worker_processes(svc.settings, 1):
+        _out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()[-2000:]
+    assert not queue.failed_job_registry.count and not svc.rt.bulk("inst-1").failed_job_registry.count
+    marks = github_emulator.status_posts(FREEZE_CONTEXT)
+    assert [m["description"] for m in marks] == ["Frozen #2", "Frozen #1"]
+    assert not svc.redis.exists(old) and not svc.redis.zcard(keys.outbox("inst-1"))
+    assert (latest(github_emulator, REPO, 1) or {}).get("state") == "success"  # the statuses went too
 
 
 def test_the_worker_command_still_runs(svc: Service) -> None:

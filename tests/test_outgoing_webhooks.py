@@ -140,7 +140,7 @@ def test_a_dead_endpoint_backs_off_and_never_holds_back_a_status_write(github_em
         svc.drain()
         assert len(github_emulator.status_posts()) == posts + 1
         assert len(dead.requests) == 1
-        assert redis_client.llen(keys.webhook_outbox("acme", endpoint.id)) == 2
+        assert redis_client.llen(keys.webhook_pending("acme", endpoint.id)) == 2
         # The scheduled run (as rq's scheduler starts it): asked once more, and the next pause is 5 minutes.
         deliver(redis_client, svc.rt.settings, "acme", endpoint.id)
         assert len(dead.requests) == 2

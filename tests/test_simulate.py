@@ -149,9 +149,9 @@ def service(redis_client: Redis, redis_url: str, monkeypatch: pytest.MonkeyPatch
 
 
 def _drain(rt: Runtime) -> None:
-    from workers.intake.pump import drain
+    from workers.intake.pump import pump_all
 
-    drain(rt.redis, rt.queue)
+    pump_all(rt.redis, rt.queue)
     burst(rt.queue, with_scheduler=False)
     assert rt.queue.failed_job_registry.count == 0
 

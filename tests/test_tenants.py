@@ -20,8 +20,8 @@ from tests.e2e_support import Service, fixture
 from tests.emulator import GitHubEmulator
 from workers.chat.rooms import place_hold
 from workers.ops.tenants import tenant_worker, work
-from workers.publishing.drain import enqueue_drain
 from workers.publishing.fanout import request_fanout
+from workers.publishing.outbox import enqueue_drain
 
 A_REPOS = [f"bigco/service-{i}" for i in range(3)]
 A_PRS = 12

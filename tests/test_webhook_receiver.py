@@ -26,7 +26,7 @@ from tests.webapp_support import (
     serving,
     sign,
 )
-from workers.intake.pump import drain
+from workers.intake.pump import pump_all
 
 QUEUE = "merge-hold-test"
 PR_LINK = {"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"}
@@ -164,7 +164,7 @@ def test_delivery_rows(
     assert redis_client.llen(keys.intake(QUEUE)) == int(acked)
     assert (reply == {"queued": True, "delivery": "d-1"}) == acked
     queue = Queue(QUEUE, connection=redis_client)
-    assert drain(redis_client, queue) == int(acked)
+    assert pump_all(redis_client, queue) == int(acked)
     assert redis_client.llen(keys.intake(QUEUE)) == 0
     if queued:
         (job,) = queue.jobs
@@ -244,7 +244,7 @@ def test_same_delivery_twice_keeps_one_job_id(redis_client: redis.Redis, tmp_pat
                for _ in range(2)]
     assert replies == [{"queued": True, "delivery": "abc-123"}] * 2
     queue = Queue(QUEUE, connection=redis_client)
-    assert drain(redis_client, queue) == 2
+    assert pump_all(redis_client, queue) == 2
     assert queue.job_ids == ["delivery-abc-123"]  # one batch: queued once
 
 
@@ -283,7 +283,7 @@ def test_real_server_queues_before_acknowledging(redis_client: redis.Redis, redi
             assert response.json() == {"queued": True, "delivery": delivery}
             assert redis_client.lindex(keys.intake(QUEUE), 0) == pack("pull_request", delivery, body)
         assert redis_client.llen(keys.intake(QUEUE)) == 2
-        assert drain(redis_client, queue) == 2
+        assert pump_all(redis_client, queue) == 2
         job = queue.fetch_job(f"delivery-{delivery}")
         assert job is not None and job.args == ("pull_request", delivery, body)
         assert queue.job_ids == [f"delivery-72d3162e-cc78-11e3-81ab-4c9367dc095{n}" for n in (0, 1)]
@@ -317,7 +317,7 @@ def test_real_server_caps_a_chunked_body(redis_client: redis.Redis, redis_url: s
             assert conn.getresponse().status == status
             conn.close()
     queue = Queue(QUEUE, connection=redis_client)
-    assert drain(redis_client, queue) == 1
+    assert pump_all(redis_client, queue) == 1
     assert queue.job_ids == ["delivery-c-4000"]
 
 

@@ -69,7 +69,7 @@ def fast_chat(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chat drains at once (no rq scheduler in the in-process worker), with no pause between messages."""
     monkeypatch.setattr(subscriptions, "BATCH_SECONDS", 0)
     monkeypatch.setattr(subscriptions, "INTERVAL_SECONDS", 0)
-    monkeypatch.setattr(jobs, "NOTIFY_DRAIN", replace(jobs.NOTIFY_DRAIN, retry=(0, 0, 0)))
+    monkeypatch.setattr(jobs, "NOTIFY_POST", replace(jobs.NOTIFY_POST, retry=(0, 0, 0)))
 
 
 def seed(emu: GitHubEmulator, *, protect: bool = True) -> None:

@@ -52,7 +52,7 @@ class Runtime:
         return replace(self, delivery=delivery)
 
     def bulk(self, bucket: str) -> Queue:
-        """The bulk queue of an outbox bucket (an installation's): bootstraps, fan-outs, drains, marks."""
+        """The bulk queue of an outbox bucket (an installation's): bootstraps, fan-outs, drains, check runs."""
         return bulk_queue(self.queue, bucket)
 
     def interactive_waiting(self) -> bool:

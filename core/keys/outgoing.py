@@ -1,5 +1,5 @@
 """Outgoing webhooks' keys (`state.webhook_endpoints`, `state.outgoing`, `workers.outgoing`), each under
-its org's hash tag ``{owner}``: an org's endpoints, each endpoint's outbox and delivery log, and what the
+its org's hash tag ``{owner}``: an org's endpoints, each endpoint's pending messages and delivery log, and what the
 freeze clock last announced."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def webhook_endpoints(org: str) -> str:
     return f"{_org(org)}:endpoints"
 
 
-def webhook_outbox(org: str, endpoint: str) -> str:
+def webhook_pending(org: str, endpoint: str) -> str:
     """List: message ids waiting for the endpoint, oldest first (capped; the log keeps what was dropped)."""
     return f"{_org(org)}:out:{endpoint}"
 

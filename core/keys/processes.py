@@ -65,8 +65,8 @@ def wake(job_id: str) -> str:
 
 
 def outbox(bucket: str) -> str:
-    """Sorted set of ``repo#number`` whose status differs from their verdict, most-mergeable first:
-    the paced status writes still to make for one GitHub installation."""
+    """Sorted set of the paced GitHub writes still to make for one installation (`core.outbox`: ``repo#number``
+    whose status differs from their verdict, merge groups, freeze marks), most-mergeable first."""
     return f"{PREFIX}:outbox:{bucket}"
 
 
@@ -83,6 +83,12 @@ def outbox_drain_queued(bucket: str) -> str:
     """A fresh drain job of this outbox is waiting to start (set with the job, deleted when it starts,
     expires after a day): one waiting drain per outbox, however many writes ask for one."""
     return f"{PREFIX}:outbox:{bucket}:drain-queued"
+
+
+def outbox_mark_wait(bucket: str) -> str:
+    """The run token of a drain that keeps the outbox's lease only to wait for a freeze mark's slot (the
+    pacer's lowest priority may be far): a status arriving meanwhile takes the lease over."""
+    return f"{PREFIX}:outbox:{bucket}:mark-wait"
 
 
 def bulk_queues(queue: str) -> str:
@@ -185,12 +191,13 @@ def freeze_sync_queued(repo: str) -> str:
 
 def freeze_marks(bucket: str) -> str:
     """Sorted set of ``repo#number`` whose `merge-hold/freeze` status needs writing: urgent ones
-    (score rank 0: an exemption, a stale success) before the descriptions (rank 1), then by age."""
+    (score rank 0: an exemption, a stale success) before the descriptions (rank 1), then by age. Written
+    by releases before issue 31 only: marks wait on the outbox now, and the old job moves these there."""
     return f"{PREFIX}:freeze-marks:{bucket}"
 
 
 def freeze_marks_lease(bucket: str) -> str:
-    """String: the run token of the one job writing an installation's freeze marks."""
+    """String: the run token of the one job writing an installation's freeze marks (releases before issue 31)."""
     return f"{PREFIX}:freeze-marks-lease:{bucket}"
 
 

@@ -61,13 +61,13 @@ def notify_channel(channel: str) -> str:
     return f"{PREFIX}:notify:channel:{channel}"
 
 
-def notify_outbox(channel: str) -> str:
+def notify_pending(channel: str) -> str:
     """List: the channel's lines waiting to be posted as one message (trimmed to the newest)."""
     return f"{PREFIX}:notify:out:{channel}"
 
 
 def notify_armed(channel: str) -> str:
-    """Set NX with a TTL while a drain job for the channel is queued (one at a time)."""
+    """Set NX with a TTL while a post job for the channel is queued (one at a time)."""
     return f"{PREFIX}:notify:armed:{channel}"
 
 

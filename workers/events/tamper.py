@@ -25,7 +25,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -37,7 +37,7 @@ from core.tamper import BLIND, LOST, RESTORED, SUSPENDED, change, held_pr_answer
 from state import audit, gates, store
 from state.config_file import repo_config
 from state.decoding import as_text
-from state.queueing import options
+from state.queueing import enqueue_after
 from workers.events.pr_replies import post_once
 from workers.github.pulls import repo_name
 from workers.publishing import request_sync
@@ -196,7 +196,7 @@ def answer_held(rt: Runtime, repo: str, record: dict[str, Any], limit: int = INL
         if post_once(rt, repo, number, marker, body) == "posted":
             posted += 1
     if pending:
-        rt.queue.enqueue_in(timedelta(seconds=60), ANSWER_JOB, repo, **options(jobs.TAMPER_ANSWERS))
+        enqueue_after(rt.queue, jobs.TAMPER_ANSWERS, repo, delay=60)
     return f"answered {posted}" + (f", {pending} later" if pending else "")
 
 

@@ -51,7 +51,8 @@ def forget_installation(redis: Redis, installation_id: int, repos: list[str]) ->
     bucket = outbox_bucket(installation_id)
     with redis.pipeline() as pipe:
         pipe.delete(keys.installation_repos(installation_id), keys.installation_token(installation_id),
-                    keys.outbox(bucket), keys.outbox_lease(bucket), keys.check_runs(bucket),
+                    keys.outbox(bucket), keys.outbox_lease(bucket), keys.outbox_mark_wait(bucket),
+                    keys.freeze_marks(bucket), keys.check_runs(bucket),
                     keys.check_runs_queued(bucket), keys.check_runs_refused(bucket))
         pipe.srem(keys.OUTBOXES, bucket)
         pipe.execute()

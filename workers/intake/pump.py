@@ -184,7 +184,7 @@ class Pump:
             entries = [first, *self._take(keys=[self.intake, self.taken], args=[BATCH - 1])]
         return self._queue(entries) if entries else 0
 
-    def drain(self) -> int:
+    def pump_all(self) -> int:
         """Queue everything in the intake now (`merge-hold worker --burst`, tests); returns the count."""
         total = self.flush_taken()
         while moved := self.step():
@@ -221,6 +221,7 @@ class Pump:
         return thread, stop
 
 
-def drain(redis: Redis, queue: Queue, name: str = "drain") -> int:
-    """Queue every waiting delivery at once, from this process (for `--burst` workers and tests)."""
-    return Pump(redis, queue, name).drain()
+def pump_all(redis: Redis, queue: Queue, name: str = "drain") -> int:
+    """Queue every waiting delivery at once, from this process (for `--burst` workers and tests). The
+    default name is the one earlier releases gave this pump (its liveness key, `core.keys.intake_alive`)."""
+    return Pump(redis, queue, name).pump_all()

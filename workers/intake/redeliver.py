@@ -11,7 +11,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 
 from core import jobs, keys
-from state.queueing import options
+from state.queueing import enqueue_after
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -48,4 +48,4 @@ def schedule(rt: Runtime) -> None:
         return
     slot = int(datetime.now(UTC).timestamp() // SWEEP_EVERY.total_seconds()) + 1
     if rt.redis.set(keys.sweep_slot(slot), "1", nx=True, ex=int(SWEEP_EVERY.total_seconds()) * 3):
-        rt.queue.enqueue_in(SWEEP_EVERY, SWEEP_JOB, job_id=f"sweep-{slot}", **options(jobs.REDELIVERY_SWEEP))
+        enqueue_after(rt.queue, jobs.REDELIVERY_SWEEP, delay=SWEEP_EVERY.total_seconds(), job_id=f"sweep-{slot}")

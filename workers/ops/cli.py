@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
 
     pump = Pump(rt.redis, rt.queue, base)
     if args.burst:
-        pump.drain()
+        pump.pump_all()
     else:
         pump.start()
     mode = "dry-run" if not settings.has_app_credentials or settings.dry_run else settings.github_api_url

@@ -1,4 +1,4 @@
-"""The delivery job: one org endpoint's outbox sent oldest first, with the endpoint's own backoff.
+"""The delivery job: one org endpoint's pending messages sent oldest first, with the endpoint's own backoff.
 
 One job per endpoint at a time (`state.outgoing.arm`). It sends the waiting messages one by one; on the
 first failed POST it records the attempt, counts the endpoint's failures in a row and comes back after the
@@ -44,15 +44,15 @@ def _done(redis: Redis, endpoint: Endpoint) -> None:
     """Disarm; an event queued between the last look and now finds the flag set and queued nothing, so
     look once more."""
     redis.delete(keys.webhook_armed(endpoint.org, endpoint.id))
-    if redis.llen(keys.webhook_outbox(endpoint.org, endpoint.id)):
+    if redis.llen(keys.webhook_pending(endpoint.org, endpoint.id)):
         outgoing.arm(redis, endpoint)
 
 
 def deliver(redis: Redis, settings: Settings, org: str, endpoint_id: str) -> str:
     endpoint = webhook_endpoints.get(redis, org, endpoint_id)
-    outbox = keys.webhook_outbox(org, endpoint_id)
+    pending = keys.webhook_pending(org, endpoint_id)
     if endpoint is None:
-        redis.delete(outbox, keys.webhook_armed(org, endpoint_id))
+        redis.delete(pending, keys.webhook_armed(org, endpoint_id))
         return "endpoint removed"
     if endpoint.disabled:
         redis.delete(keys.webhook_armed(org, endpoint_id))
@@ -60,19 +60,19 @@ def deliver(redis: Redis, settings: Settings, org: str, endpoint_id: str) -> str
     allowed = networks(settings.webhook_allow_networks)
     sent = 0
     for _ in range(BATCH):
-        head = redis.lindex(outbox, 0)
+        head = redis.lindex(pending, 0)
         if head is None:
             _done(redis, endpoint)
             return f"sent {sent}"
         message_id = as_text(head)
         record = outgoing.load(redis, endpoint, message_id)
         if record is None or record.get("state") != "pending":
-            redis.lpop(outbox)  # trimmed from the log, or settled meanwhile
+            redis.lpop(pending)  # trimmed from the log, or settled meanwhile
             continue
         if time.time() - float(record.get("since", 0)) > GIVE_UP_AFTER.total_seconds():
             record.update(state="failed", note=f"gave up: not delivered within {GIVE_UP_AFTER}")
             outgoing.save(redis, endpoint, record)
-            redis.lpop(outbox)
+            redis.lpop(pending)
             continue
         result = post(endpoint.url, allowed, message_id, str(record["body"]), endpoint.secret)
         now = to_iso(datetime.now(UTC))
@@ -82,7 +82,7 @@ def deliver(redis: Redis, settings: Settings, org: str, endpoint_id: str) -> str
         if result.ok:
             record.update(state="delivered", delivered_at=now)
             outgoing.save(redis, endpoint, record)
-            redis.lpop(outbox)
+            redis.lpop(pending)
             redis.hset(health, mapping={"streak": 0, "last_at": now or "", "last": f"HTTP {result.status}"})
             sent += 1
             continue

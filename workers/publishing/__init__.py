@@ -13,7 +13,6 @@ from workers.publishing.check_runs import note as note_check_run
 from workers.publishing.check_runs import number_of as check_run_number
 from workers.publishing.drain import LEASE_SECONDS as DRAIN_LEASE_SECONDS
 from workers.publishing.drain import drain as drain_outbox
-from workers.publishing.drain import enqueue_drain
 from workers.publishing.fanout import repos_in_scope, request_fanout, request_repo_fanout
 from workers.publishing.freeze_rulesets import mode_of, request_sync
 from workers.publishing.freeze_rulesets import sync as sync_freeze_ruleset
@@ -25,7 +24,7 @@ from workers.publishing.in_delivery import InDelivery, after_delivery, recompute
 from workers.publishing.locks import break_locks_of
 from workers.publishing.merge_groups import checks_requested
 from workers.publishing.merge_groups import enqueue as enqueue_merge_group
-from workers.publishing.outbox import bucket_of, stranded_outboxes
+from workers.publishing.outbox import bucket_of, enqueue_drain, stranded_outboxes
 from workers.publishing.recompute import record_locked, run_in_delivery
 from workers.publishing.republish import republish as republish_scope
 from workers.publishing.request import RecomputeRequest, request_recompute

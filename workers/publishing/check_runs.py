@@ -10,8 +10,8 @@
   clicks first, PRs held by their own holds next, PRs held only by a freeze last. One job per installation
   at a time (a lease) writes them at the pacer's `LOW_PRIORITY` — counted in both of GitHub's windows,
   never in the part of the hour kept for urgent writes — and only while no `merge-hold` status waits: with
-  anything on the outbox, or urgent writes announced (`Pacer.yield_low_priority`), it steps aside and looks
-  again later, so a run write never takes a slot a status write could have had first.
+  a status or an urgent freeze mark on the outbox, or urgent writes announced (`Pacer.yield_low_priority`),
+  it steps aside and looks again later, so a run write never takes a slot a status write could have had first.
 - **Without Checks: write** GitHub answers 403: the installation's runs stop for an hour
   (`core.keys.check_runs_refused`), merge-hold goes on with the status alone, and `merge-hold doctor` says
   what is missing.
@@ -23,7 +23,7 @@ import json
 import logging
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
@@ -35,10 +35,10 @@ from core.repo_config import RepoConfig
 from state import audit, store
 from state.config_file import repo_config
 from state.decoding import as_text
-from state.queueing import options as job_options
+from state.queueing import enqueue_after
 from workers.github.dry_run import DryRunGateway
 from workers.publishing.locks import release_lease, take_lease
-from workers.publishing.outbox import RANK_SPAN
+from workers.publishing.outbox import RANK_SPAN, urgent_waiting
 from workers.publishing.pacing import LOW_PRIORITY, YIELD_RECHECK, Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime, current
 
@@ -160,12 +160,8 @@ def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any
 
 def enqueue(rt: Runtime, bucket: str, *, delay: float = 0.0) -> None:
     rt.redis.set(keys.check_runs_queued(bucket), "1", ex=QUEUED_TTL + int(delay))
-    options: dict[str, Any] = {**job_options(jobs.CHECK_RUNS), "description": f"check runs {bucket}"}
-    queue = rt.bulk(bucket)  # paced bulk work: after interactive jobs, round robin with other installations
-    if delay > 0:
-        queue.enqueue_in(timedelta(seconds=delay), RUNS_JOB, bucket, **options)
-    else:
-        queue.enqueue(RUNS_JOB, bucket, **options)
+    # Paced bulk work: after interactive jobs, round robin with other installations.
+    enqueue_after(rt.bulk(bucket), jobs.CHECK_RUNS, bucket, delay=delay, description=f"check runs {bucket}")
 
 
 def token_permissions(redis: Redis, repo: str) -> dict[str, str] | None:
@@ -178,8 +174,9 @@ def token_permissions(redis: Redis, repo: str) -> dict[str, str] | None:
 
 
 def _status_waits(rt: Runtime, bucket: str, pacer: Pacer) -> bool:
-    """A `merge-hold` status waits to be written (the outbox), or urgent writes were announced."""
-    return bool(rt.redis.zcard(keys.outbox(bucket))) or bool(rt.redis.exists(pacer.urgent_key))
+    """A `merge-hold` status (or an urgent freeze mark) waits on the outbox, or urgent writes were announced.
+    Freeze marks for people to read wait at the same low priority as runs: runs do not step aside for them."""
+    return urgent_waiting(rt.redis, bucket) or bool(rt.redis.exists(pacer.urgent_key))
 
 
 def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS) -> dict[str, int]:

@@ -1,9 +1,11 @@
 """Step 4 of the publishing path: an outbox drained, one paced write at a time (`workers.publishing.pacing`).
 
-One drain per outbox at a time holds its lease; it writes most-mergeable first through the one fenced
-write (`workers.publishing.write`), hands on to a fresh job when its slice is used up or other jobs
-wait, and keeps the lease across a pause (a rate limit, or the next slot too far) for the drain
-scheduled then.
+One drain per outbox at a time holds its lease; it writes most-mergeable first — statuses through the
+one fenced write (`workers.publishing.write`), then freeze marks through theirs
+(`workers.publishing.freeze_marks`), each at the priority it needs — hands on to a fresh job when its
+slice is used up or other jobs wait, and keeps the lease across a pause (a rate limit, or the next slot
+too far) for the drain scheduled then. A pause for a mark's slot (the pacer's lowest priority may be an
+hour away) holds nothing back: a status arriving meanwhile takes the lease over (`_TAKE`).
 """
 
 from __future__ import annotations
@@ -11,38 +13,57 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from datetime import timedelta
-from typing import Any
 
 from redis import Redis
 
-from core import jobs, keys
+from core import keys
+from core.outbox import parse_member
 from state.decoding import as_text
-from state.queueing import options
-from workers.publishing.locks import release_lease, take_lease
+from workers.publishing import freeze_marks
+from workers.publishing.locks import release_lease
+from workers.publishing.outbox import URGENT_CEILING, enqueue_drain, urgent_waiting
 from workers.publishing.pacing import Pacer, SlotTooFar, rate_limit_wait
 from workers.publishing.write import Fenced, Target, refused, skip
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
 
-DRAIN_JOB = jobs.OUTBOX_DRAIN.address
 LEASE_SECONDS = 15
 """A drain whose worker died keeps the outbox for at most this long."""
 SLICE_SECONDS = 20.0
 """Writes made by one drain before it hands on to a fresh job; it hands on sooner when other jobs wait
 (deliveries, a lift's fan-out), after one write at least."""
 
+_TAKE = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then
+  if holder ~= redis.call('GET', KEYS[2]) or redis.call('ZCOUNT', KEYS[3], '-inf', ARGV[3]) == 0 then
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+redis.call('DEL', KEYS[2])
+return 1
+"""
+"""Take (or renew) the lease (KEYS[1]) for ARGV[1]; or take it over from a holder that only waits for a
+mark's slot (KEYS[2], `core.keys.outbox_mark_wait`) when a status or an urgent mark waits (a score below
+ARGV[3]). Whoever holds the lease now waits for no mark."""
+
 
 def _take(redis: Redis, bucket: str, token: str) -> bool:
-    return take_lease(redis, keys.outbox_lease(bucket), token, LEASE_SECONDS)
+    script = redis.register_script(_TAKE)
+    return bool(script([keys.outbox_lease(bucket), keys.outbox_mark_wait(bucket), keys.outbox(bucket)],
+                       [token, LEASE_SECONDS, f"({URGENT_CEILING}"]))
 
 
 def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECONDS,
-          token: str | None = None) -> dict[str, int]:
-    """Write the outbox's statuses, most-mergeable first, at the pacer's rate. Returns counts. One drain
-    per outbox at a time (a lease); a slice used up hands on to a fresh `drain_job`, and a pause (rate
-    limit) keeps the lease for a drain scheduled at the next free slot, under the same token."""
+          token: str | None = None, with_marks: bool = False) -> dict[str, int]:
+    """Write the outbox's statuses, most-mergeable first, at the pacer's rate, then — ``with_marks``, as
+    the drain job does — its freeze marks. Returns counts. One drain per outbox at a time (a lease); a
+    slice used up hands on to a fresh `drain_job`, and a pause (rate limit) keeps the lease for a drain
+    scheduled at the next free slot, under the same token. A drain run in place (a recompute, a delivery,
+    the reconcile: no ``with_marks``) stops at the first mark and asks for the drain job, so a delivery's
+    worker never waits for a description's slot."""
     redis = rt.redis
     pacer = Pacer.of(redis, rt.settings, bucket)
     token = token or uuid.uuid4().hex
@@ -68,21 +89,36 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                     enqueue_drain(rt, bucket, token=token)
                     keep, counts["continued"] = True, 1
                     return counts
-                raw = first[0]
-                outcome = _write_one(rt, pacer, bucket, as_text(raw), end)
+                member = as_text(first[0])
+                if not with_marks and parse_member(member).mark:
+                    counts["marks_left"] = 1  # every status is out: marks are the bulk queue's work
+                    break
+                outcome = _write_one(rt, pacer, bucket, member, end)
                 counts["checked"] += 1
                 if isinstance(outcome, float):
                     # The next slot is past our slice: keep the lease until then, for the drain due then.
-                    redis.set(keys.outbox_lease(bucket), token, ex=int(outcome) + LEASE_SECONDS)
+                    # Waiting for a mark's slot, say so: a status arriving meanwhile takes the lease over
+                    # (`_TAKE`; `enqueue_drain` queues the drain that does), so this wait holds none back.
+                    with redis.pipeline() as pipe:
+                        pipe.set(keys.outbox_lease(bucket), token, ex=int(outcome) + LEASE_SECONDS)
+                        if parse_member(member).mark:
+                            pipe.set(keys.outbox_mark_wait(bucket), token, ex=int(outcome) + LEASE_SECONDS)
+                        pipe.execute()
                     enqueue_drain(rt, bucket, delay=outcome, token=token)
                     keep, counts["later"] = True, 1
                     return counts
                 if outcome == "posted":
                     counts["posted"] += 1
-                _take(redis, bucket, token)
+                if not _take(redis, bucket, token):
+                    counts["busy"] = 1
+                    return counts  # the lease lapsed during the write: another drain has the outbox
         finally:
             if not keep:
                 release_lease(redis, keys.outbox_lease(bucket), token)
+        if counts.get("marks_left") and not urgent_waiting(redis, bucket):
+            enqueue_drain(rt, bucket)  # the lease is free now: the drain job takes the marks
+            return counts
+        counts.pop("marks_left", None)
         # A PR added after our last look but before the release found the lease taken: ours again.
         if not redis.zcard(keys.outbox(bucket)):
             return counts
@@ -90,10 +126,12 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
 
 def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float | None) -> str | float:
     """One write off the outbox: its outcome, or the seconds until the next slot when that is too far."""
+    left = None if end is None else max(end - time.monotonic(), 0.0)
+    if parse_member(member).mark:
+        return freeze_marks.write(rt, pacer, bucket, member, 0.0 if left is None else left)
     target = Target(rt, bucket, member)
     paid = False
     if target.needs_write():
-        left = None if end is None else max(end - time.monotonic(), 0.0)
         try:
             pacer.acquire(left)
         except SlotTooFar as far:
@@ -117,28 +155,6 @@ def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float |
             return "rate-limited"
 
 
-QUEUED_TTL = 24 * 3600
-"""A backstop only: the waiting-drain marker goes when its job starts."""
-
-
-def enqueue_drain(rt: Runtime, bucket: str, *, delay: float = 0.0, token: str | None = None) -> bool:
-    """Queue a drain of ``bucket`` on its installation's bulk queue. A fresh drain (no ``token``) is
-    queued only when none waits and no drain holds the lease: the holder looks at the outbox again
-    before it lets go (call this after adding to the outbox), so a second job would only find the
-    lease taken. A run's own continuation (its ``token``) is always queued. False: not queued."""
-    if token is None:
-        lease, marker = keys.outbox_lease(bucket), keys.outbox_drain_queued(bucket)
-        if rt.redis.exists(lease) or not rt.redis.set(marker, "1", nx=True, ex=QUEUED_TTL):
-            return False
-    kwargs: dict[str, Any] = {**options(jobs.OUTBOX_DRAIN), "description": f"drain outbox {bucket}"}
-    queue = rt.bulk(bucket)
-    if delay > 0:
-        queue.enqueue_in(timedelta(seconds=delay), DRAIN_JOB, bucket, token, **kwargs)
-    else:
-        queue.enqueue(DRAIN_JOB, bucket, token, **kwargs)
-    return True
-
-
 def drain_job(bucket: str, token: str | None = None) -> str:
     """The rq job. Without a token of its own (a fresh drain) its job id is its token: rq's retry of a
     job whose work-horse died carries the same id and takes the dead run's lease over at once."""
@@ -148,5 +164,7 @@ def drain_job(bucket: str, token: str | None = None) -> str:
         current().redis.delete(keys.outbox_drain_queued(bucket))  # a drain asked for from now on is queued
         job = get_current_job()
         token = job.id if job is not None else None
-    counts = drain(current(), bucket, token=token)
+    rt = current()
+    freeze_marks.adopt_old_marks(rt, bucket)  # a release before issue 31 may have left some on their own set
+    counts = drain(rt, bucket, token=token, with_marks=True)
     return ", ".join(f"{k} {v}" for k, v in counts.items())

@@ -49,9 +49,8 @@ from state.queueing import bulk_queue, create_job, request_deploy_recheck
 from workers.github.dry_run import DryRunGateway
 from workers.github.gateway import NotFound
 from workers.github.pulls import facts_from_pull
-from workers.publishing.drain import enqueue_drain
 from workers.publishing.locks import release_lease, take_lease
-from workers.publishing.outbox import bucket_of
+from workers.publishing.outbox import bucket_of, enqueue_drain
 from workers.publishing.recompute import mergeability, record_locked
 from workers.runtime import Runtime, current
 

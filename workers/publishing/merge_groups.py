@@ -19,9 +19,9 @@ from core.outbox import group_member
 from state import store
 from state.decoding import as_text
 from workers.publishing import outbox
-from workers.publishing.drain import drain, enqueue_drain
+from workers.publishing.drain import drain
 from workers.publishing.group_status import GROUP_TTL, needs_write
-from workers.publishing.outbox import bucket_of
+from workers.publishing.outbox import bucket_of, enqueue_drain
 from workers.publishing.request import request_recompute
 from workers.runtime import Runtime
 

@@ -32,7 +32,7 @@ from core.repo_config import RepoConfig
 from state import audit, room_holds, store
 from state.config_file import repo_config
 from state.decoding import as_text
-from state.queueing import options
+from state.queueing import enqueue_after
 from workers.publishing.locks import WorkerLock
 from workers.publishing.outbox import bucket_of
 from workers.publishing.pacing import Pacer, SlotTooFar
@@ -186,8 +186,8 @@ def defer(rt: Runtime, name: str, now: datetime, seconds: float) -> str:
     until = now + timedelta(seconds=seconds)
     rt.redis.set(keys.freeze_deferred(name), json.dumps({"until": until.isoformat(timespec="seconds")}),
                  ex=int(seconds) + 120)
-    rt.queue.enqueue_in(timedelta(seconds=seconds), jobs.FREEZE_SYNC.address, name, False,
-                        **options(jobs.FREEZE_SYNC), description=f"freeze ruleset sync {name} (deferred)")
+    enqueue_after(rt.queue, jobs.FREEZE_SYNC, name, False, delay=seconds,
+                  description=f"freeze ruleset sync {name} (deferred)")
     log.info("ruleset of %s bound at %s: GitHub's hourly write window is spent", name, until)
     return "deferred"
 

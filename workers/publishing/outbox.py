@@ -1,5 +1,7 @@
 """Step 2 of the publishing path: a PR whose head's posted status differs from its verdict waits on
-its installation's outbox, ranked most-mergeable first (the member grammar is `core.outbox`).
+its installation's outbox, ranked most-mergeable first (the member grammar is `core.outbox`); a PR's
+freeze mark waits there too, after every status (`workers.publishing.freeze_marks`). `enqueue_drain`
+asks for the outbox's one drain.
 
 The path, one way (each module imports only the ones before it): outbox ← request (`request.py`) ←
 the one fenced write (`write.py`) ← the drain (`drain.py`) ← the recompute (`recompute.py`) ← events
@@ -12,13 +14,23 @@ import time
 
 from redis import Redis
 
-from core import keys
+from core import jobs, keys
 from core.outbox import GLOBAL_BUCKET, bucket, pr_member
 from state import store
 from state.decoding import as_text
+from state.queueing import enqueue_after
+from workers.runtime import Runtime
 
 RANK_SPAN = 10**13
 """Outbox score = mergeability rank x RANK_SPAN + milliseconds since the epoch: rank first, then age."""
+URGENT_MARK = 3
+"""Outbox rank of a freeze mark that changes what may merge (an exemption's success, a failure over an
+earlier one): after every status (ranks -1 to 2), so a mark never delays one."""
+PEOPLE_MARK = 4
+"""Outbox rank of a freeze mark for people to read (the freeze's reason): last."""
+URGENT_CEILING = PEOPLE_MARK * RANK_SPAN
+"""Scores below this are writes that change what may merge: statuses and urgent marks (a status's
+score, shifted by at most `FRONT_MS`, stays within its rank's span)."""
 
 
 def bucket_of(redis: Redis, repo: str) -> str:
@@ -60,6 +72,40 @@ def add(redis: Redis, bucket_name: str, member: str, rank: int, shift_ms: int = 
 def add_to_outbox(redis: Redis, bucket_name: str, repo: str, number: int, rank: int, shift_ms: int = 0) -> None:
     """The PR's status needs writing."""
     add(redis, bucket_name, pr_member(repo, number), rank, shift_ms)
+
+
+def urgent_waiting(redis: Redis, bucket_name: str) -> bool:
+    """A status or an urgent mark waits on the outbox (not only marks for people to read)."""
+    return bool(redis.zcount(keys.outbox(bucket_name), "-inf", f"({URGENT_CEILING}"))
+
+
+QUEUED_TTL = 24 * 3600
+"""A backstop only: the waiting-drain marker goes when its job starts."""
+
+
+def held_for_mark(redis: Redis, bucket_name: str) -> bool:
+    """The outbox's lease is held by a drain that only waits for a freeze mark's slot (`core.keys.outbox_mark_wait`)."""
+    holder, waiting = redis.mget([keys.outbox_lease(bucket_name), keys.outbox_mark_wait(bucket_name)])
+    return holder is not None and holder == waiting
+
+
+def enqueue_drain(rt: Runtime, bucket_name: str, *, delay: float = 0.0, token: str | None = None) -> bool:
+    """Queue a drain of ``bucket_name`` on its installation's bulk queue. A fresh drain (no ``token``) is
+    queued only when none waits and no drain holds the lease: the holder looks at the outbox again
+    before it lets go (call this after adding to the outbox), so a second job would only find the
+    lease taken — unless the holder only waits for a mark's slot and a status (or an urgent mark) came:
+    the fresh drain takes the lease over (`workers.publishing.drain`). A run's own continuation (its
+    ``token``) is always queued. False: not queued."""
+    redis = rt.redis
+    if token is None:
+        if redis.exists(keys.outbox_lease(bucket_name)) and not (
+                held_for_mark(redis, bucket_name) and urgent_waiting(redis, bucket_name)):
+            return False
+        if not redis.set(keys.outbox_drain_queued(bucket_name), "1", nx=True, ex=QUEUED_TTL):
+            return False
+    enqueue_after(rt.bulk(bucket_name), jobs.OUTBOX_DRAIN, bucket_name, token, delay=delay,
+                  description=f"drain outbox {bucket_name}")
+    return True
 
 
 def stranded_outboxes(redis: Redis) -> list[str]:
