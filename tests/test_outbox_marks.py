@@ -46,9 +46,10 @@ def test_the_member_writers_round_trip() -> None:
     assert parse_member(mark_member(REPO, 3)) == Member(REPO, 3, mark=True)
 
 
-def test_marks_rank_after_every_status(redis_client: Redis) -> None:
-    """Whatever a status's rank and shift (to the front, behind fresher PRs), it comes before any mark;
-    an urgent mark before one for people. Added in the worst order: marks first, the front status last."""
+def test_marks_for_people_rank_after_every_status_and_urgent_ones_first(redis_client: Redis) -> None:
+    """Whatever a status's rank and shift (to the front, behind fresher PRs), it comes before a mark for
+    people; an urgent mark (an exemption someone waits on) goes with the exposed statuses, by age, ahead of
+    the rest. Added in the worst order: marks first, the front status last."""
     add(redis_client, BUCKET, mark_member(REPO, 1), PEOPLE_MARK)
     add(redis_client, BUCKET, mark_member(REPO, 2), URGENT_MARK)
     add(redis_client, BUCKET, pr_member(REPO, 3), 2, FRONT_MS - 1)  # a draft, as far back as a shift goes
@@ -56,12 +57,12 @@ def test_marks_rank_after_every_status(redis_client: Redis) -> None:
     add(redis_client, BUCKET, group_member(REPO, "c" * 40, 5), EXPOSED)
     add(redis_client, BUCKET, pr_member(REPO, 6), 1, -FRONT_MS)
     order = [as_text(m) for m in redis_client.zrange(keys.outbox(BUCKET), 0, -1)]
-    assert order == [group_member(REPO, "c" * 40, 5), pr_member(REPO, 4), pr_member(REPO, 6), pr_member(REPO, 3),
-                     mark_member(REPO, 2), mark_member(REPO, 1)]
+    assert order == [mark_member(REPO, 2), group_member(REPO, "c" * 40, 5), pr_member(REPO, 4), pr_member(REPO, 6),
+                     pr_member(REPO, 3), mark_member(REPO, 1)]
     assert urgent_waiting(redis_client, BUCKET)
-    redis_client.zrem(keys.outbox(BUCKET), *order[:4])
+    redis_client.zrem(keys.outbox(BUCKET), *order[1:5])
     assert urgent_waiting(redis_client, BUCKET)  # the urgent mark
-    redis_client.zrem(keys.outbox(BUCKET), order[4])
+    redis_client.zrem(keys.outbox(BUCKET), order[0])
     assert not urgent_waiting(redis_client, BUCKET)  # a mark for people only
 
 
@@ -87,11 +88,13 @@ def test_a_fresh_drain_is_queued_past_a_holder_waiting_for_a_mark(
     assert enqueue_drain(rt, BUCKET) is False  # one waiting drain, however many ask
 
 
-def frozen(svc: Service, number: int, description: str = "Frozen: incident 4711") -> dict[str, Any]:
-    """PR ``number``'s verdict record carrying a freeze mark for people to read (its head shows none yet)."""
+def frozen(svc: Service, number: int, description: str = "Frozen: incident 4711", state: str = "failure") -> dict[
+        str, Any]:
+    """PR ``number``'s verdict record carrying a freeze mark (its head shows none yet): for people to read, or
+    with ``state`` success an exemption's, which is urgent."""
     record(svc.rt, REPO, number, datetime.now(UTC))
     found = dict(store.load_verdict(svc.redis, REPO, number) or {})
-    found["freeze_mark"] = {"state": "failure", "context": FREEZE_CONTEXT, "description": description}
+    found["freeze_mark"] = {"state": state, "context": FREEZE_CONTEXT, "description": description}
     with svc.redis.pipeline() as pipe:
         store.put_verdict(pipe, REPO, number, found)
         pipe.execute()
@@ -148,6 +151,22 @@ def test_a_drain_run_in_place_leaves_the_marks_to_the_drain_job(github_emulator:
     assert (latest(github_emulator, REPO, 1) or {}).get("state") == "success"
     assert not github_emulator.status_posts(FREEZE_CONTEXT)
     assert svc.rt.bulk(BUCKET).count == 1 and not redis_client.exists(keys.outbox_lease(BUCKET))
+
+
+def test_an_exemptions_mark_is_written_in_place_ahead_of_the_statuses(
+        github_emulator: GitHubEmulator, redis_client: Redis, redis_url: str) -> None:
+    """An exemption's success lets its PR through the ruleset, and someone waits on it: a recompute's drain
+    writes it first, at the statuses' priority, and leaves only the marks for people to the drain job."""
+    svc = emulated_service(github_emulator, redis_url, write_rate_per_minute=600_000.0)
+    seed_repo(github_emulator, redis_client, REPO, 2)
+    freeze_marks.note(svc.rt, BUCKET, REPO, 2, frozen(svc, 2))
+    freeze_marks.note(svc.rt, BUCKET, REPO, 1, frozen(svc, 1, "Exempted: hotfix", state="success"))
+    svc.rt.bulk(BUCKET).empty()  # type: ignore[no-untyped-call]
+    redis_client.delete(keys.outbox_drain_queued(BUCKET))
+    assert drain(svc.rt, BUCKET) == {"posted": 3, "checked": 3, "marks_left": 1}
+    posts = [(p["context"], p["state"]) for p in github_emulator.status_posts(None)]
+    assert posts == [(FREEZE_CONTEXT, "success"), ("merge-hold", "success"), ("merge-hold", "success")]
+    assert redis_client.zrange(keys.outbox(BUCKET), 0, -1) == [mark_member(REPO, 2).encode()]
 
 
 def test_marks_go_after_statuses_at_their_own_priority(github_emulator: GitHubEmulator, redis_client: Redis,

@@ -261,7 +261,7 @@ def test_the_202_names_the_delivery_never_a_job_that_may_not_exist(
     reply = _post(app, body, delivery_headers(event, body, delivery=delivery))
     assert (reply.status_code, reply.get_json()) == (202, {"queued": True, "delivery": delivery or None})
     queue = Queue(QUEUE, connection=redis_client)
-    assert drain(redis_client, queue) == 1
+    assert pump_all(redis_client, queue) == 1
     assert len(queue.job_ids) == jobs
 
 

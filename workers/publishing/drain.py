@@ -62,8 +62,9 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
     the drain job does — its freeze marks. Returns counts. One drain per outbox at a time (a lease); a
     slice used up hands on to a fresh `drain_job`, and a pause (rate limit) keeps the lease for a drain
     scheduled at the next free slot, under the same token. A drain run in place (a recompute, a delivery,
-    the reconcile: no ``with_marks``) stops at the first mark and asks for the drain job, so a delivery's
-    worker never waits for a description's slot."""
+    the reconcile: no ``with_marks``) writes what changes what may merge (statuses, urgent marks) and stops
+    at the first mark for people, asking for the drain job: a delivery's worker never waits for a
+    description's slot."""
     redis = rt.redis
     pacer = Pacer.of(redis, rt.settings, bucket)
     token = token or uuid.uuid4().hex
@@ -76,7 +77,7 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
         keep = False
         try:
             while True:
-                first = redis.zrange(keys.outbox(bucket), 0, 0)
+                first = redis.zrange(keys.outbox(bucket), 0, 0, withscores=True)
                 if not first:
                     break
                 if end is not None and (time.monotonic() >= end or (counts["checked"] and (
@@ -89,9 +90,9 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                     enqueue_drain(rt, bucket, token=token)
                     keep, counts["continued"] = True, 1
                     return counts
-                member = as_text(first[0])
-                if not with_marks and parse_member(member).mark:
-                    counts["marks_left"] = 1  # every status is out: marks are the bulk queue's work
+                member, score = as_text(first[0][0]), float(first[0][1])
+                if not with_marks and score >= URGENT_CEILING:
+                    counts["marks_left"] = 1  # all that changes what may merge is out: the rest is the bulk queue's
                     break
                 outcome = _write_one(rt, pacer, bucket, member, end)
                 counts["checked"] += 1

@@ -11,7 +11,8 @@ needed for the block. Two kinds of mark are written, from the verdict record's `
   lowest priority (`workers.publishing.pacing.LOW_PRIORITY`: never in the part of the hour kept for writes
   that change what may merge). After a thaw they are harmless: a disabled ruleset requires nothing.
 
-Both rank after every status on the outbox, so a mark never delays one. This module is the member kind's
+An urgent mark ranks with the most urgent statuses on the outbox (someone waits on it, and there are few);
+a mark for people after every status, so it never delays one. This module is the member kind's
 writer: whether a PR's head still needs its mark (`note`, after each verdict record), and the one write
 (`write`, called by the drain), which re-reads the record right before the POST. Releases before issue 31
 kept marks on a sorted set of their own with a job of their own (`marks_job`): that job's address still

@@ -23,14 +23,16 @@ from workers.runtime import Runtime
 
 RANK_SPAN = 10**13
 """Outbox score = mergeability rank x RANK_SPAN + milliseconds since the epoch: rank first, then age."""
-URGENT_MARK = 3
-"""Outbox rank of a freeze mark that changes what may merge (an exemption's success, a failure over an
-earlier one): after every status (ranks -1 to 2), so a mark never delays one."""
+URGENT_MARK = -1
+"""Outbox rank of a freeze mark that changes what may merge (an exemption's success, which someone waits on;
+a failure over an earlier one, which GitHub would otherwise let through): with the exposed statuses, ahead
+of the rest. It is written at the statuses' priority and is rare (one per exemption), so it delays few; behind
+a fan-out's hundreds of statuses it would wait the hour they take."""
 PEOPLE_MARK = 4
 """Outbox rank of a freeze mark for people to read (the freeze's reason): last."""
 URGENT_CEILING = PEOPLE_MARK * RANK_SPAN
 """Scores below this are writes that change what may merge: statuses and urgent marks (a status's
-score, shifted by at most `FRONT_MS`, stays within its rank's span)."""
+score, shifted by at most `FRONT_MS`, stays within its rank's span); at and above it, marks for people."""
 
 
 def bucket_of(redis: Redis, repo: str) -> str:
