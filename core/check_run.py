@@ -60,6 +60,8 @@ ACTIONS: dict[str, Action] = {
 def actions_for(view: Mapping[str, Any]) -> list[dict[str, str]]:
     """The buttons a run offers: *Lift my hold* while held, *Request exemption* while a freeze or room hold
     (the kinds an exemption passes) holds it, *Refresh* always."""
+    if view.get("off"):
+        return []
     held = bool(view.get("holds"))
     freezing = any(h.get("source") in EXEMPTIBLE for h in view.get("holds") or [])
     wanted = [LIFT] * held + [EXEMPT] * freezing + [REFRESH]
@@ -88,6 +90,16 @@ def comment_holds_shown(shown: Mapping[str, Any]) -> dict[str, str]:
             if h.get("source") == Source.COMMENT and h.get("holder") and h.get("created_at")}
 
 
+OFF_SUMMARY = ("`check_run: false` in `.github/merge-hold.yml`: this run is no longer updated. The `merge-hold` "
+               "status stays the gate and says whether this PR is held.")
+
+
+def off_view(pr_url: str) -> dict[str, Any]:
+    """What a run last written as held shows once the repo turns runs off: not blocking, no buttons, said
+    once (a run left saying *held* would stay so after the hold is lifted)."""
+    return {"off": True, "held": False, "error": None, "holds": [], "exemption": None, "acts": [], "pr_url": pr_url}
+
+
 def digest(shown: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -103,6 +115,8 @@ def freeze_only(shown: Mapping[str, Any]) -> bool:
 
 
 def title(shown: Mapping[str, Any]) -> str:
+    if shown.get("off"):
+        return "Turned off for this repository"
     if shown.get("error"):
         return "Cannot establish holds"
     holds = shown.get("holds") or []
@@ -182,6 +196,8 @@ def _line(hold: Mapping[str, Any], now: datetime, rules: Mapping[str, str]) -> l
 
 def summary(shown: Mapping[str, Any], now: datetime) -> str:
     """The run's Markdown summary, rendered at ``now`` (cut to GitHub's 65,535 characters)."""
+    if shown.get("off"):
+        return OFF_SUMMARY
     holds = shown.get("holds") or []
     rules = shown.get("rules") or {}
     lines: list[str] = []
@@ -215,7 +231,10 @@ def summary(shown: Mapping[str, Any], now: datetime) -> str:
 
 
 def conclusion(shown: Mapping[str, Any]) -> str:
-    """``action_required`` while anything holds (it needs a person, not a code change), else ``success``."""
+    """``action_required`` while anything holds (it needs a person, not a code change), else ``success``;
+    ``neutral`` once turned off (it says nothing of the PR any more)."""
+    if shown.get("off"):
+        return "neutral"
     return "action_required" if blocking(shown) else "success"
 
 

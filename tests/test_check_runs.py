@@ -10,7 +10,19 @@ from redis import Redis
 from core import keys
 from core.check_run import NAME, NOT_CODE
 from core.holds import to_iso
-from tests.check_run_support import HEAD, REPO, audit_events, click, comment, run_on, run_writes, settle, start
+from tests.check_run_support import (
+    HEAD,
+    INSTALLATION,
+    REPO,
+    audit_events,
+    click,
+    comment,
+    run_on,
+    run_writes,
+    settle,
+    start,
+)
+from tests.e2e_support import fixture
 from tests.emulator import GitHubEmulator
 from workers.publishing.recompute import recompute
 
@@ -145,6 +157,33 @@ def test_check_run_false_in_the_repo_config_leaves_the_status_alone(github_emula
     comment(svc, "alice", "/hold waiting", comment_id=51, at="2026-12-05T10:00:00Z")
     assert (emu.latest_status(REPO, HEAD) or {}).get("state") == "failure"
     assert run_on(emu) is None and emu.count(None, r"/check-runs") == 0
+
+
+def test_runs_turned_off_later_leave_no_run_saying_held(github_emulator: GitHubEmulator, redis_url: str,
+                                                         redis_client: Redis) -> None:
+    """A run written as held, then `check_run: false` pushed: the run is written once more, neutral and
+    without buttons, saying the status is the gate; the lift that follows writes no run."""
+    emu = github_emulator
+    svc = start(emu, redis_url, roles=ROLES)
+    comment(svc, "alice", "/hold waiting for DB migration", comment_id=51, at="2026-12-05T10:00:00Z")
+    assert (run_on(emu) or {}).get("conclusion") == "action_required"
+    emu.set_file(REPO, ".github/merge-hold.yml", "check_run: false\n", ref="main")
+    push = fixture("push", "payload.json")
+    push.update(ref="refs/heads/main", after="c" * 40)
+    push["repository"] = {**push["repository"], "full_name": REPO, "private": True}
+    push["installation"] = {"id": INSTALLATION}
+    push["commits"] = [{"added": [], "removed": [], "modified": [".github/merge-hold.yml"]}]
+    emu.add_commit(REPO, "c" * 40)
+    assert svc.deliver("push", push).status_code == 202
+    settle(svc)
+    shown = run_on(emu) or {}
+    assert (shown["conclusion"], shown["title"], shown["buttons"]) == (
+        "neutral", "Turned off for this repository", [])
+    assert "`merge-hold` status stays the gate" in shown["summary"]
+    writes = run_writes(emu)
+    comment(svc, "alice", "/unhold", comment_id=52, at="2026-12-05T10:05:00Z")
+    assert (emu.latest_status(REPO, HEAD) or {}).get("state") == "success"
+    assert run_writes(emu) == writes
 
 
 def test_without_checks_write_the_status_alone_and_no_write_is_tried(github_emulator: GitHubEmulator,

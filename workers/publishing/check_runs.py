@@ -105,16 +105,20 @@ def act_sentence(event: str, data: dict[str, Any]) -> str | None:
 
 def wanted(rt: Runtime, repo: str, number: int, record: dict[str, Any] | None = None,
            config: RepoConfig | None = None) -> tuple[str, dict[str, Any]] | None:
-    """The head SHA and what its run should show now; None when the PR gets no run (config off, no head)."""
+    """The head SHA and what its run should show now; None when the PR gets no run (no config, no head).
+    With runs turned off (``check_run: false``) it shows `check_run.off_view`, which `rank` writes only over
+    a run last written as held on that head."""
     if config is None:
         config = repo_config(store.load_repo(rt.redis, repo))[0]
-    if config is None or not config.check_run:
+    if config is None:
         return None
     record = record if record is not None else store.load_verdict(rt.redis, repo, number)
     if not record or not record.get("head_sha"):
         return None
-    exemption = store.exemption(rt.redis, repo, number)
     base = rt.settings.public_url.rstrip("/")
+    if not config.check_run:
+        return str(record["head_sha"]), check_run.off_view(f"{base}/{repo}/pull/{number}")
+    exemption = store.exemption(rt.redis, repo, number)
     shown = check_run.view(record, pr_url=f"{base}/{repo}/pull/{number}", rooms_url=f"{base}/rooms",
                            exemption=exemption.to_dict() if exemption is not None else None,
                            acts=acts(rt.redis, repo, number), hold_permission=config.hold_permission,
