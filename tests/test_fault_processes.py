@@ -23,8 +23,8 @@ from tests.reference_model import Command
 from tests.test_model_convergence import OWNER, Rig
 from workers.ops.watchdog import ALIVE_TTL, SWEEP_SECONDS
 from workers.publishing.drain import DRAIN_JOB
+from workers.publishing.locks import LOCK_TIMEOUT
 from workers.publishing.request import RECOMPUTE_JOB
-from workers.publishing.write import LOCK_TIMEOUT
 
 STATUSES = r"^/repos/[^/]+/[^/]+/statuses/"
 
