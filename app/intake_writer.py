@@ -1,4 +1,5 @@
-"""The receiver's one Redis write: push a delivery to the intake list, durably, in one round trip.
+"""Step 2 of a delivery's path (docs/architecture.md): the receiver's one Redis write, a delivery pushed
+to the intake list, durably, in one round trip.
 
 Durable means: LPUSH answered, and with ``MERGE_HOLD_MIN_REPLICAS=N`` a ``WAIT N`` answered with at
 least N replicas (LPUSH and WAIT pipelined, so still one round trip). Any failure raises; the receiver

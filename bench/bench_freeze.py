@@ -48,6 +48,7 @@ from core import keys
 from core.chat_grammar import ChatCommand
 from core.chat_request import ChatRequest, Reply
 from core.freeze_gate import FREEZE_CONTEXT
+from core.outbox import bucket as outbox_bucket
 from core.prstate import Facts, PullState, record_facts
 from foundation.settings import Settings
 from state import store
@@ -55,7 +56,6 @@ from state.posted_status import form as posted_form
 from state.posted_status import wanted_status
 from workers import runtime
 from workers.chat.rooms import execute
-from workers.publishing.outbox import bucket_for
 from workers.publishing.recompute import record
 from workers.runtime import Runtime
 
@@ -146,7 +146,7 @@ def _seed(emulator: GitHubEmulator, url: str, tag: str, mode: str, installation:
                                 description=wanted[1]["description"], target_url=wanted[1].get("target_url"))
             rt.redis.set(keys.posted(repo, number), posted_form(*wanted))
             org.pulls.append((repo, number))
-        rt.redis.delete(keys.outbox(bucket_for(meta)))  # posted above: nothing waits
+        rt.redis.delete(keys.outbox(outbox_bucket(meta.installation_id)))  # posted above: nothing waits
     if emulator.unmergeable(org.pulls):
         raise RuntimeError("seeded PRs are not all mergeable")
     return org

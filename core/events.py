@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -90,3 +91,15 @@ def metric_label(event: str | None) -> str:
     if not event:
         return "none"
     return event if event in _EVENTS else "other"
+
+
+def repo_name(payload: Mapping[str, Any]) -> str | None:
+    """The ``owner/name`` a delivery is about (None for an installation's own events)."""
+    name = (payload.get("repository") or {}).get("full_name")
+    return str(name) if name else None
+
+
+def installation_id(payload: Mapping[str, Any]) -> int | None:
+    """The App installation a delivery came through."""
+    inst = (payload.get("installation") or {}).get("id")
+    return int(inst) if inst else None

@@ -135,6 +135,11 @@ class RepoConfig:
 DEFAULT_CONFIG = RepoConfig()
 
 
+def freeze_mode_of(config: RepoConfig | None, server_default: str) -> str:
+    """How the repo's freezes reach GitHub (`FREEZE_MODES`): its config's choice, else the server's."""
+    return (config.freeze_mode if config is not None and config.freeze_mode else None) or server_default
+
+
 # --- validation ---------------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any, TypeVar
 
 from redis import Redis, WatchError
 from redis.client import Pipeline
@@ -21,6 +21,7 @@ from core import keys, state_format, verdict_format
 from core.holds import Exemption
 from core.prstate import PullState
 from state import verdicts
+from state.recompute_requests import RecomputeRequest
 
 log = logging.getLogger(__name__)
 
@@ -66,21 +67,28 @@ def state_version(redis: Redis, repo: str, number: int) -> int:
     return load_pull_versioned(redis, repo, number)[1]
 
 
-class InTransaction(Protocol):
-    """Something written with a state change, in its EXEC (`workers.publishing.request.RecomputeRequest`)."""
-
-    def watch(self, pipe: Pipeline) -> None: ...
-    def add(self, pipe: Pipeline) -> bool: ...
+T = TypeVar("T")
 
 
 def update_pull(
     redis: Redis, repo: str, number: int, change: Callable[[PullState], PullState], *,
-    request: InTransaction | None = None,
+    request: RecomputeRequest | None = None,
 ) -> tuple[PullState, bool]:
     """Apply a pure change atomically; returns the new state and whether anything changed.
 
     The state (carrying its version, `core.state_format`) and ``request`` (the PR's recompute) are one EXEC: a
     worker killed at any point leaves either all of them or none."""
+    _before, after, _found, changed = update_pull_with(redis, repo, number, lambda state: (change(state), None),
+                                                       request=request)
+    return after, changed
+
+
+def update_pull_with(
+    redis: Redis, repo: str, number: int, rule: Callable[[PullState], tuple[PullState, T]], *,
+    request: RecomputeRequest | None = None,
+) -> tuple[PullState, PullState, T, bool]:
+    """`update_pull` for a rule of `core` that also says what it found (a comment's outcomes): returns the
+    state before, the state after, what the winning run of ``rule`` found, and whether anything changed."""
     key, legacy = keys.pr_state(repo, number), keys.legacy_state_version(repo, number)
     with redis.pipeline() as pipe:
         while True:
@@ -89,10 +97,10 @@ def update_pull(
                 before, version = _decode(pipe.get(key), repo, number)
                 if version is None:  # an earlier release's state: its version was a key of its own
                     version = int(pipe.get(legacy) or 0)
-                after = change(before)
+                after, found = rule(before)
                 if after == before:
                     pipe.unwatch()
-                    return before, False
+                    return before, before, found, False
                 if request is not None:
                     request.watch(pipe)
                 pipe.multi()
@@ -103,7 +111,7 @@ def update_pull(
                 if request is not None:
                     request.add(pipe)
                 pipe.execute()
-                return after, True
+                return before, after, found, True
             except WatchError:
                 continue
 

@@ -94,3 +94,53 @@ def test_the_architecture_page_names_only_what_exists() -> None:
     text = PAGE.read_text(encoding="utf-8")
     assert len(PATH.findall(text)) > 40 and len(DOTTED.findall(text)) >= 5 and NAMED.findall(text)
     assert missing(text) == []
+
+
+STEP_ITEM = re.compile(r"^(\d+)\. \*\*.*?(?=^\d+\. \*\*|^\S|\Z)", re.M | re.S)
+"""One numbered step of "One delivery" on the page: from ``N. **`` to the next step or paragraph."""
+DOCSTRING_STEP = re.compile(r"Step (\d+) of a delivery's path")
+
+
+def misnumbered(page: str, docstrings: dict[str, str]) -> list[str]:
+    """The modules (path: docstring) whose "Step N of a delivery's path" is a step of the page that does
+    not name them (by path, or by file name within its folder's step)."""
+    steps = {int(m.group(1)): m.group(0) for m in STEP_ITEM.finditer(page)}
+    wrong = []
+    for path, doc in docstrings.items():
+        for number in DOCSTRING_STEP.findall(doc):
+            item = steps.get(int(number), "")
+            if f"`{path}`" not in item and f"`{path.rsplit('/', 1)[-1]}`" not in item:
+                wrong.append(f"{path}: step {number}")
+    return wrong
+
+
+PAGE_STEPS = """1. **Receiver** — `app/webhooks.py`: the POST.
+2. **Intake** — `app/intake_writer.py`: one LPUSH,
+   then the 202.
+3. **Pump** — `workers/intake/pump.py`; beside it `comments.py`.
+
+After the steps.
+"""
+
+
+@pytest.mark.parametrize(("docstrings", "wrong"), [
+    ({"app/intake_writer.py": "Step 2 of a delivery's path: the LPUSH."}, []),
+    ({"workers/intake/pump.py": "Step 3 of a delivery's path (docs/architecture.md)"}, []),
+    ({"workers/events/comments.py": "Step 3 of a delivery's path"}, []),  # named by file within the step
+    ({"workers/intake/pump.py": "Step 2 of a delivery's path"}, ["workers/intake/pump.py: step 2"]),
+    ({"workers/publishing/drain.py": "Step 4 of a delivery's path"}, ["workers/publishing/drain.py: step 4"]),
+    ({"workers/publishing/drain.py": "Step 4 of the publishing path"}, []),  # another numbering: not this check's
+])
+def test_the_step_checker(docstrings: dict[str, str], wrong: list[str]) -> None:
+    assert misnumbered(PAGE_STEPS, docstrings) == wrong
+
+
+def test_module_docstrings_number_the_steps_as_the_page_does() -> None:
+    docstrings = {}
+    for package in ("app", "workers", "state", "core"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+            if DOCSTRING_STEP.search(doc):
+                docstrings[path.relative_to(ROOT).as_posix()] = doc
+    assert len(docstrings) >= 8  # the page's steps 2 to 9 each have a module saying so
+    assert misnumbered(PAGE.read_text(encoding="utf-8"), docstrings) == []

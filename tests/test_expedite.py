@@ -1,5 +1,5 @@
 """In-delivery recomputes (`workers.publishing.in_delivery`): a delivery job writes the status it caused itself, and the
-recompute job written with the state change stays a backstop that is withdrawn only once that is done
+recompute job written with the state change stays a backstop that is cancelled only once that is done
 — left scheduled if the worker dies first, released to the queue at once if the in-process run cannot
 happen. Real Redis, real rq, the GitHub emulator as a real App."""
 
@@ -19,9 +19,9 @@ from tests.emulator import GitHubEmulator
 from workers.events.dispatch import handle_delivery
 from workers.ops.tenants import burst
 from workers.publishing import in_delivery
-from workers.publishing.in_delivery import InDelivery
+from workers.publishing.in_delivery import open_delivery
+from workers.publishing.locks import pr_lock
 from workers.publishing.request import RECOMPUTE_JOB, request_recompute
-from workers.publishing.write import pr_lock
 
 REPO = "acme/express"
 STATUSES = r"^/repos/[^/]+/[^/]+/statuses/"
@@ -94,20 +94,20 @@ def test_github_failing_in_process_leaves_the_write_to_the_backstop(svc: Service
 def test_a_worker_dying_before_the_run_leaves_a_scheduled_backstop(svc: Service) -> None:
     """Asked for inside a delivery, the recompute is written with the state as a job due in a few
     seconds: whatever happens to the worker afterwards, rq's scheduler queues it then."""
-    collected = InDelivery()
-    assert request_recompute(svc.rt.in_delivery(collected), REPO, 1)
+    collected, inside = open_delivery(svc.rt)
+    assert request_recompute(inside, REPO, 1)
     queued, scheduled = recompute_jobs(svc)
     assert (queued, len(scheduled)) == ([], 1)
     due = svc.rt.queue.scheduled_job_registry.get_scheduled_time(scheduled[0])
     assert 0 < (due - datetime.now(UTC)).total_seconds() <= in_delivery.BACKSTOP_SECONDS + 1
-    assert [a.job_id for a in collected.asked] == scheduled
-    assert in_delivery.withdraw(svc.rt.queue, scheduled[0])
-    assert not in_delivery.withdraw(svc.rt.queue, scheduled[0])  # gone: nothing to take twice
+    assert [a.job_id for a in collected.asked()] == scheduled
+    assert in_delivery.cancel_backstop(svc.rt.queue, scheduled[0])
+    assert not in_delivery.cancel_backstop(svc.rt.queue, scheduled[0])  # gone: nothing to take twice
     assert recompute_jobs(svc) == ([], [])
 
 
 def test_a_repo_wide_event_expedites_a_few_and_queues_the_rest(svc: Service) -> None:
-    delivery = svc.rt.in_delivery(InDelivery())
+    _scope, delivery = open_delivery(svc.rt)
     for number in range(1, in_delivery.MAX_INLINE + 3):
         request_recompute(delivery, REPO, number)
     queued, scheduled = recompute_jobs(svc)
@@ -124,7 +124,7 @@ def test_a_delivery_run_again_after_its_worker_died_writes_at_once(svc: Service,
     from workers.events.comments import on_issue_comment
 
     delivery = comment(1, "/hold until the migration", 106)
-    on_issue_comment(svc.rt.in_delivery(InDelivery()), json.loads(delivery.body))  # the first run, cut short
+    on_issue_comment(open_delivery(svc.rt)[1], json.loads(delivery.body))  # the first run, cut short
     assert latest(github_emulator, REPO, 1) is None
     assert deliver(delivery) == "unchanged"
     assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"
@@ -138,22 +138,20 @@ def test_a_delivery_run_again_after_its_worker_died_writes_at_once(svc: Service,
 ])
 def test_the_delivery_scope_a_recompute_is_asked_in_decides_its_job(svc: Service, asked_on: str, queued: int,
                                                                    scheduled: int) -> None:
-    delivery = InDelivery()
-    inside = svc.rt.in_delivery(delivery)
+    delivery, inside = open_delivery(svc.rt)
     if asked_on == "the closed delivery":
-        assert delivery.close() == []
+        delivery.close()
     rt = inside if asked_on in ("the delivery", "the closed delivery") else svc.rt
     assert request_recompute(rt, REPO, 1)
     assert tuple(map(len, recompute_jobs(svc))) == (queued, scheduled)
-    assert len(delivery.asked) == scheduled
+    assert len(delivery.asked()) == scheduled
 
 
 def test_a_reply_put_off_runs_after_the_recomputes_and_at_once_later(svc: Service) -> None:
-    delivery, ran = InDelivery(), []
+    (delivery, inside), ran = open_delivery(svc.rt), []
     in_delivery.after_delivery(svc.rt, lambda: ran.append("outside"))  # no delivery: at once
-    in_delivery.after_delivery(svc.rt.in_delivery(delivery), lambda: ran.append("reply"))
-    assert ran == ["outside"]  # the reply is put off: the statuses go first
-    for work in delivery.close():
-        work()
-    delivery.after(lambda: ran.append("late"))  # the delivery is over: nothing to wait for
+    in_delivery.after_delivery(inside, lambda: ran.append("reply"))
+    assert ran == ["outside"]  # the reply is deferred: the statuses go first
+    delivery.close()  # what the delivery job does once its recomputes ran
+    delivery.defer(lambda: ran.append("late"))  # the delivery is over: nothing to wait for
     assert ran == ["outside", "reply", "late"]

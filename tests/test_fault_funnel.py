@@ -12,7 +12,8 @@ from rq import Queue
 from core import keys
 from core.prstate import PullState, Register, record_comment
 from state import store
-from workers.publishing.request import RECOMPUTE_JOB, RecomputeRequest
+from state.recompute_requests import RecomputeRequest
+from workers.publishing.request import RECOMPUTE_JOB
 
 REPO = "acme/funnel"
 

@@ -23,8 +23,8 @@ from tests.fault_support import DurableRedis, Fleet, Scenario, converge
 from tests.reference_model import Command
 from tests.test_model_convergence import OWNER, Rig
 from workers.ops.watchdog import ALIVE_TTL, SWEEP_SECONDS
+from workers.publishing.locks import LOCK_TIMEOUT
 from workers.publishing.request import RECOMPUTE_JOB
-from workers.publishing.write import LOCK_TIMEOUT
 
 DRAIN_JOB = OUTBOX_DRAIN.address
 STATUSES = r"^/repos/[^/]+/[^/]+/statuses/"

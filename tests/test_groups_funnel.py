@@ -18,10 +18,11 @@ from tests.emulator import APP_ID, PRIVATE_KEY_PEM, GitHubEmulator
 from tests.test_e2e_webhooks import PR, REPO, SHA, comment, seed_hello_world, status
 from workers.publishing import group_status, merge_groups
 from workers.publishing.drain import drain
+from workers.publishing.locks import pr_lock
 from workers.publishing.outbox import bucket_of
 from workers.publishing.pacing import Pacer
 from workers.publishing.recompute import record
-from workers.publishing.write import Fenced, pr_lock, write_group
+from workers.publishing.write import Fenced, write_group
 
 GROUP_SHA = "9" * 40
 WIDGETS = "acme/widgets"

@@ -7,8 +7,7 @@ plain `rq worker` (no `main`) builds it from the environment on first use instea
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Protocol
 
 from github import GithubException
@@ -20,22 +19,24 @@ from foundation.redis_conn import connect
 from foundation.settings import Settings, SettingsError, from_env
 from state.decoding import as_text
 from state.queueing import bulk_name, bulk_queue, work_queue
+from state.recompute_requests import RecomputeRequest
 from workers.github.dry_run import DryRunGateway
 from workers.github.gateway import AppGateway, GitHubGateway
 
 
 class DeliveryScope(Protocol):
     """One webhook delivery in hand (`workers.publishing.in_delivery.InDelivery`): `workers.events.dispatch`
-    makes it and hands it down on the Runtime it gives the handler (`Runtime.delivery`), so a recompute asked
-    for inside the delivery is run in place when the handler returns, and a reply can wait until then."""
+    opens it and hands it down on the Runtime it gives the handler (`Runtime.delivery`), so a recompute asked
+    for inside the delivery is run in place when the handler returns, and a reply can wait until then. It
+    rides on the Runtime, not as a parameter, so every handler keeps the events table's one signature."""
 
-    def backstop_at(self, repo: str, number: int) -> datetime | None: ...
+    def ask_in_place(self, queue: Queue, repo: str, number: int) -> RecomputeRequest: ...
 
-    def note(self, queue: Queue, repo: str, number: int, job_id: str) -> None: ...
+    def rerun_in_place(self, queue: Queue, repo: str, number: int) -> None: ...
 
-    def touch(self, queue: Queue, repo: str, number: int) -> None: ...
+    def defer(self, work: Callable[[], object]) -> None: ...
 
-    def after(self, work: Callable[[], object]) -> None: ...
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -46,10 +47,6 @@ class Runtime:
     github: GitHubGateway
     delivery: DeliveryScope | None = None
     """The delivery this work is part of, when it is (None for every other job and after the delivery)."""
-
-    def in_delivery(self, delivery: DeliveryScope) -> Runtime:
-        """This runtime, carrying ``delivery`` down to where recomputes are asked for."""
-        return replace(self, delivery=delivery)
 
     def bulk(self, bucket: str) -> Queue:
         """The bulk queue of an outbox bucket (an installation's): bootstraps, fan-outs, drains, check runs."""

@@ -32,13 +32,14 @@ from core.freeze_gate import PATHS_NOTE
 from core.hold_rights import ChatUser, Facts
 from core.holds import Hold, named
 from core.paths import describe as describe_paths
+from core.repo_config import freeze_mode_of
 from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
 from state.config_file import repo_config
 from state.decoding import as_text
 from state.room_holds import find_hold, holds_in, lift_exemption, lift_holds, place_exemption, place_hold
 from workers.github.gateway import NotFound
-from workers.publishing import mode_of, repos_in_scope, republish_scope
+from workers.publishing import repos_in_scope, republish_scope
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -275,7 +276,7 @@ def _head(rt: Runtime, pr_scope: str) -> str | None:
 def _path_gate(rt: Runtime, scope: str) -> str:
     """What the reply says of a path-scoped hold where repos freeze through a ruleset: it does not."""
     ruled = [repo for repo in repos_in_scope(rt.redis, scope)
-             if mode_of(repo_config(store.load_repo(rt.redis, repo))[0], rt.settings.freeze_mode) == "ruleset"]
+             if freeze_mode_of(repo_config(store.load_repo(rt.redis, repo))[0], rt.settings.freeze_mode) == "ruleset"]
     if not ruled:
         return ""
     return f" · freeze_mode: ruleset in {len(ruled)} repo{'s' if len(ruled) > 1 else ''}, but {PATHS_NOTE}"

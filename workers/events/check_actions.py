@@ -26,6 +26,7 @@ from typing import Any
 
 from core import check_run, jobs
 from core.comment_rules import CHECK_RUN_ORIGIN, apply_click, dashboard_time
+from core.events import repo_name
 from core.hold_rights import Facts, GitHubUser, holder_id_of, may_lift
 from core.holds import EXEMPTIBLE
 from core.permissions import Permission
@@ -35,8 +36,8 @@ from core.scopes import pr_scope
 from state import audit, room_holds, store
 from state.queueing import create_job
 from workers.events import treecloser
-from workers.events.handler_support import apply_change, looked_up_permission, pr_meta
-from workers.github.pulls import repo_name
+from workers.events.handler_support import apply_change, looked_up_permission
+from workers.events.repos import pr_meta
 from workers.publishing import (
     after_delivery,
     bucket_of,

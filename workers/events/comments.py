@@ -1,18 +1,22 @@
-"""`issue_comment` and `pull_request_review`: the hold commands of comments and reviews (`core.comment_rules`),
-`/hold-for`, the answer on the PR, and chat news of an approval that leaves a PR held."""
+"""Step 5 of a delivery's path (docs/architecture.md), for `issue_comment` and `pull_request_review`: the
+hold commands of comments and reviews (`core.comment_rules`), `/hold-for`, the answer on the PR, and chat
+news of an approval that leaves a PR held."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from core import keys
 from core.comment_rules import apply_comment, apply_review
+from core.events import repo_name
 from core.holds import from_iso
 from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts
 from state import audit
 from workers.events import feedback, holdfor
-from workers.events.handler_support import apply_change, first_time, permission_of, pr_meta, record_outcomes
-from workers.github.pulls import facts_from_pull, repo_name
+from workers.events.handler_support import apply_change, apply_rule, first_time, permission_of, record_outcomes
+from workers.events.repos import pr_meta
+from workers.github.pulls import facts_from_pull
 from workers.publishing import after_delivery
 from workers.runtime import Runtime
 
@@ -27,28 +31,17 @@ def on_issue_comment(rt: Runtime, payload: dict[str, Any]) -> str:
     actor = comment["user"]["login"]
     _, config = pr_meta(rt, repo, payload)
     permission = permission_of(rt, repo, actor, comment.get("author_association"))
-    outcomes: list[Any] = []
-    before: list[PullState] = []
-
-    def change(state: PullState) -> PullState:
-        before[:] = [state]
-        new_state, found = apply_comment(
-            state, comment.get("body") or "", actor=actor, permission=permission,
-            is_author=actor == (issue.get("user") or {}).get("login"),
-            at=from_iso(comment.get("created_at")) or EPOCH, ref=str(comment["id"]),
-            origin=comment.get("html_url", ""), config=config,
-        )
-        outcomes[:] = found
-        return new_state
-
-    changed = apply_change(rt, repo, number, change)
-    outcomes += holdfor.on_comment(rt, repo, number, comment, permission=permission, config=config,
-                                   is_author=actor == (issue.get("user") or {}).get("login"))
+    is_author = actor == (issue.get("user") or {}).get("login")
+    # The rule itself (`core.comment_rules`), applied under the state's WATCH: no callback of ours in between.
+    rule = partial(apply_comment, body=comment.get("body") or "", actor=actor, permission=permission,
+                   is_author=is_author, at=from_iso(comment.get("created_at")) or EPOCH, ref=str(comment["id"]),
+                   origin=comment.get("html_url", ""), config=config)
+    before, found, changed = apply_rule(rt, repo, number, rule)
+    outcomes: list[Any] = [*found, *holdfor.on_comment(rt, repo, number, comment, permission=permission,
+                                                       config=config, is_author=is_author)]
     record_outcomes(rt, repo, number, outcomes, f"comment:{comment['id']}")
     # The reaction may wait until the status is written (it is best effort, the status is the gate).
-    answered = list(outcomes)
-    after_delivery(rt, lambda: feedback.answer_comment(rt, repo, number, comment, answered,
-                                                   before[0] if before else None, config))
+    after_delivery(rt, partial(feedback.answer_comment, rt, repo, number, comment, outcomes, before, config))
     if not outcomes:
         return "no-command"
     return "applied" if changed else "unchanged"

@@ -29,13 +29,13 @@ from typing import Any
 
 from core import jobs, keys
 from core.deployments import APPROVE, MAX_REPORTS, WAIT, Decision, branch_of, decide, next_change
+from core.events import repo_name
 from core.holds import from_iso, to_iso
 from state import audit, room_holds, store
 from state.config_file import repo_config
 from state.decoding import as_text
 from state.queueing import options, request_deploy_recheck
 from workers.events.repos import ensure_repo
-from workers.github.pulls import repo_name
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)

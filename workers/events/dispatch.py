@@ -1,7 +1,7 @@
-"""Apply one GitHub webhook delivery to the hold state, then ask for the affected PRs' recompute: the
-delivery job and its table of handlers, one module per event family beside it (`comments`,
-`pull_requests`, `pushes`, `installations`, `forged_status`, `repo_renames`, `holdfor`, `treecloser`, `tamper`,
-`deployments`).
+"""Step 4 of a delivery's path (docs/architecture.md): apply one GitHub webhook delivery to the hold
+state, then run the affected PRs' recomputes in place (step 7): the delivery job and its table of
+handlers, one module per event family beside it (`comments`, `pull_requests`, `pushes`, `installations`,
+`forged_status`, `repo_renames`, `holdfor`, `treecloser`, `tamper`, `deployments`).
 
 Each handler translates an event into "record this in the state, then recompute PR X" — the rules
 themselves live in `core/`. Handlers are idempotent: a duplicate delivery records nothing new, and
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core import json_text, keys
-from core.events import action_matters
+from core.events import action_matters, repo_name
 from workers.events import (
     check_actions,
     comments,
@@ -29,8 +29,7 @@ from workers.events import (
     treecloser,
 )
 from workers.events.tamper import on_gate_event
-from workers.github.pulls import repo_name
-from workers.publishing import InDelivery, run_in_delivery
+from workers.publishing import open_delivery, run_in_delivery
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -63,11 +62,12 @@ def handle_delivery(event: str, delivery_id: str, body: bytes | str | dict[str, 
         return "duplicate"
     if repo is not None and dropped:
         return "dropped repo"  # a late or redelivered event of a repo the App has left
-    delivery = InDelivery()  # the delivery's scope, handed down to wherever a recompute is asked for
-    outcome = handler(rt.in_delivery(delivery), payload)
+    scope, inside = open_delivery(rt)  # the delivery's scope, handed down to wherever a recompute is asked for
+    outcome = handler(inside, payload)
     # The recomputes it asked for run here and now, not behind the queue (their jobs are the backstop);
-    # then the replies it put off until after them.
-    run_in_delivery(rt, delivery)
+    # then, the scope closed, the replies it deferred until after them.
+    run_in_delivery(rt, scope)
+    scope.close()
     if delivery_id:
         rt.redis.set(keys.delivery_seen(delivery_id), "1", ex=DELIVERY_SEEN_TTL)
     return outcome

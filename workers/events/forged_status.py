@@ -19,13 +19,13 @@ from typing import Any
 from github import GithubException
 
 from core import keys
+from core.events import repo_name
 from core.status import CONTEXT
 from foundation.settings import SettingsError
 from state import audit, posted_status, store
 from state.decoding import maybe_text
 from workers.events import tamper, treecloser
 from workers.github.gateway import AppGateway
-from workers.github.pulls import repo_name
 from workers.publishing import (
     GROUP_TTL,
     bucket_of,

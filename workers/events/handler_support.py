@@ -1,38 +1,27 @@
-"""What the event handlers share: a PR's repo meta and config as an event finds them, a commenter's
-permission (cached), the one way a handler records a change (state and recompute in one EXEC), and the
+"""What the event handlers share: a commenter's permission (cached), the one way a handler records a
+change (state and recompute in one EXEC: step 5 of a delivery's path, docs/architecture.md), and the
 audit of what a comment or review did (once per comment, however often it is redelivered)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from core import keys
 from core.permissions import Permission, permission_from_association
 from core.prstate import PullState
-from core.repo_config import DEFAULT_CONFIG, RepoConfig
 from state import audit, store
-from state.config_file import repo_config
-from workers.events.installations import installation_id
-from workers.events.repos import ensure_repo
-from workers.publishing import RecomputeRequest, recompute_in_delivery, request_recompute
+from state.recompute_requests import RecomputeRequest
+from workers.publishing import recompute_in_delivery, request_recompute
 from workers.runtime import Runtime
+
+T = TypeVar("T")
 
 PERMISSION_TTL = 600
 """Permission look-ups are cached ten minutes: a revoked maintainer keeps lifting power that long at most."""
 AUDITED_TTL = 3 * 24 * 3600
 """Per comment or review (far fewer than deliveries): GitHub's whole redelivery window, so the audit
 history never lists one comment's outcomes twice."""
-
-
-def pr_meta(rt: Runtime, repo: str, payload: dict[str, Any]) -> tuple[store.RepoMeta, RepoConfig]:
-    repository = payload.get("repository") or {}
-    meta = ensure_repo(rt, repo, installation_id=installation_id(payload),
-                       default_branch=repository.get("default_branch"), private=bool(repository.get("private")))
-    config, _error = repo_config(meta)
-    # Commands are recorded under the defaults while the config is invalid; the verdict is `error`
-    # until it is fixed, so nothing merges on the strength of a guess.
-    return meta, config or DEFAULT_CONFIG
 
 
 def permission_of(rt: Runtime, repo: str, login: str, association: str | None) -> Permission:
@@ -70,15 +59,39 @@ def first_time(rt: Runtime, repo: str, item: str) -> bool:
 
 
 def apply_change(rt: Runtime, repo: str, number: int, change: Callable[[PullState], PullState]) -> bool:
-    """Record a change in the PR's state and ask for its recompute in the same EXEC (a worker killed
-    in between leaves neither). Unchanged, it still asks when the PR has no verdict yet (met for the
-    first time, or state lost) or one older than its state (a recompute that never finished): a retried
-    delivery finishes what its killed first run began."""
-    request = RecomputeRequest(rt.queue, repo, number, rt.delivery)
-    _state, changed = store.update_pull(rt.redis, repo, number, change, request=request)
-    if not changed:
-        verdict = store.load_verdict(rt.redis, repo, number)
-        if verdict is None or int(verdict.get("state_version") or 0) < store.state_version(rt.redis, repo, number):
-            request_recompute(rt, repo, number)
-            recompute_in_delivery(rt, repo, number)  # and at once, even if that request was coalesced
+    """Record a change of the PR's state (a rule of `core`, partially applied: the state write calls it
+    under its WATCH) and ask for its recompute in the same EXEC; returns whether anything changed (see
+    `apply_rule`)."""
+    _state, changed = store.update_pull(rt.redis, repo, number, change, request=_request(rt, repo, number))
+    _finish(rt, repo, number, changed)
     return changed
+
+
+def apply_rule(rt: Runtime, repo: str, number: int,
+               rule: Callable[[PullState], tuple[PullState, T]]) -> tuple[PullState, T, bool]:
+    """Record what a rule of `core` makes of the PR's state and ask for its recompute in the same EXEC
+    (a worker killed in between leaves neither); returns the state before, what the rule found, and
+    whether anything changed."""
+    before, _after, found, changed = store.update_pull_with(rt.redis, repo, number, rule,
+                                                            request=_request(rt, repo, number))
+    _finish(rt, repo, number, changed)
+    return before, found, changed
+
+
+def _request(rt: Runtime, repo: str, number: int) -> RecomputeRequest:
+    """Inside a delivery its scope makes the request (the job a backstop, the recompute run in place:
+    `workers.publishing.in_delivery`); outside, a job queued with the state change."""
+    return rt.delivery.ask_in_place(rt.queue, repo, number) if rt.delivery is not None \
+        else RecomputeRequest(rt.queue, repo, number)
+
+
+def _finish(rt: Runtime, repo: str, number: int, changed: bool) -> None:
+    """Unchanged, still ask for the recompute when the PR has no verdict yet (met for the first time, or
+    state lost) or one older than its state (a recompute that never finished): a retried delivery
+    finishes what its killed first run began."""
+    if changed:
+        return
+    verdict = store.load_verdict(rt.redis, repo, number)
+    if verdict is None or int(verdict.get("state_version") or 0) < store.state_version(rt.redis, repo, number):
+        request_recompute(rt, repo, number)
+        recompute_in_delivery(rt, repo, number)  # and at once, even if that request was coalesced

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import keys
+from core.events import installation_id
 from core.outbox import bucket as outbox_bucket
 from state import audit
 from state.decoding import as_text
@@ -13,11 +14,6 @@ from workers.events import uninstalls
 from workers.events.bootstrap import bootstrap
 from workers.events.tamper import after_installation, forget_gates, on_suspend
 from workers.runtime import Runtime
-
-
-def installation_id(payload: dict[str, Any]) -> int | None:
-    inst = (payload.get("installation") or {}).get("id")
-    return int(inst) if inst else None
 
 
 def on_installation(rt: Runtime, payload: dict[str, Any]) -> str:

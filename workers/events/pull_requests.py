@@ -4,23 +4,26 @@ and a merge queue group's commit carrying its PR's verdict."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from core import keys
-from core.exempt_labels import LabelGrant, exempting_labels, record_grant
+from core.events import repo_name
+from core.exempt_labels import LabelGrant, exempting_labels
 from core.exemptions import Door, label_refused, refusal
 from core.holds import to_iso
 from core.merge_groups import group_number
 from core.permissions import Permission
-from core.prstate import Facts, PullState, record_facts, record_label
+from core.prstate import Facts
+from core.pull_rules import apply_pull_event
 from core.repo_config import RepoConfig
 from state import audit
 from workers.events import holdfor
-from workers.events.handler_support import apply_change, first_time, looked_up_permission, pr_meta
+from workers.events.handler_support import apply_change, first_time, looked_up_permission
 from workers.events.incidents import on_closed as judge_merge
 from workers.events.pr_replies import post_once
-from workers.github.pulls import facts_from_pull, repo_name
+from workers.events.repos import pr_meta
+from workers.github.pulls import facts_from_pull
 from workers.publishing import after_delivery, checks_requested
 from workers.runtime import Runtime
 
@@ -41,13 +44,11 @@ def on_pull_request(rt: Runtime, payload: dict[str, Any]) -> str:
     grant = _exempt_label(rt, repo, number, payload, config, label, facts) \
         if payload.get("action") in ("labeled", "unlabeled") else None
 
-    def change(state: PullState) -> PullState:
-        state = record_facts(replace(state, synced=state.synced or fresh), facts)
-        if label == config.hold_label and payload.get("action") in ("labeled", "unlabeled"):
-            state = record_label(state, label, facts.at, added)
-        if grant is not None:
-            state = replace(state, grants=record_grant(state.grants, label, grant))
-        return state
+    hold_label = (label, added) if label == config.hold_label and payload.get("action") in (
+        "labeled", "unlabeled") else None
+    # The rule itself (`core.pull_rules`), applied under the state's WATCH: no callback of ours in between.
+    change = partial(apply_pull_event, facts=facts, opened=fresh, hold_label=hold_label,
+                     grant=(label, grant) if grant is not None else None)
 
     if facts.open:
         rt.redis.sadd(keys.open_prs(repo), number)

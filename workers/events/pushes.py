@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from core import keys
+from core.events import repo_name
 from core.prstate import record_push
 from core.repo_config import CONFIG_PATH
 from state import audit
 from workers.events import deployments, tree_heads
-from workers.events.handler_support import apply_change, pr_meta
-from workers.events.repos import load_repo_config
-from workers.github.pulls import repo_name
+from workers.events.handler_support import apply_change
+from workers.events.repos import load_repo_config, pr_meta
 from workers.publishing import republish_scope
 from workers.runtime import Runtime
 

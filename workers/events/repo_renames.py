@@ -18,12 +18,11 @@ from typing import Any
 from redis import Redis
 
 from core import keys
+from core.events import installation_id, repo_name
 from core.holds import Exemption, Hold
 from core.prstate import PullState, merge_states
 from state import audit, store
 from state.decoding import as_text
-from workers.events.installations import installation_id
-from workers.github.pulls import repo_name
 from workers.publishing import republish_scope
 from workers.runtime import Runtime
 

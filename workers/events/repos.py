@@ -1,13 +1,27 @@
-"""Repos the App manages: first sight and config reloads (the bootstrap on installation is
-`workers.events.bootstrap`)."""
+"""Repos the App manages: a delivery's repo meta and config, first sight and config reloads (the
+bootstrap on installation is `workers.events.bootstrap`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from core.repo_config import CONFIG_PATH
+from core.events import installation_id
+from core.repo_config import CONFIG_PATH, DEFAULT_CONFIG, RepoConfig
 from state import branch_freezes, store
+from state.config_file import repo_config
 from workers.runtime import Runtime
+
+
+def pr_meta(rt: Runtime, repo: str, payload: dict[str, Any]) -> tuple[store.RepoMeta, RepoConfig]:
+    """The repo's meta and config as a delivery finds them (the config read from GitHub the first time)."""
+    repository = payload.get("repository") or {}
+    meta = ensure_repo(rt, repo, installation_id=installation_id(payload),
+                       default_branch=repository.get("default_branch"), private=bool(repository.get("private")))
+    config, _error = repo_config(meta)
+    # Commands are recorded under the defaults while the config is invalid; the verdict is `error`
+    # until it is fixed, so nothing merges on the strength of a guess.
+    return meta, config or DEFAULT_CONFIG
 
 
 def ensure_repo(

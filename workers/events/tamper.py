@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 from core import jobs, keys, state_format, verdict_format
+from core.events import repo_name
 from core.freeze_gate import RULESET_NAME
 from core.gate import UNENFORCED, GateReading, read_gate
 from core.prstate import PullState
@@ -39,7 +40,6 @@ from state.config_file import repo_config
 from state.decoding import as_text
 from state.queueing import enqueue_after
 from workers.events.pr_replies import post_once
-from workers.github.pulls import repo_name
 from workers.publishing import request_sync
 from workers.runtime import Runtime, current
 

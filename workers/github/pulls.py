@@ -23,9 +23,3 @@ def facts_from_pull(pr: dict[str, Any]) -> Facts:
         draft=bool(pr.get("draft", False)),
         labels=tuple(sorted(str(label.get("name", "")) for label in pr.get("labels") or [])),
     )
-
-
-def repo_name(payload: dict[str, Any]) -> str | None:
-    repo = payload.get("repository") or {}
-    name = repo.get("full_name")
-    return str(name) if name else None

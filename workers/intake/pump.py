@@ -1,4 +1,5 @@
-"""The intake pump: turns the receiver's intake list into rq jobs, in batches, without losing an entry.
+"""Step 3 of a delivery's path (docs/architecture.md): the intake pump turns the receiver's intake list
+into rq jobs, in batches, without losing an entry.
 
 The receiver acknowledges a delivery once its raw body is in the intake list (one LPUSH, design §4
 invariant 4); everything rq needs — pickling, the job hash, the queue entry — happens here, in the

@@ -1,7 +1,8 @@
-"""Step 4 of the publishing path: an outbox drained, one paced write at a time (`workers.publishing.pacing`).
+"""Step 9 of a delivery's path (docs/architecture.md): an outbox drained, one paced write at a time
+(`workers.publishing.pacing`), when the write at once (step 8) found no slot free.
 
 One drain per outbox at a time holds its lease; it writes most-mergeable first — statuses through the
-one fenced write (`workers.publishing.write`), then freeze marks through theirs
+one fenced write (`workers.publishing.write`), freeze marks through theirs
 (`workers.publishing.freeze_marks`), each at the priority it needs — hands on to a fresh job when its
 slice is used up or other jobs wait, and keeps the lease across a pause (a rate limit, or the next slot
 too far) for the drain scheduled then. A pause for a mark's slot (the pacer's lowest priority may be an

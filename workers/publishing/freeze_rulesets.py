@@ -31,14 +31,14 @@ from core import jobs, keys
 from core.freeze_gate import RULESET_NAME, binds, freeze_mark, per_pr_verdict, ruleset_body, wanted_include
 from core.holds import Exemption, Hold
 from core.org_freeze import org_binds, org_frozen, org_of, without_org_holds
-from core.repo_config import RepoConfig
+from core.repo_config import RepoConfig, freeze_mode_of
 from core.verdict import Verdict
 from state import audit, room_holds, store
 from state.config_file import repo_config
 from state.decoding import maybe_text
 from state.queueing import options
 from workers.publishing.locks import WorkerLock
-from workers.publishing.org_rulesets import DEFER_AFTER, defer, mode_of, org_fallback, org_mode, org_record, sync_org
+from workers.publishing.org_rulesets import DEFER_AFTER, defer, org_fallback, org_mode, org_record, sync_org
 from workers.publishing.outbox import bucket_of
 from workers.publishing.pacing import Pacer, SlotTooFar
 from workers.publishing.ruleset_writes import write_ruleset
@@ -66,15 +66,12 @@ def fallback_reason(redis: Redis, repo: str) -> str | None:
     return maybe_text(raw)
 
 
-__all__ = ["mode_of"]
-
-
 def wanted(rt: Runtime, repo: str, now: datetime, config: RepoConfig | None = None) -> tuple[str, ...]:
     """The include list the repo's ruleset should have now (empty: disabled, or not in ruleset mode)."""
     if config is None:
         meta = store.load_repo(rt.redis, repo)
         config = repo_config(meta)[0]
-    if mode_of(config, rt.settings.freeze_mode) != "ruleset":
+    if freeze_mode_of(config, rt.settings.freeze_mode) != "ruleset":
         return ()
     return wanted_include(repo, config, _carried(rt.redis, repo, room_holds.scoped_holds(rt.redis, repo)), now)
 
@@ -225,7 +222,7 @@ def shaped(rt: Runtime, repo: str, verdict: Verdict, config: RepoConfig | None, 
     reason = exempt_reason(exemption, config, labels, now)
     mark = freeze_mark(verdict, bound, reason)
     if config is not None:
-        ruled = mode_of(config, rt.settings.freeze_mode) == "ruleset"
+        ruled = freeze_mode_of(config, rt.settings.freeze_mode) == "ruleset"
         mine = without_org_holds(scoped, org) if carried else scoped
         include = wanted_include(repo, config, mine, now) if ruled else ()
         org_wanted = ruled and carried and org_frozen(org, scoped, now)

@@ -1,8 +1,13 @@
-"""In-delivery recomputes: a delivery job runs the recomputes it asked for itself, at once.
+"""Step 7 of a delivery's path (docs/architecture.md): a delivery job runs the recomputes it asked for
+itself, at once (the in-delivery recompute).
 
-The delivery scope is explicit: `workers.events.dispatch` makes an `InDelivery`, hands it down on the
-Runtime its handler gets (`Runtime.in_delivery`), and when the handler returns runs what it collected
-(`workers.publishing.recompute.run_in_delivery`) — then the replies put off until after (`after_delivery`).
+The delivery scope is explicit: `workers.events.dispatch` opens an `InDelivery` (`open_delivery`) on the
+Runtime its handler gets, and when the handler returns runs what it collected
+(`workers.publishing.recompute.run_in_delivery`), then closes it: `InDelivery.close` runs the replies
+deferred until then (`after_delivery`). It rides on the Runtime rather than as a handler parameter so
+that every handler keeps the one signature of the events table (`Handler`: runtime, payload) and the
+helpers between a handler and the request (`apply_change`, `request_recompute`) need no extra argument;
+every job but a delivery has ``rt.delivery`` None.
 
 Why: a recompute asked for by a delivery was an rq job at the back of the queue, behind every delivery
 queued meanwhile, and each rq job costs its own bookkeeping (a dozen Redis round trips). At 50
@@ -12,13 +17,13 @@ delivery -> status p50 <= 100 ms; measured before: p50 seconds, half the flips n
 Nothing of the publishing path's safety is given up (design §4 invariant 7). The recompute job is still written
 in the same EXEC as the state change — as a *backstop*, scheduled `BACKSTOP_SECONDS` ahead instead of
 queued (so an idle worker does not take it and wait on the PR's lock meanwhile). The delivery job runs
-the same recompute in-process and only *after* it has finished withdraws the backstop (off the
-scheduled registry, or the queue if it is due already, and its hash deleted, in one Lua call). So:
+the same recompute in-process and only *after* it has finished cancels the backstop (`cancel_backstop`: off
+the scheduled registry, or the queue if it is due already, and its hash deleted, in one Lua call). So:
 
-- a worker killed at any point before the withdrawal leaves the backstop, which rq's scheduler queues
+- a worker killed at any point before the cancel leaves the backstop, which rq's scheduler queues
   within seconds (the watchdog also re-runs the delivery, which finds nothing new to record);
-- a recompute that fails in-process (GitHub or Redis trouble) is logged and left to the backstop, which
-  runs with its own retries;
+- a recompute that fails in-process (GitHub or Redis trouble) is logged and left to the backstop, queued at
+  once (`queue_backstop_now`), which runs with its own retries;
 - a PR whose lock is busy (another worker writing it) is left to the backstop rather than waited for.
 
 Only the first `MAX_INLINE` PRs a delivery asks for are run in place: a repo-wide event (a config push, an
@@ -29,12 +34,13 @@ the comment with a reaction — is run after the recomputes (`after_delivery`), 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from redis import WatchError
 from rq import Queue
 
+from state.recompute_requests import RecomputeRequest
 from workers.runtime import Runtime
 
 MAX_INLINE = 4
@@ -47,13 +53,15 @@ BACKSTOP_SECONDS = 5.0
 
 @dataclass(frozen=True)
 class Asked:
+    """A recompute to run in place: its backstop job (to cancel once done), or none (`rerun_in_place`)."""
+
     queue: str
     repo: str
     number: int
     job_id: str
 
 
-_WITHDRAW = """
+_CANCEL = """
 local removed = redis.call('ZREM', KEYS[1], ARGV[1]) + redis.call('LREM', KEYS[2], 0, ARGV[1])
 if removed > 0 then
   redis.call('DEL', KEYS[3])
@@ -67,16 +75,18 @@ return 0
 
 class InDelivery:
     """The delivery scope (`workers.runtime.DeliveryScope`): the recomputes one delivery asked for, to run
-    in place when its handler returns (`run_in_delivery`), and the work put off until after them. Once
-    `close`d (its recomputes run), a recompute asked for is queued at once and work is run at once."""
+    in place when its handler returns (`workers.publishing.recompute.run_in_delivery`), and the work
+    deferred until after them (run by `close`). Once closed, a recompute asked for is queued at once
+    and work is run at once."""
 
     def __init__(self) -> None:
-        self.asked: list[Asked] = []
-        self.later: list[Callable[[], object]] = []
+        self.requests: list[RecomputeRequest] = []
+        self.reruns: list[Asked] = []
+        self.deferred: list[Callable[[], object]] = []
         self.closed = False
 
     def prs(self) -> set[tuple[str, int]]:
-        return {(a.repo.lower(), a.number) for a in self.asked}
+        return {(a.repo.lower(), a.number) for a in self.asked()}
 
     def backstop_at(self, repo: str, number: int) -> datetime | None:
         """When a recompute of ``repo#number`` asked for now should run if not run in place: None (queue
@@ -86,32 +96,49 @@ class InDelivery:
             return None
         return datetime.now(UTC) + timedelta(seconds=BACKSTOP_SECONDS)
 
-    def note(self, queue: Queue, repo: str, number: int, job_id: str) -> None:
-        """A backstop job was added to a transaction (by `workers.publishing.request`). It may not commit
-        (a WATCH conflict retries with a new job): then there is nothing to withdraw and the recompute is
-        merely one more, which is harmless."""
-        if not self.closed:
-            self.asked.append(Asked(queue.name, repo, number, job_id))
+    def ask_in_place(self, queue: Queue, repo: str, number: int) -> RecomputeRequest:
+        """The request a state write carries (`state.recompute_requests`): its job a backstop scheduled
+        `BACKSTOP_SECONDS` ahead, which this delivery runs in place if the write commits (the request then
+        names its job) — or, closed or past `MAX_INLINE` PRs, a job queued at once."""
+        backstop = self.backstop_at(repo, number)
+        request = RecomputeRequest(queue, repo, number, backstop_at=backstop)
+        if backstop is not None:
+            self.requests.append(request)
+        return request
 
-    def touch(self, queue: Queue, repo: str, number: int) -> None:
-        """Recompute ``repo#number`` in place too, with no backstop of its own to withdraw: a delivery run
+    def rerun_in_place(self, queue: Queue, repo: str, number: int) -> None:
+        """Recompute ``repo#number`` in place too, with no backstop of its own to cancel: a delivery run
         again after its worker died finds its state recorded and its verdict older, while the first run's
         backstop may wait on rq's scheduler (whose lock can die with that worker for a minute)."""
         if not self.closed:
-            self.asked.append(Asked(queue.name, repo, number, ""))
+            self.reruns.append(Asked(queue.name, repo, number, ""))
 
-    def after(self, work: Callable[[], object]) -> None:
+    def asked(self) -> list[Asked]:
+        """The recomputes to run in place, in the order asked: the requests whose job committed (a write
+        that found nothing to change, or a recompute already waiting, added none), then the reruns."""
+        committed = [Asked(r.queue.name, r.repo, r.number, r.job_id) for r in self.requests if r.job_id]
+        return [*committed, *self.reruns]
+
+    def defer(self, work: Callable[[], object]) -> None:
         """Run ``work`` once the delivery's recomputes are done (at once when they are)."""
         if self.closed:
             work()
         else:
-            self.later.append(work)
+            self.deferred.append(work)
 
-    def close(self) -> list[Callable[[], object]]:
-        """The recomputes ran: from now on nothing waits; the work put off until now, to run."""
+    def close(self) -> None:
+        """The recomputes ran: from now on nothing waits; the deferred work runs now, in order."""
         self.closed = True
-        later, self.later = self.later, []
-        return later
+        deferred, self.deferred = self.deferred, []
+        for work in deferred:
+            work()
+
+
+def open_delivery(rt: Runtime) -> tuple[InDelivery, Runtime]:
+    """A new delivery scope, and the Runtime carrying it that the delivery's handler gets
+    (`workers.events.dispatch`)."""
+    scope = InDelivery()
+    return scope, replace(rt, delivery=scope)
 
 
 def after_delivery(rt: Runtime, work: Callable[[], object]) -> None:
@@ -119,29 +146,29 @@ def after_delivery(rt: Runtime, work: Callable[[], object]) -> None:
     if rt.delivery is None:
         work()
     else:
-        rt.delivery.after(work)
+        rt.delivery.defer(work)
 
 
 def recompute_in_delivery(rt: Runtime, repo: str, number: int) -> None:
-    """Also recompute ``repo#number`` in place at the delivery's end (see `InDelivery.touch`)."""
+    """Also recompute ``repo#number`` in place at the delivery's end (see `InDelivery.rerun_in_place`)."""
     if rt.delivery is not None:
-        rt.delivery.touch(rt.queue, repo, number)
+        rt.delivery.rerun_in_place(rt.queue, repo, number)
 
 
-def withdraw(queue: Queue, job_id: str) -> bool:
-    """Remove a still-waiting job and delete it; False when a worker took it already (or no job)."""
+def cancel_backstop(queue: Queue, job_id: str) -> bool:
+    """Remove a still-waiting backstop job and delete it; False when a worker took it already (or no job)."""
     if not job_id:
         return False
     from rq.job import Job
 
-    script = queue.connection.register_script(_WITHDRAW)
+    script = queue.connection.register_script(_CANCEL)
     scheduled = queue.scheduled_job_registry.key
     return bool(script(keys=[scheduled, queue.key, Job.key_for(job_id)], args=[job_id]))
 
 
-def release(queue: Queue, job_id: str) -> bool:
+def queue_backstop_now(queue: Queue, job_id: str) -> bool:
     """Queue a backstop now (the in-process run did not happen): off the scheduled registry and onto
-    the queue in one MULTI/EXEC; False when it was not waiting there (withdrawn, or queued already)."""
+    the queue in one MULTI/EXEC; False when it was not waiting there (cancelled, or queued already)."""
     from rq.exceptions import NoSuchJobError
     from rq.job import Job
 

@@ -1,6 +1,6 @@
 """PR locks that say which worker holds them, so that a dead worker's locks can be broken at once.
 
-A PR's recompute lock (``keys.recompute_lock``) times out after `workers.publishing.write.LOCK_TIMEOUT` (60 s):
+A PR's recompute lock (``keys.recompute_lock``, `pr_lock`) times out after `LOCK_TIMEOUT` (60 s):
 long enough for a slow publish. A SIGKILLed worker's lock would keep its rescued job, and every other
 recompute of that PR, waiting out those 60 s. So the lock's token is ``{worker name}/{random}`` and the
 watchdog, once a worker has missed its heartbeats (`workers.ops.watchdog.ALIVE_TTL`), deletes the locks
@@ -38,6 +38,10 @@ return 0
 """
 
 
+LOCK_TIMEOUT = 60
+"""Seconds a PR's lock lasts, and how long a recompute job waits for it."""
+
+
 def owner_token() -> str:
     """``{worker}/{random}`` inside an rq job; ``-/{random}`` elsewhere (the CLI: never broken)."""
     job = get_current_job()
@@ -52,6 +56,19 @@ class WorkerLock(Lock):
                 blocking_timeout: float | None = None, token: str | None = None) -> bool:
         return bool(super().acquire(sleep=sleep, blocking=blocking, blocking_timeout=blocking_timeout,
                                     token=token if token is not None else owner_token()))
+
+
+def pr_lock(redis: Redis, repo: str, number: int) -> Lock:
+    """The PR's lock (recording its verdict, writing its status), not taken yet."""
+    lock: Lock = redis.lock(keys.recompute_lock(repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
+                            blocking_timeout=LOCK_TIMEOUT, lock_class=WorkerLock)  # a dead worker's is broken
+    return lock
+
+
+def take_pr_lock(redis: Redis, repo: str, number: int, wait: float) -> Lock | None:
+    """The PR's lock, taken within ``wait`` seconds; None when it stayed busy."""
+    lock = pr_lock(redis, repo, number)
+    return lock if lock.acquire(blocking_timeout=wait) else None
 
 
 def break_locks_of(redis: Redis, workers: Iterable[str]) -> int:

@@ -28,7 +28,7 @@ from core import jobs, keys
 from core.freeze_gate import ALL, RULESET_NAME
 from core.org_freeze import ORG_SOURCE, drifted, org_frozen, org_in_step, org_ruleset_body, short_names
 from core.outbox import GLOBAL_BUCKET
-from core.repo_config import RepoConfig
+from core.repo_config import freeze_mode_of
 from state import audit, room_holds, store
 from state.config_file import repo_config
 from state.decoding import as_text
@@ -51,10 +51,6 @@ spent) is scheduled instead (`core.keys.freeze_deferred`)."""
 LOCK_SECONDS = 120
 
 
-def mode_of(config: RepoConfig | None, server_default: str) -> str:
-    return (config.freeze_mode if config is not None and config.freeze_mode else None) or server_default
-
-
 def org_repos(redis: Redis, org: str) -> list[str]:
     """The org's managed repos (lower-case full names)."""
     names = (as_text(m) for m in redis.smembers(keys.MANAGED_REPOS))
@@ -67,7 +63,7 @@ def ruleset_repos(rt: Runtime, org: str) -> list[str]:
     for repo in org_repos(rt.redis, org):
         meta = store.load_repo(rt.redis, repo)
         config = repo_config(meta)[0]
-        if mode_of(config, rt.settings.freeze_mode) == "ruleset":
+        if freeze_mode_of(config, rt.settings.freeze_mode) == "ruleset":
             found.append(repo)
     return found
 

@@ -1,9 +1,10 @@
-"""Step 2 of the publishing path: a PR whose head's posted status differs from its verdict waits on
-its installation's outbox, ranked most-mergeable first (the member grammar is `core.outbox`); a PR's
-freeze mark waits there too, after every status (`workers.publishing.freeze_marks`). `enqueue_drain`
-asks for the outbox's one drain.
+"""Step 9 of a delivery's path (docs/architecture.md): a PR whose head's posted status differs from its
+verdict waits on its installation's outbox, ranked most-mergeable first (the member grammar is
+`core.outbox`), until the write at once (step 8) or the drain takes it off; a PR's freeze mark waits
+there too (an exemption's with the most urgent statuses, one for people after every status:
+`workers.publishing.freeze_marks`). `enqueue_drain` asks for the outbox's one drain.
 
-The path, one way (each module imports only the ones before it): outbox ← request (`request.py`) ←
+The imports, one way (each module imports only the ones before it): outbox ← request (`request.py`) ←
 the one fenced write (`write.py`) ← the drain (`drain.py`) ← the recompute (`recompute.py`) ← events
 and fan-outs. Every writer of a PR's status goes through it.
 """
@@ -38,11 +39,7 @@ score, shifted by at most `FRONT_MS`, stays within its rank's span); at and abov
 def bucket_of(redis: Redis, repo: str) -> str:
     """The pacer bucket (and outbox) of a repo: its GitHub installation's."""
     meta = store.load_repo(redis, repo)
-    return bucket_for(meta) if meta is not None else GLOBAL_BUCKET
-
-
-def bucket_for(meta: store.RepoMeta) -> str:
-    return bucket(meta.installation_id)
+    return bucket(meta.installation_id) if meta is not None else GLOBAL_BUCKET
 
 
 _last_ms = 0

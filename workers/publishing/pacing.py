@@ -327,6 +327,12 @@ class Pacer:
         return {"granted": int(granted or 0), "pauses": int(pauses or 0)}
 
 
+def slot_now(redis: Redis, settings: Settings, bucket: str) -> Pacer | None:
+    """The bucket's pacer with a slot taken for a write now; None, with nothing taken, when none is free."""
+    pacer = Pacer.of(redis, settings, bucket)
+    return pacer if pacer.reserve(0) is not None else None
+
+
 _RETRIED_LIMIT = re.compile(r"too many (?:403|429) error responses")
 
 

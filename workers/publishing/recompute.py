@@ -4,9 +4,9 @@ Drives to the desired state (Prow's way): computes the status that should be on 
 record is written at once, and the PR goes on its installation's outbox when the posted status
 differs (`workers.publishing.outbox`: paced, most-mergeable first, fenced). Bursts coalesce: a
 recompute asked for while one is queued adds nothing, and one asked for while one runs leads to exactly
-one more (the `queued` flag is cleared when the run starts, under the PR's lock). Step 5 of the
-publishing path (`workers.publishing.outbox` lists the steps); a delivery runs the recomputes it asked
-for itself (`run_in_delivery`).
+one more (the `queued` flag is cleared when the run starts, under the PR's lock). Step 7 of a delivery's
+path (docs/architecture.md): a delivery runs the recomputes it asked for itself (`run_in_delivery`),
+and writes the status at once (step 8) when the pacer has a slot free.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from core import jobs, keys, verdict_format
 from core.exempt_labels import granted_labels
 from core.freeze import next_transition
 from core.holds import Exemption, to_iso
+from core.outbox import GLOBAL_BUCKET
+from core.outbox import bucket as outbox_bucket
 from core.paths import NOT_READ
 from core.prstate import PullState
 from core.repo_config import RepoConfig
@@ -42,9 +44,10 @@ from workers.publishing import (
 )
 from workers.publishing.drain import drain
 from workers.publishing.history_replay import replay_history
-from workers.publishing.outbox import FRONT_MS, add_to_outbox, bucket_for, bucket_of
+from workers.publishing.locks import LOCK_TIMEOUT, take_pr_lock
+from workers.publishing.outbox import FRONT_MS, add_to_outbox, bucket_of
 from workers.publishing.request import RECOMPUTE_JOB
-from workers.publishing.write import LOCK_TIMEOUT, pr_lock, write_now
+from workers.publishing.write import write_now
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
@@ -80,16 +83,16 @@ def record_locked(rt: Runtime, repo: str, number: int, *, wait: float = LOCK_TIM
     arriving meanwhile leads to one more run), goes to the front of its outbox rank, and is written at
     once when a write slot is free. A lock that lapsed before its release raises `LockError` (rq retries
     the job) unless ``lapse_ok`` (then it is logged: the record is written either way)."""
-    lock = pr_lock(rt.redis, repo, number)
-    if not lock.acquire(blocking_timeout=wait):
+    lock = take_pr_lock(rt.redis, repo, number, wait)
+    if lock is None:
         return None
     try:
         if asked:
             rt.redis.delete(keys.recompute_queued(repo, number))
-        outcome = record(rt, repo, number, datetime.now(UTC), front=asked, by_activity=by_activity)
+        outcome, bucket = _record(rt, repo, number, datetime.now(UTC), front=asked, by_activity=by_activity)
         if asked and outcome == "pending":
             # A free write slot now: post at once, without waiting for the outbox's one drain.
-            outcome = write_now(rt, repo, number, lock) or outcome
+            outcome = write_now(rt, repo, number, lock, bucket=bucket) or outcome
     finally:
         try:
             lock.release()
@@ -110,19 +113,26 @@ def record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool = 
     its status is now on the outbox, else why not ("unchanged", "closed", "unknown-pr", "no-head", "dropped").
     Within its rank on the outbox the write goes to the ``front`` (activity on the PR asked for it), or,
     ``by_activity`` (a bootstrap), behind PRs active more recently, across the installation's repos."""
+    return _record(rt, repo, number, now, front=front, by_activity=by_activity)[0]
+
+
+def _record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool = False,
+            by_activity: bool = False) -> tuple[str, str | None]:
+    """`record`, and the outbox bucket it used (None when it did not get that far): the write that may
+    follow at once needs no second read of the repo's meta for it."""
     if rt.redis.exists(keys.repo_dropped(repo)):
-        return "dropped"  # the App left the repo while this recompute waited: write and post nothing
+        return "dropped", None  # the App left the repo while this recompute waited: write and post nothing
     state, state_version = store.load_pull_versioned(rt.redis, repo, number)
     meta = store.load_repo(rt.redis, repo)
     config, config_error = repo_config(meta)
     if not state.synced or state.facts is None:
         state = replay_history(rt, state, config)
         if state.facts is None:
-            return "unknown-pr"
+            return "unknown-pr", None
         state_version = store.state_version(rt.redis, repo, number)
     if not state.facts.open:
         _forget(rt, repo, number, state)
-        return "closed"
+        return "closed", None
     exemption = store.exemption(rt.redis, repo, number)
     scoped = room_holds.scoped_holds(rt.redis, repo)
     head = state.head_sha
@@ -145,9 +155,9 @@ def record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool = 
     if config is not None:
         _schedule_wakeup(rt, repo, number, verdict, config, now, covering, retry_at)
     if not verdict.head_sha:
-        return "no-head"
+        return "no-head", None
     # The repo's meta read above names its installation: no second read for the bucket.
-    bucket = bucket_for(meta) if meta is not None else bucket_of(rt.redis, repo)
+    bucket = outbox_bucket(meta.installation_id) if meta is not None else GLOBAL_BUCKET
     freeze_marks.note(rt, bucket, repo, number, written)
     posted = rt.redis.get(keys.posted(repo, number))
     outcome = "unchanged"
@@ -159,7 +169,7 @@ def record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool = 
         outcome = "pending"
     # The check run beside the status, once the status is on the outbox (its writer steps aside for it).
     check_runs.note(rt, bucket, repo, number, written, config)
-    return outcome
+    return outcome, bucket
 
 
 EXPOSED = -1
@@ -271,21 +281,21 @@ def _schedule_wakeup(rt: Runtime, repo: str, number: int, verdict: Verdict, conf
 
 
 def run_in_delivery(rt: Runtime, delivery: in_delivery.InDelivery) -> int:
-    """Run the recomputes asked for here and withdraw their backstops, then the work left for after
-    them; returns how many recomputes ran."""
+    """Run the recomputes the delivery asked for in place and cancel their backstops (the delivery's
+    `close` then runs the work deferred until after them); returns how many recomputes ran."""
     done = 0
     tried: set[tuple[str, int]] = set()
     covered: set[tuple[str, int]] = set()
-    for item in delivery.asked:
+    for item in delivery.asked():
         if item.queue != rt.queue.name:
             continue
         pr = (item.repo.lower(), item.number)
         if pr in covered:
             # Asked twice in one delivery: the run after the handler covered both requests.
-            in_delivery.withdraw(rt.queue, item.job_id)
+            in_delivery.cancel_backstop(rt.queue, item.job_id)
             continue
         if pr in tried:
-            in_delivery.release(rt.queue, item.job_id)  # its first run failed: this one goes to the queue too
+            in_delivery.queue_backstop_now(rt.queue, item.job_id)  # its first run failed: this one goes too
             continue
         tried.add(pr)
         try:
@@ -294,14 +304,12 @@ def run_in_delivery(rt: Runtime, delivery: in_delivery.InDelivery) -> int:
             raise  # the delivery job's own timeout: rq handles it
         except Exception as exc:  # the backstop does the work, now, with its retries
             log.warning("in-delivery recompute of %s#%s failed (%s); its job runs it", item.repo, item.number, exc)
-            in_delivery.release(rt.queue, item.job_id)
+            in_delivery.queue_backstop_now(rt.queue, item.job_id)
             continue
-        if outcome is None:
-            in_delivery.release(rt.queue, item.job_id)  # the PR's lock is busy: its job waits for it, from the queue
+        if outcome is None:  # the PR's lock is busy: its job waits for it, from the queue
+            in_delivery.queue_backstop_now(rt.queue, item.job_id)
             continue
         covered.add(pr)
-        in_delivery.withdraw(rt.queue, item.job_id)
+        in_delivery.cancel_backstop(rt.queue, item.job_id)
         done += 1
-    for work in delivery.close():  # replies put off until the statuses went
-        work()
     return done

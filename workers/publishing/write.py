@@ -1,8 +1,9 @@
-"""Step 3 of the publishing path: the one fenced status write (design §4, invariants 7, 8).
+"""Step 8 of a delivery's path (docs/architecture.md): the one fenced status write (design §4, invariants 7, 8).
 
-Under its lock an outbox member's wanted status is read, checked right before the POST (the lock
-still ours, the wanted status unchanged: *fencing*), posted, and only then recorded as posted and
-taken off the outbox. A write whose lock lapsed or whose verdict moved on during the POST forgets
+Under its lock an outbox member's wanted status is read right before the POST, the lock checked still
+ours, posted, and read again right after: two reads of the verdict record per write (*fencing*). Only
+when the lock is still ours and the wanted status unchanged is it recorded as posted and taken off the
+outbox. A write whose lock lapsed or whose verdict moved on during the POST forgets
 the posted status and leaves the member on the outbox, so the latest verdict is written after it.
 A member is a PR's head (``repo#N``: its verdict record's status) or a merge group's commit
 (``repo@SHA#N``: PR N's verdict, `workers.publishing.group_status`); both go through `_fenced`.
@@ -24,24 +25,15 @@ from core.outbox import group_member, parse_member, pr_member
 from state import audit, posted_status, store
 from state.posted_status import wanted_status
 from workers.publishing import group_status
-from workers.publishing.locks import WorkerLock
+from workers.publishing.locks import pr_lock
 from workers.publishing.outbox import bucket_of
-from workers.publishing.pacing import Pacer, rate_limit_wait
+from workers.publishing.pacing import rate_limit_wait, slot_now
 from workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
-LOCK_TIMEOUT = 60
-
-
 class Fenced(Exception):
     """The lock lapsed or the verdict moved on while we were about to write: nothing was posted."""
-
-
-def pr_lock(redis: Redis, repo: str, number: int) -> Lock:
-    lock: Lock = redis.lock(keys.recompute_lock(repo, number), timeout=LOCK_TIMEOUT, sleep=0.01,
-                            blocking_timeout=LOCK_TIMEOUT, lock_class=WorkerLock)  # a dead worker's is broken
-    return lock
 
 
 def pr_needs_write(redis: Redis, repo: str, number: int) -> bool:
@@ -86,20 +78,20 @@ def _group_wanted(redis: Redis, repo: str, number: int | None, sha: str) -> Want
 def _fenced(rt: Runtime, repo: str, member: str, bucket: str, lock: Lock | None, read: Callable[[], Wanted | None],
             posted_key: str, ttl: int | None) -> str:
     redis = rt.redis
-    wanted = read()
+    wanted = read()  # under the lock, right before the POST: what it writes
     if wanted is None or redis.get(posted_key) == wanted.form:
         redis.zrem(keys.outbox(bucket), member)
         return "unchanged" if wanted else "no-head"
 
-    def fresh() -> bool:
-        now = read()
-        return (lock is None or lock.owned()) and now is not None and now.fence == wanted.fence
+    def owned() -> bool:
+        return lock is None or lock.owned()
 
-    if not fresh():
+    if not owned():
         raise Fenced(member)
     for sha, status in wanted.posts:
         rt.github.post_status(repo, sha, status)
-    if not fresh():
+    after = read()  # the second read: a verdict moved on during the POST (or a lock lost) is written again
+    if not owned() or after is None or after.fence != wanted.fence:
         # Another writer may have posted a newer status before ours landed: write the latest again.
         redis.delete(posted_key)
         log.warning("status write on %s fenced after the POST; the latest verdict is written again", member)
@@ -132,8 +124,8 @@ def write_now(rt: Runtime, repo: str, number: int, lock: Lock, *, bucket: str | 
     Writing at once skips the outbox's lease, so the workers write in parallel while slots are free;
     once the pacer binds, every write goes through the one drain again."""
     bucket = bucket or bucket_of(rt.redis, repo)
-    pacer = Pacer.of(rt.redis, rt.settings, bucket)
-    if pacer.reserve(0) is None:
+    pacer = slot_now(rt.redis, rt.settings, bucket)
+    if pacer is None:
         return None
     try:
         return write_locked(rt, repo, number, lock, bucket=bucket)
