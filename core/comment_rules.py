@@ -16,11 +16,14 @@ from core.durations import format_duration
 from core.permissions import Permission
 from core.prstate import (
     DASHBOARD_REF,
+    REVIEW_REF,
+    Facts,
     PullState,
     Register,
     from_dashboard,
     record_comment,
     record_dismissal,
+    record_facts,
     record_lift_all,
     record_review,
 )
@@ -194,6 +197,26 @@ def apply_dashboard(
                       origin=DASHBOARD_ORIGIN, config=config)
 
 
+def apply_dashboard_command(
+    state: PullState,
+    command: CommentCommand,
+    *,
+    actor: str,
+    permission: Permission,
+    is_author: bool,
+    submitted: datetime,
+    seen: datetime | None,
+    ref: str,
+    config: RepoConfig,
+) -> tuple[PullState, Outcome]:
+    """`apply_dashboard` for the page's job: the command dated against the very state it is applied to
+    (`dashboard_time` of ``submitted``, the server clock when the page was submitted, and ``seen``, the
+    time of the hold the page showed), so a retried write dates it again."""
+    at = dashboard_time(state, submitted, lift=command.kind == "lift", seen=seen)
+    return apply_dashboard(state, command, actor=actor, permission=permission, is_author=is_author, at=at, ref=ref,
+                           config=config)
+
+
 SEEN_SKEW = timedelta(seconds=60)  # how far ahead of our clock GitHub's may date a hold the page showed
 
 
@@ -222,19 +245,22 @@ def apply_click(
     *,
     actor: str,
     permission: Permission,
-    is_author: bool,
-    at: datetime,
+    now: datetime,
+    seen: datetime | None,
     ref: str,
     config: RepoConfig,
 ) -> tuple[PullState, Outcome]:
     """*Lift my hold* clicked on the PR's check run: exactly the lift of their own hold a comment or the
-    page would make — the same permission rule, the same per-holder register — with origin ``check_run``.
-    ``ref`` starts with `core.prstate.DASHBOARD_REF` like a page command's: no comment on GitHub carries
-    it, so a rebuild from GitHub's history must carry it over."""
+    page would make — the same permission rule, the same per-holder register — with origin ``check_run``,
+    dated as a page lift is (`dashboard_time`: after the hold the clicked run showed them, ``seen``), by
+    the PR's author when the state says so. ``ref`` starts with `core.prstate.DASHBOARD_REF` like a page
+    command's: no comment on GitHub carries it, so a rebuild from GitHub's history must carry it over."""
     if not from_dashboard(ref):
         raise ValueError(f"a click's ref starts with {DASHBOARD_REF!r}: {ref!r}")
-    return _apply_one(state, CommentCommand("lift"), actor=actor, permission=permission, is_author=is_author,
-                      at=at, ref=ref, origin=CHECK_RUN_ORIGIN, config=config)
+    return _apply_one(state, CommentCommand("lift"), actor=actor, permission=permission,
+                      is_author=bool(state.facts and state.facts.author == actor),
+                      at=dashboard_time(state, now, lift=True, seen=seen), ref=ref, origin=CHECK_RUN_ORIGIN,
+                      config=config)
 
 
 def _lift_all(state: PullState, actor: str, at: datetime, ref: str, reason: str,
@@ -287,3 +313,32 @@ def apply_review(
 
 def _only_if(condition: bool, outcome: Outcome) -> list[Outcome]:
     return [outcome] if condition else []
+
+
+def apply_review_event(
+    state: PullState,
+    *,
+    facts: Facts | None,
+    reviewer: str,
+    review_state: str,
+    review_id: str,
+    body: str,
+    is_author: bool,
+    at: datetime,
+    origin: str,
+    config: RepoConfig,
+    permission: Permission,
+) -> tuple[PullState, list[Outcome]]:
+    """What a ``pull_request_review`` delivery does: the PR's ``facts`` recorded (when it carried a head),
+    the review's effect on its reviewer's hold (`apply_review`), and the commands in its ``body`` (a
+    submitted review's; empty otherwise) as a comment of the reviewer's, ordered as a review body's
+    (`core.prstate.REVIEW_REF`). Returns the state and the outcomes of both."""
+    if facts is not None:
+        state = record_facts(state, facts)
+    state, found = apply_review(state, reviewer=reviewer, review_state=review_state, review_id=review_id, at=at,
+                                origin=origin, config=config, permission=permission)
+    if body:
+        state, more = apply_comment(state, body, actor=reviewer, permission=permission, is_author=is_author, at=at,
+                                    ref=f"{REVIEW_REF}{review_id}", origin=origin, config=config)
+        found = [*found, *more]
+    return state, found

@@ -1,6 +1,8 @@
 """What a ``pull_request`` delivery does to a PR's state: its facts recorded (head, base, draft, labels,
-open or merged), the hold label added or removed, an exempt label's grant. A rule the state write applies
-under its WATCH (`state.store.update_pull`), so the handler hands data down, not a callback.
+open or merged), the hold label added or removed, an exempt label's grant; and what a repo's rename does
+to it. Rules the state write applies under its WATCH (`state.store.update_pull`), so a writer hands data
+down, not a callback (the other writers' rules: `core.prstate`'s ``record_*``, `merge_states`,
+`keep_dashboard`; `core.comment_rules`).
 
 Pure: no I/O.
 """
@@ -24,3 +26,8 @@ def apply_pull_event(state: PullState, *, facts: Facts, opened: bool, hold_label
     if grant is not None:
         state = replace(state, grants=record_grant(state.grants, grant[0], grant[1]))
     return state
+
+
+def rename_repo(state: PullState, *, repo: str) -> PullState:
+    """The PR's state under its repo's new name ``repo`` (unchanged when it has it already)."""
+    return state if state.repo == repo else replace(state, repo=repo)

@@ -74,7 +74,9 @@ def update_pull(
     redis: Redis, repo: str, number: int, change: Callable[[PullState], PullState], *,
     request: RecomputeRequest | None = None,
 ) -> tuple[PullState, bool]:
-    """Apply a pure change atomically; returns the new state and whether anything changed.
+    """Apply a pure change atomically; returns the new state and whether anything changed. ``change`` is a
+    function of `core` with its data (``functools.partial``), never the caller's own: this module calls it,
+    and `state/` calls nothing above it (tests/test_state_write_rules.py).
 
     The state (carrying its version, `core.state_format`) and ``request`` (the PR's recompute) are one EXEC: a
     worker killed at any point leaves either all of them or none."""

@@ -2,8 +2,9 @@
 "One delivery"). Run it: ``python -m tests.delivery_trace`` (``--all`` lists the library calls too).
 
 One real ``issue_comment`` delivery — ``/unhold`` on a PR an earlier ``/hold`` held — (or, ``--event
-pull_request``, a ``synchronize`` pushing a new head to that PR) goes through the three hand-offs in this one
-process: the receiver (the Flask app's WSGI `FastPath`, a signed POST by the
+pull_request``, a ``synchronize`` pushing a new head to that PR; ``--event push``, the branch push that moves
+it, ahead of its ``synchronize``; ``--event check_run``, a click on *Lift my hold* in the PR's check run) goes
+through the three hand-offs in this one process: the receiver (the Flask app's WSGI `FastPath`, a signed POST by the
 test client), the intake pump (`workers.intake.pump.pump_all`), and the rq delivery job (``job.perform()``),
 which posts the status to the GitHub emulator. `sys.setprofile` records every call from one product
 module into another (packages `PRODUCT`) until the status POST.
@@ -126,17 +127,21 @@ class Tracer:
         return [c for c in self.calls if c.step]
 
 
-DELIVERIES = ("issue_comment", "pull_request")
-"""What can be traced: ``/unhold`` on the held PR (the status flips to success), or a ``pull_request``
-``synchronize`` pushing a new head to it (the new head gets the held status)."""
+DELIVERIES = ("issue_comment", "pull_request", "push", "check_run")
+"""What can be traced: ``/unhold`` on the held PR (the status flips to success), a ``pull_request``
+``synchronize`` pushing a new head to it, the ``push`` of its branch that moves its head (either way the
+new head gets the held status), or the holder's click on *Lift my hold* in its check run (success)."""
 NEW_HEAD = "5" * 40
 
 
 def trace_delivery(redis_url: str, event: str = "issue_comment") -> Tracer:
     """Deliver ``/hold`` (untraced: it warms the caches a steady state has), then trace one delivery of
     ``event`` (`DELIVERIES`) through the receiver, the pump and the delivery job until its status POST."""
+    from core.check_run import LIFT, NAME
     from merge_hold import samples
-    from tests.chat_support import emulated_service, latest, seed_repo
+    from tests.chat_support import emulated_service, head_sha, latest, seed_repo
+    from tests.check_run_support import CHECKS, settle
+    from tests.e2e_support import fixture
     from tests.emulator import GitHubEmulator
     from workers.intake.pump import pump_all
 
@@ -145,22 +150,36 @@ def trace_delivery(redis_url: str, event: str = "issue_comment") -> Tracer:
         svc = emulated_service(emulator, redis_url, write_rate_per_minute=600_000.0)
         seed_repo(emulator, svc.redis, REPO, NUMBER)
         emulator.set_permission(REPO, "alice", "write")
+        if event == "check_run":  # the installation lets the App write check runs: the run shows the button
+            emulator.set_installation_permissions(1, CHECKS)
 
         def comment(body: str, comment_id: int) -> dict[str, Any]:
             return samples.issue_comment_event(REPO, NUMBER, body=body, commenter="alice", at=datetime.now(UTC),
                                                comment_id=comment_id, installation_id=1)
 
         assert svc.deliver("issue_comment", comment("/hold waiting for QA", 101)).status_code == 202
-        svc.drain()
+        settle(svc)  # the check runs' writer too (scheduled jobs run at once)
         assert (latest(emulator, REPO, NUMBER) or {}).get("state") == "failure"
 
         if event == "issue_comment":
             payload, head, wanted = comment("/unhold", 102), None, "success"
-        else:
+        elif event == "pull_request":
             emulator.update_pull(REPO, NUMBER, head_sha=NEW_HEAD)
             payload = samples.pull_request_event(REPO, NUMBER, action="synchronize", at=datetime.now(UTC),
                                                  installation_id=1, sha=NEW_HEAD, head_ref=f"topic-{NUMBER}")
             head, wanted = NEW_HEAD, "failure"
+        elif event == "push":  # the branch push GitHub sends before the PR's `synchronize` (`workers/events/pushes.py`)
+            emulator.update_pull(REPO, NUMBER, head_sha=NEW_HEAD)
+            payload = fixture("push", "with-installation.payload.json")
+            payload.update(ref=f"refs/heads/topic-{NUMBER}", before=head_sha(REPO, NUMBER), after=NEW_HEAD,
+                           created=False, deleted=False, forced=False, commits=[], head_commit=None,
+                           repository={**samples.repository(REPO), "pushed_at": int(datetime.now(UTC).timestamp())},
+                           installation={"id": 1})
+            head, wanted = NEW_HEAD, "failure"
+        else:  # *Lift my hold* on the run the /hold wrote (`workers/events/check_actions.py`)
+            run = emulator.check_run_shown(REPO, head_sha(REPO, NUMBER), NAME)
+            assert run is not None, "no check run to click on"
+            payload, head, wanted = emulator.click(REPO, int(run["id"]), LIFT, "alice"), None, "success"
         tracer = Tracer()
         with tracer.on():
             assert svc.deliver(event, payload).status_code == 202  # 1-2. the receiver, the intake
@@ -186,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.delivery_trace", description=__doc__.split("\n\n")[0])
     parser.add_argument("--all", action="store_true", help="list the calls into state/, core/ and foundation/ too")
     parser.add_argument("--event", choices=DELIVERIES, default=DELIVERIES[0],
-                        help="the delivery traced: /unhold (issue_comment, the default) or a push (pull_request)")
+                        help="the delivery traced: /unhold (issue_comment, the default), a new head "
+                             "(pull_request synchronize), the branch push that moves it (push), or a click on "
+                             "Lift my hold (check_run)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         server = LocalRedis(Path(scratch)).start()  # a throwaway Redis: the trace flushes its database

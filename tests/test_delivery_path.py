@@ -1,7 +1,8 @@
-"""A delivery's path from `POST /webhooks/github` to the status POST, counted for a comment and for a push
-(tests/delivery_trace.py, docs/architecture.md "One delivery"): at most `STEP_BUDGET` steps, none
-re-entering a module already on the call stack, none from the libraries (`state/`, `core/`,
-`foundation/`) up into the processes' code."""
+"""A delivery's path from `POST /webhooks/github` to the status POST, counted for a comment, a new head
+(``synchronize``), a branch push and a check run click (tests/delivery_trace.py, docs/architecture.md "One
+delivery"): at most `STEP_BUDGET` steps, none re-entering a module already on the call stack, none from the
+libraries (`state/`, `core/`, `foundation/`) up into the processes' code (a rule handed to the state write
+defined in `workers/` would be one: tests/test_state_write_rules.py holds every writer to that)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from tests.delivery_trace import DELIVERIES, STATUS_POST, STEP_BUDGET, Tracer, l
 
 @pytest.fixture(params=DELIVERIES)
 def trace(request: pytest.FixtureRequest, redis_url: str, redis_client: object) -> Tracer:
-    """``/unhold`` (issue_comment) and a new head (pull_request synchronize); redis_client: a flushed database."""
+    """``/unhold`` (issue_comment), a new head (pull_request synchronize), the branch push that moves it (push),
+    *Lift my hold* clicked (check_run); redis_client: a flushed database."""
     return trace_delivery(redis_url, request.param)
 
 

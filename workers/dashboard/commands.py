@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
-from core.comment_rules import DASHBOARD_ORIGIN, Outcome, apply_dashboard, dashboard_time
+from core.comment_rules import DASHBOARD_ORIGIN, apply_dashboard_command
 from core.comments import CommentCommand
 from core.holds import from_iso
 from core.permissions import Permission
-from core.prstate import DASHBOARD_REF, PullState
+from core.prstate import DASHBOARD_REF
 from core.repo_config import DEFAULT_CONFIG
 from state import audit, store
 from state.config_file import repo_config
-from workers.events.handler_support import apply_change
+from workers.events.handler_support import apply_rule
 from workers.runtime import current
 
 
@@ -45,19 +46,11 @@ def dashboard_command_job(repo: str, number: int, data: dict[str, Any]) -> str:
     if submitted is None:
         raise ValueError(f"a dashboard command needs its time: {data.get('at')!r}")
     ref = str(data.get("ref") or f"{DASHBOARD_REF}{uuid.uuid4().hex}")
-    found: list[Outcome] = []
-
-    def change(state: PullState) -> PullState:
-        at = dashboard_time(state, submitted, lift=command.kind == "lift", seen=from_iso(str(data.get("seen") or "")))
-        new_state, outcome = apply_dashboard(
-            state, command, actor=str(data["actor"]), permission=Permission(int(data["permission"])),
-            is_author=bool(data.get("is_author")), at=at, ref=ref, config=config)
-        found[:] = [outcome]
-        return new_state
-
-    changed = apply_change(rt, repo, number, change)
-    for outcome in found:
-        audit.record(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
-                    target=outcome.target, reason=outcome.reason, message=outcome.message, origin=DASHBOARD_ORIGIN)
-    kind = found[0].kind if found else "none"
-    return f"{kind}, {'applied' if changed else 'unchanged'}"
+    # The rule of `core` dates the command against the state it is applied to, under the state's WATCH.
+    rule = partial(apply_dashboard_command, command=command, actor=str(data["actor"]),
+                   permission=Permission(int(data["permission"])), is_author=bool(data.get("is_author")),
+                   submitted=submitted, seen=from_iso(str(data.get("seen") or "")), ref=ref, config=config)
+    _before, outcome, changed = apply_rule(rt, repo, number, rule)
+    audit.record(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
+                 target=outcome.target, reason=outcome.reason, message=outcome.message, origin=DASHBOARD_ORIGIN)
+    return f"{outcome.kind}, {'applied' if changed else 'unchanged'}"

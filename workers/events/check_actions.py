@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from core import check_run, jobs
-from core.comment_rules import CHECK_RUN_ORIGIN, apply_click, dashboard_time
+from core.comment_rules import CHECK_RUN_ORIGIN, apply_click
 from core.events import repo_name
 from core.hold_rights import Facts, GitHubUser, holder_id_of, may_lift
 from core.holds import EXEMPTIBLE
@@ -36,7 +37,7 @@ from core.scopes import pr_scope
 from state import audit, room_holds, store
 from state.queueing import create_job
 from workers.events import treecloser
-from workers.events.handler_support import apply_change, looked_up_permission
+from workers.events.handler_support import apply_rule, looked_up_permission
 from workers.events.repos import pr_meta
 from workers.publishing import (
     after_delivery,
@@ -124,23 +125,13 @@ def _lift(rt: Runtime, repo: str, number: int, login: str, permission: Permissio
                        "(a hold is lifted by whoever placed it, or with /unhold @user by a maintainer)", "lift")
     done: list[str] = []
     if commented or config.shared_holds:
-        found: list[Any] = []
         ref = f"{DASHBOARD_REF}check-run-{uuid.uuid4().hex}"
-
-        def change(current: PullState) -> PullState:
-            new_state, outcome = apply_click(current, actor=login, permission=permission,
-                                             is_author=bool(current.facts and current.facts.author == login),
-                                             at=dashboard_time(current, now, lift=True, seen=seen), ref=ref,
-                                             config=config)
-            found[:] = [outcome]
-            return new_state
-
-        apply_change(rt, repo, number, change)
-        for outcome in found:
-            audit.record(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
-                         target=outcome.target, reason=outcome.reason, message=outcome.message,
-                         origin=CHECK_RUN_ORIGIN)
-            done.append(outcome.kind)
+        # The rule of `core` reads the author and dates the lift from the state it is applied to.
+        rule = partial(apply_click, actor=login, permission=permission, now=now, seen=seen, ref=ref, config=config)
+        _before, outcome, _changed = apply_rule(rt, repo, number, rule)
+        audit.record(rt.redis, repo, f"hold.{outcome.kind}", number=number, actor=outcome.actor,
+                     target=outcome.target, reason=outcome.reason, message=outcome.message, origin=CHECK_RUN_ORIGIN)
+        done.append(outcome.kind)
     if mine:
         allowed = [h for h in mine if may_lift(user, h.id, scope, facts)]
         if not allowed:

@@ -8,13 +8,13 @@ from functools import partial
 from typing import Any
 
 from core import keys
-from core.comment_rules import apply_comment, apply_review
+from core.comment_rules import apply_comment, apply_review_event
 from core.events import repo_name
 from core.holds import from_iso
-from core.prstate import EPOCH, REVIEW_REF, PullState, record_facts
+from core.prstate import EPOCH
 from state import audit
 from workers.events import feedback, holdfor
-from workers.events.handler_support import apply_change, apply_rule, first_time, permission_of, record_outcomes
+from workers.events.handler_support import apply_rule, first_time, permission_of, record_outcomes
 from workers.events.repos import pr_meta
 from workers.github.pulls import facts_from_pull
 from workers.publishing import after_delivery
@@ -59,26 +59,12 @@ def on_pull_request_review(rt: Runtime, payload: dict[str, Any]) -> str:
     at = from_iso(review.get("submitted_at")) or EPOCH
     facts = facts_from_pull(pull) if (pull.get("head") or {}).get("sha") else None
     permission = permission_of(rt, repo, reviewer, review.get("author_association"))
-    outcomes: list[Any] = []
-
-    def change(state: PullState) -> PullState:
-        if facts is not None:
-            state = record_facts(state, facts)
-        state, found = apply_review(
-            state, reviewer=reviewer, review_state="dismissed" if action == "dismissed" else str(review.get("state")),
-            review_id=str(review["id"]), at=at, origin=review.get("html_url", ""), config=config,
-            permission=permission)
-        if action == "submitted" and review.get("body"):
-            state, more = apply_comment(
-                state, review["body"], actor=reviewer, permission=permission,
-                is_author=reviewer == (pull.get("user") or {}).get("login"), at=at,
-                ref=f"{REVIEW_REF}{review['id']}",
-                origin=review.get("html_url", ""), config=config)
-            found = [*found, *more]
-        outcomes[:] = found
-        return state
-
-    changed = apply_change(rt, repo, number, change)
+    rule = partial(apply_review_event, facts=facts, reviewer=reviewer,
+                   review_state="dismissed" if action == "dismissed" else str(review.get("state")),
+                   review_id=str(review["id"]), body=(review.get("body") or "") if action == "submitted" else "",
+                   is_author=reviewer == (pull.get("user") or {}).get("login"), at=at,
+                   origin=review.get("html_url", ""), config=config, permission=permission)
+    _before, outcomes, changed = apply_rule(rt, repo, number, rule)
     record_outcomes(rt, repo, number, outcomes, f"review:{review['id']}:{action}")
     # The first delivery of an approval decides (a redelivery never adds to the history).
     if action == "submitted" and str(review.get("state")).lower() == "approved" and first_time(

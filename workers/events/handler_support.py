@@ -60,7 +60,8 @@ def first_time(rt: Runtime, repo: str, item: str) -> bool:
 
 def apply_change(rt: Runtime, repo: str, number: int, change: Callable[[PullState], PullState]) -> bool:
     """Record a change of the PR's state (a rule of `core`, partially applied: the state write calls it
-    under its WATCH) and ask for its recompute in the same EXEC; returns whether anything changed (see
+    under its WATCH, so a function of the caller's would be a call up from `state/`; tests/test_state_write_rules.py
+    checks every caller) and ask for its recompute in the same EXEC; returns whether anything changed (see
     `apply_rule`)."""
     _state, changed = store.update_pull(rt.redis, repo, number, change, request=_request(rt, repo, number))
     _finish(rt, repo, number, changed)

@@ -3,6 +3,7 @@ reloaded when a push to the default branch touches it."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from core import keys
@@ -36,8 +37,8 @@ def on_push(rt: Runtime, payload: dict[str, Any]) -> str:
     number = rt.redis.get(keys.head_index(repo, branch))
     taken = tree_heads.pushed_at(payload)
     at = int(taken.timestamp()) if taken else 0
-    if number is not None and before != ZERO_SHA and apply_change(rt, repo, int(number),
-                                                            lambda s: record_push(s, before, after, at)):
+    if number is not None and before != ZERO_SHA and apply_change(
+            rt, repo, int(number), partial(record_push, before=before, after=after, at=at)):
         moved = 1
     if branch == meta.default_branch and _touches_config(payload):
         # Read at the branch's current head, never at this push's `after`: pushes handled out of order

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from redis import Redis
@@ -21,6 +22,7 @@ from core import keys
 from core.events import installation_id, repo_name
 from core.holds import Exemption, Hold
 from core.prstate import PullState, merge_states
+from core.pull_rules import rename_repo
 from state import audit, store
 from state.decoding import as_text
 from workers.publishing import republish_scope
@@ -110,7 +112,7 @@ def move_repo(rt: Runtime, old: str, new: str, installation_id: int | None = Non
 
 def _rewrite_names(redis: Redis, old: str, new: str) -> None:
     for number in store.open_numbers(redis, new):
-        store.update_pull(redis, new, number, lambda s: s if s.repo == new else replace(s, repo=new))
+        store.update_pull(redis, new, number, partial(rename_repo, repo=new))
     rooms = keys.room_holds(new)
     for hold_id, raw in redis.hgetall(rooms).items():
         hold = Hold.from_dict(json.loads(raw))

@@ -18,6 +18,7 @@ import logging
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 
 from core import jobs, keys
 from core.outbox import GLOBAL_BUCKET
@@ -57,8 +58,7 @@ def reconcile_repo(rt: Runtime, repo: str, *, rebuild: bool, step: Step = _no_st
             state = history_state(rt, repo, pull, config)
             # GitHub's history replaces the registers, except for commands made on the dashboard: they
             # have no comment to re-read, so the live state's are joined back in.
-            store.update_pull(rt.redis, repo, state.number,
-                              lambda old, new=state: keep_dashboard(new, old))  # type: ignore[misc]
+            store.update_pull(rt.redis, repo, state.number, partial(keep_dashboard, state))
             rt.redis.sadd(keys.open_prs(repo), state.number)
             step("rebuild", done, len(pulls))
     try:

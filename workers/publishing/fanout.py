@@ -41,7 +41,7 @@ from redis.client import Pipeline
 from redis.exceptions import LockError
 
 from core import jobs, keys
-from core.prstate import Facts, PullState, record_facts
+from core.prstate import record_facts
 from core.scopes import scope_repo
 from state import audit, store
 from state.decoding import as_text
@@ -204,10 +204,6 @@ def _take_lease(redis: Redis, repo: str, token: str) -> bool:
     return take_lease(redis, keys.fanout_lease(repo), token, LEASE_SECONDS)
 
 
-def _with_facts(facts: Facts, state: PullState) -> PullState:
-    return record_facts(state, facts)
-
-
 class FanOut:
     """One slice of work on one repo, under the run's lease: records, no GitHub writes."""
 
@@ -284,7 +280,7 @@ class FanOut:
         for pull in self.rt.github.list_open_pulls(self.repo):
             number = int(pull["number"])
             facts = facts_from_pull(pull)
-            state, _ = store.update_pull(redis, self.repo, number, partial(_with_facts, facts))
+            state, _ = store.update_pull(redis, self.repo, number, partial(record_facts, facts=facts))
             redis.sadd(keys.open_prs(self.repo), number)
             ranked.append((mergeability(state), -facts.at.timestamp(), -number))
         ranked.sort()

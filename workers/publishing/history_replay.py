@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from core.comment_rules import apply_comment, apply_review
@@ -84,5 +85,5 @@ def replay_history(rt: Runtime, state: PullState, config: RepoConfig | None) -> 
         rebuilt = replace(PullState(repo=state.repo, number=state.number), synced=True)
     else:
         rebuilt = history_state(rt, state.repo, pull, config or DEFAULT_CONFIG)
-    new_state, _ = store.update_pull(rt.redis, state.repo, state.number, lambda live: merge_states(live, rebuilt))
+    new_state, _ = store.update_pull(rt.redis, state.repo, state.number, partial(merge_states, other=rebuilt))
     return new_state
