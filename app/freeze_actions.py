@@ -39,7 +39,7 @@ from app.services import services
 from core import hold_rights
 from core.durations import format_duration
 from core.hold_rights import GitHubUser
-from core.holds import Hold, Source, named
+from core.holds import Hold, named
 from core.paths import PathsError, check, describe, split_list
 from core.scopes import scope_repo
 from core.targets import TargetError, is_pr_scope, parse_target
@@ -137,16 +137,14 @@ def thaw() -> Response:
     if scope is None:
         return back
     redis = services().redis
-    present = [h for h in room_holds.holds_in(redis, room_holds.scope_key(scope))
-               if h.scope == scope and h.source is Source.ROOM]
+    present = room_holds.room_holds_on(redis, scope)
     if not present:
         flash(f"No room hold on exactly {scope} to thaw.", "error")
         return back
     liftable = {h.id for h in present if may_lift(h)}
     if not liftable:
         return _refused(scope, "Thawing", present)
-    lifted = room_holds.lift_holds(redis, scope, actor=acting_login(), origin="dashboard",
-                                   may_lift=lambda h: h.id in liftable)
+    lifted = room_holds.lift_holds(redis, scope, actor=acting_login(), origin="dashboard", only=liftable)
     republish_scope(scope)
     holders = ", ".join(named(h.holder) for h in lifted)
     kept = [h for h in present if h.id not in liftable]

@@ -10,7 +10,7 @@ its scope.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from redis import Redis
@@ -48,11 +48,17 @@ def place_hold(redis: Redis, scope: str, *, holder: str, holder_id: str, reason:
     return hold
 
 
+def room_holds_on(redis: Redis, scope: str) -> list[Hold]:
+    """The room holds placed on exactly ``scope`` (not those that reach it from a wider one)."""
+    return [h for h in holds_in(redis, scope_key(scope)) if h.scope == scope and h.source is Source.ROOM]
+
+
 def lift_holds(redis: Redis, scope: str, *, actor: str, origin: str,
-               may_lift: Callable[[Hold], bool] = lambda _hold: True) -> list[Hold]:
-    """Lift every room hold with exactly this scope that ``may_lift`` (default: whoever placed it)."""
+               only: Collection[str] | None = None) -> list[Hold]:
+    """Lift the room holds on exactly this scope: those whose ids are in ``only`` (the caller judged who may
+    lift which, `core.hold_rights.may_lift`), or all of them."""
     key = scope_key(scope)
-    lifted = [h for h in holds_in(redis, key) if h.scope == scope and h.source is Source.ROOM and may_lift(h)]
+    lifted = [h for h in room_holds_on(redis, scope) if only is None or h.id in only]
     if lifted:
         redis.hdel(key, *(h.id for h in lifted))
         audit.record(redis, scope_repo(scope), "room.lifted", scope=scope, actor=actor, origin=origin,

@@ -37,7 +37,15 @@ from core.scopes import scope_applies
 from state import freeze_progress, store, verdicts
 from state.config_file import repo_config
 from state.decoding import as_text
-from state.room_holds import find_hold, holds_in, lift_exemption, lift_holds, place_exemption, place_hold
+from state.room_holds import (
+    find_hold,
+    holds_in,
+    lift_exemption,
+    lift_holds,
+    place_exemption,
+    place_hold,
+    room_holds_on,
+)
 from workers.github.gateway import NotFound
 from workers.publishing import repos_in_scope, republish_scope
 from workers.runtime import Runtime, current
@@ -233,8 +241,9 @@ def execute(rt: Runtime, req: ChatRequest, command: ChatCommand) -> Reply:
         return Reply(f"{who} held {scope}{_reach(redis, scope)}{where}{span}{_until(hold.expires_at)}: "
                      f"{command.reason}{replaced}{gate}", in_channel=True)
     if command.action == "unhold":
+        may_lift = chat_may_lift(rt, req)
         lifted = lift_holds(redis, scope, actor=req.user_name, origin=req.room,
-                            may_lift=chat_may_lift(rt, req))
+                            only={h.id for h in room_holds_on(redis, scope) if may_lift(h)})
         if not lifted:
             return Reply(f"No room hold on exactly {scope}. `/holds {scope}` lists the holds that touch it.")
         gate = republish_scope(rt, scope, now)

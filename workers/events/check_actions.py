@@ -139,7 +139,7 @@ def _lift(rt: Runtime, repo: str, number: int, login: str, permission: Permissio
                     "lift")
             done.append("refused")
         elif room_holds.lift_holds(rt.redis, scope, actor=login, origin=CHECK_RUN_ORIGIN,
-                                   may_lift=lambda h: h in allowed):
+                                   only={h.id for h in allowed}):
             request_recompute(rt, repo, number)
             recompute_in_delivery(rt, repo, number)
             done.append("lifted")
