@@ -61,9 +61,9 @@ def _take(redis: Redis, bucket: str, token: str) -> bool:
 def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECONDS,
           token: str | None = None, with_marks: bool = False) -> dict[str, int]:
     """Write the outbox's statuses, most-mergeable first, at the pacer's rate, then — ``with_marks``, as
-    the drain job does — its freeze marks and check runs. Returns counts. One drain per outbox at a time (a lease); a
-    slice used up hands on to a fresh `drain_job`, and a pause (rate limit) keeps the lease for a drain
-    scheduled at the next free slot, under the same token. A drain run in place (a recompute, a delivery,
+    the drain job does — its freeze marks and check runs. Returns counts. One drain per outbox at a time
+    (a lease); a slice used up hands on to a fresh `drain_job`, and a pause (rate limit) keeps the lease
+    for a drain scheduled at the next free slot, under the same token. A drain run in place (a recompute, a delivery,
     the reconcile: no ``with_marks``) writes what changes what may merge (statuses, urgent marks) and stops
     at the first mark for people or check run, asking for the drain job: a delivery's worker never waits
     for a description's slot."""
