@@ -23,7 +23,8 @@ WORK = "work"
 BULK = "bulk"
 """Queue role: the bulk queue of the installation the job works for (`state.queueing.bulk_queue`; beside
 the ``MERGE_HOLD_QUEUE`` queue, served after it, round robin between installations). Bootstraps,
-fan-outs, outbox drains, check runs and the reconcile: work that runs in slices and gives way."""
+fan-outs, outbox drains (statuses, freeze marks, check runs) and the reconcile: work that runs in slices
+and gives way."""
 SUBSCRIBER = "subscriber"
 """Queue role: the queue a chat subscription or an outgoing webhook endpoint recorded (the subscribing or
 registering server's ``MERGE_HOLD_QUEUE``; `state.outgoing.delivery_queue` for the endpoints)."""
@@ -125,9 +126,8 @@ label, the PR. Queued by the recompute that found it ended (never posted from th
 or GitHub outage is retried a few times, then kept as failed (the audit log and the PR page have it)."""
 
 CHECK_RUNS = Job("workers.publishing.check_runs.check_runs_job", queue=BULK, timeout=180)
-"""The `merge-hold / holds` check runs of one outbox bucket, one slice per run at the pacer's lowest priority
-(it queues its own next run, and steps aside while statuses wait). Not retried: its runs stay queued, and
-the next change noted queues a fresh run."""
+"""Queued by releases before issue 31 only (check runs are outbox members now, written by its drain): it
+moves the runs such a release left on their own sorted set onto the outbox and asks for a drain."""
 
 EXEMPTION_REQUEST = Job("workers.chat.exemption_requests.exemption_request_job", failure_ttl=7 * DAY,
                         retry=(10, 60, 300))

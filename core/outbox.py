@@ -9,11 +9,14 @@ format, read back by every later release):
   issue 31, `core.keys.freeze_marks`);
 - ``repo@SHA#N``: a merge group's commit SHA, carrying PR N's verdict (``#0``: the group names no PR);
 - ``mark:repo#N`` (since issue 31): PR N's `merge-hold/freeze` status under a ruleset freeze
-  (`workers.publishing.freeze_marks`), ranked after every status.
+  (`workers.publishing.freeze_marks`), ranked after every status;
+- ``run:repo#N`` (since issue 31): PR N's check run `merge-hold / holds` (`workers.publishing.check_runs`),
+  ranked after every status.
 
-Repo names hold neither ``@``, ``#`` nor ``:``, so every split is unambiguous. A release before issue 31
-never reads a ``mark:`` member (it kept marks apart): rolled back to, it would take one for a PR of a repo
-named ``mark:owner/repo`` and find no record for it, so it drops it.
+Repo names hold neither ``@``, ``#`` nor ``:``, so every split is unambiguous. A release that does not
+know a prefix (before issue 31 neither, the first of issue 31 no ``run:``) never wrote one: rolled back
+to, it would take such a member for a PR of a repo named ``mark:owner/repo`` or ``run:owner/repo``, find
+no record for it, and drop it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ GLOBAL_BUCKET = "global"
 """The bucket of a repo whose installation is not known (its state was lost): paced together."""
 
 MARK_PREFIX = "mark:"
+RUN_PREFIX = "run:"
 
 
 def bucket(installation_id: int | str) -> str:
@@ -44,6 +48,11 @@ def mark_member(repo: str, number: int) -> str:
     return f"{MARK_PREFIX}{repo}#{number}"
 
 
+def run_member(repo: str, number: int) -> str:
+    """PR N's check run `merge-hold / holds`."""
+    return f"{RUN_PREFIX}{repo}#{number}"
+
+
 @dataclass(frozen=True)
 class Member:
     repo: str
@@ -53,14 +62,21 @@ class Member:
     """A merge group's commit; empty for a PR's head status."""
     mark: bool = False
     """The PR's `merge-hold/freeze` status, not its `merge-hold` one."""
+    run: bool = False
+    """The PR's check run `merge-hold / holds`, not a status."""
+
+    @property
+    def status(self) -> bool:
+        """A `merge-hold` status (a PR's head or a merge group's commit): neither a mark nor a run."""
+        return not (self.mark or self.run)
 
 
 def parse_member(raw: bytes | str) -> Member:
-    """``repo#N``, ``repo@SHA#N`` or ``mark:repo#N``, as stored, back into its parts."""
+    """``repo#N``, ``repo@SHA#N``, ``mark:repo#N`` or ``run:repo#N``, as stored, back into its parts."""
     text = raw.decode() if isinstance(raw, bytes) else raw
-    mark = text.startswith(MARK_PREFIX)
-    if mark:
-        text = text[len(MARK_PREFIX):]
+    mark, run = text.startswith(MARK_PREFIX), text.startswith(RUN_PREFIX)
+    if mark or run:
+        text = text.partition(":")[2]
     head, _, number = text.rpartition("#")
     repo, _, sha = head.partition("@")
-    return Member(repo, int(number), sha, mark)
+    return Member(repo, int(number), sha, mark, run)

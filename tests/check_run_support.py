@@ -56,8 +56,8 @@ def comment(svc: Service, login: str, body: str, *, comment_id: int, at: str, nu
 
 
 def settle(svc: Service, rounds: int = 200) -> None:
-    """Run every job, the scheduled ones too (a writer that stepped aside for statuses looks again later:
-    here, at once), until nothing is left."""
+    """Run every job, the scheduled ones too (a drain that waits for a run's slot, or for urgent writes to
+    end, goes on later: here, at once), until nothing is left."""
     for _ in range(rounds):
         svc.drain()
         due = [(queue, job_id) for queue in all_queues(svc.rt.queue)  # the writer's bulk queue too

@@ -1,7 +1,7 @@
 """The check run under a freeze: an org freeze over hundreds of PRs writes every `merge-hold` status before
-any check run (the run writer steps aside while statuses wait: counted in the emulator's own request log,
-not by a clock), one run per PR, PRs held by their own holds before freeze-only ones; and *Request
-exemption* reaches the freeze's chat room with the PR and the clicker."""
+any check run (runs wait on the outbox after every status, written by the same drain: counted in the
+emulator's own request log, not by a clock), one run per PR, PRs held by their own holds before
+freeze-only ones; and *Request exemption* reaches the freeze's chat room with the PR and the clicker."""
 
 from __future__ import annotations
 

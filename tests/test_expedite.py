@@ -21,6 +21,7 @@ from workers.ops.tenants import burst
 from workers.publishing import in_delivery
 from workers.publishing.in_delivery import open_delivery
 from workers.publishing.locks import pr_lock
+from workers.publishing.outbox import URGENT_CEILING
 from workers.publishing.request import RECOMPUTE_JOB, request_recompute
 
 REPO = "acme/express"
@@ -46,6 +47,11 @@ def deliver(delivery: samples.Delivery) -> str:
     return handle_delivery(delivery.event, delivery.delivery_id, delivery.body)
 
 
+def statuses_owed(svc: Service) -> int:
+    """Statuses waiting on the outbox (a held PR's check run waits there too, after them, for the drain job)."""
+    return int(svc.redis.zcount(keys.outbox("inst-1"), "-inf", f"({URGENT_CEILING}"))
+
+
 def recompute_jobs(svc: Service) -> tuple[list[str], list[str]]:
     """(queued, scheduled) recompute job ids."""
     queue = svc.rt.queue
@@ -60,7 +66,7 @@ def test_a_delivery_writes_its_status_itself_and_leaves_no_job(svc: Service, git
     assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"
     assert recompute_jobs(svc) == ([], [])
     assert not svc.redis.exists(keys.recompute_queued(REPO, 1))
-    assert svc.redis.zcard(keys.outbox("inst-1")) == 0
+    assert statuses_owed(svc) == 0
 
 
 def test_a_busy_pr_lock_sends_the_backstop_to_the_queue_at_once(svc: Service, github_emulator: GitHubEmulator) -> None:
@@ -85,7 +91,7 @@ def test_github_failing_in_process_leaves_the_write_to_the_backstop(svc: Service
     assert latest(github_emulator, REPO, 3) is None
     queued, scheduled = recompute_jobs(svc)
     assert (len(queued), scheduled) == (1, [])
-    assert svc.redis.zcard(keys.outbox("inst-1")) == 1  # still owed
+    assert statuses_owed(svc) == 1  # still owed
     github_emulator.clear_faults()
     burst(svc.rt.queue, with_scheduler=False)
     assert (latest(github_emulator, REPO, 3) or {}).get("state") == "failure"

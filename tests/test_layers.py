@@ -43,8 +43,8 @@ may import `core` only, and whoever may import the foundation may import it)."""
 WORKER_FOLDERS = ["github", "runtime", "publishing", "events", "dashboard", "chat", "outgoing", "ops"]
 """Each may import the ones before it (``intake`` stands beside them: state and runtime only)."""
 PUBLISHING = ["locks", "pacing", "outbox", "in_delivery", "request", "group_status", "write", "freeze_marks",
-              "drain", "merge_groups", "ruleset_writes", "org_rulesets", "freeze_rulesets", "history_replay",
-              "changed_files", "exemption_ends", "check_runs", "recompute", "fanout", "freeze_sync", "republish"]
+              "check_runs", "drain", "merge_groups", "ruleset_writes", "org_rulesets", "freeze_rulesets",
+              "history_replay", "changed_files", "exemption_ends", "recompute", "fanout", "freeze_sync", "republish"]
 """Each may import only the ones before it."""
 
 

@@ -133,6 +133,39 @@ def test_freeze_marks_an_old_worker_left_on_their_own_set_are_written(svc: Servi
     assert (latest(github_emulator, REPO, 1) or {}).get("state") == "success"  # the statuses went too
 
 
+def test_check_runs_an_old_worker_left_on_their_own_set_are_written(svc: Service,
+                                                                    github_emulator: GitHubEmulator) -> None:
+    """Before issue 31 check runs waited on a sorted set of their own (`core.keys.check_runs`) for a job of
+    their own (`core.jobs.CHECK_RUNS`, on the installation's bulk queue): that job's address still runs,
+    moves them onto the outbox, and the outbox's drain writes them — the click's answer (old rank 0) first."""
+    from core.outbox import run_member
+    from state.room_holds import place_hold
+    from tests.chat_support import head_sha
+    from tests.emulator.seeding import DEFAULT_PERMISSIONS
+    from workers.publishing.outbox import RANK_SPAN
+
+    github_emulator.set_installation_permissions(1, {**DEFAULT_PERMISSIONS, "checks": "write"})
+    place_hold(svc.redis, REPO, holder="dana", holder_id="slack:T1:U1", reason="legacy freeze",
+               origin="slack:acme/#ops", now=datetime.now(UTC))
+    for number in (1, 2):
+        record(svc.rt, REPO, number, datetime.now(UTC))
+        svc.redis.zrem(keys.outbox("inst-1"), run_member(REPO, number))  # as an old worker: on their own set
+    old = keys.check_runs("inst-1")
+    svc.redis.zadd(old, {f"{REPO}#1": 2 * RANK_SPAN + 1, f"{REPO}#2": 0 * RANK_SPAN + 2})
+    svc.rt.bulk("inst-1").empty()  # type: ignore[no-untyped-call]  # the old job alone asks for the drain
+    svc.redis.delete(keys.outbox_drain_queued("inst-1"))
+    svc.rt.bulk("inst-1").enqueue(jobs.CHECK_RUNS.address, "inst-1")
+    for worker in worker_processes(svc.settings, 1):
+        _out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()[-2000:]
+    assert not svc.rt.bulk("inst-1").failed_job_registry.count
+    written = [r.body["head_sha"] for r in github_emulator.requests
+               if r.method == "POST" and r.path.endswith("/check-runs") and isinstance(r.body, dict)]
+    assert written == [head_sha(REPO, 2), head_sha(REPO, 1)]
+    assert not svc.redis.exists(old) and not svc.redis.zcard(keys.outbox("inst-1"))
+    assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"  # the statuses went too
+
+
 def test_the_worker_command_still_runs(svc: Service) -> None:
     out = subprocess.run([".venv/bin/merge-hold", "worker", "--help"], capture_output=True, text=True, check=False)
     assert out.returncode == 0 and "worker" in out.stdout

@@ -12,7 +12,7 @@ from redis import Redis
 
 from core import keys
 from core.freeze_gate import FREEZE_CONTEXT
-from core.outbox import Member, group_member, mark_member, parse_member, pr_member
+from core.outbox import Member, group_member, mark_member, parse_member, pr_member, run_member
 from state import store
 from state.decoding import as_text
 from tests.chat_support import dry_runtime, emulated_service, head_sha, latest, seed_repo
@@ -35,6 +35,8 @@ BUCKET = "inst-1"
     ("acme/widgets@" + "a" * 40 + "#0", Member("acme/widgets", 0, "a" * 40)),
     ("mark:acme/widgets#7", Member("acme/widgets", 7, mark=True)),
     (b"mark:acme/my.repo-2#12", Member("acme/my.repo-2", 12, mark=True)),
+    ("run:acme/widgets#7", Member("acme/widgets", 7, run=True)),
+    (b"run:acme/my.repo-2#12", Member("acme/my.repo-2", 12, run=True)),
 ])
 def test_every_stored_member_form_parses(stored: str | bytes, member: Member) -> None:
     assert parse_member(stored) == member
@@ -44,6 +46,8 @@ def test_the_member_writers_round_trip() -> None:
     assert parse_member(pr_member(REPO, 3)) == Member(REPO, 3)
     assert parse_member(group_member(REPO, "b" * 40, None)) == Member(REPO, 0, "b" * 40)
     assert parse_member(mark_member(REPO, 3)) == Member(REPO, 3, mark=True)
+    assert parse_member(run_member(REPO, 3)) == Member(REPO, 3, run=True)
+    assert [parse_member(m(REPO, 3)).status for m in (pr_member, mark_member, run_member)] == [True, False, False]
 
 
 def test_marks_for_people_rank_after_every_status_and_urgent_ones_first(redis_client: Redis) -> None:

@@ -1,4 +1,5 @@
-"""The check run `merge-hold / holds` (issue 29): what each PR's run last showed, and the writer's queue."""
+"""The check run `merge-hold / holds` (issue 29): what each PR's run last showed, whether an installation
+refused runs, and the writer's own queue of releases before issue 31 (runs wait on the outbox now)."""
 
 from __future__ import annotations
 
@@ -19,22 +20,25 @@ def check_run_ids(repo: str) -> str:
 
 def check_runs(bucket: str) -> str:
     """Sorted set of ``repo#number`` whose check run needs writing, at the pacer's lowest priority: answers
-    to clicks (rank 0), then PRs held by their own holds (1), then PRs held only by freezes (2), by age."""
+    to clicks (rank 0), then PRs held by their own holds (1), then PRs held only by freezes (2), by age.
+    Written by releases before issue 31 only: runs wait on the outbox now (``run:repo#N``), and the old
+    job moves these there."""
     return f"{PREFIX}:check-runs:{bucket}"
 
 
 def check_runs_lease(bucket: str) -> str:
-    """String: the run token of the one job writing an installation's check runs."""
+    """String: the run token of the one job writing an installation's check runs (releases before issue 31)."""
     return f"{PREFIX}:check-runs-lease:{bucket}"
 
 
 def check_runs_queued(bucket: str) -> str:
     """String, set while a job writing the installation's check runs is queued or scheduled (it is deleted
-    when the job starts): changes noted meanwhile queue no second job. Expires as a backstop."""
+    when the job starts): changes noted meanwhile queue no second job. Expires as a backstop. Set by
+    releases before issue 31 only."""
     return f"{PREFIX}:check-runs-queued:{bucket}"
 
 
 def check_runs_refused(bucket: str) -> str:
     """String: why GitHub refuses the installation's check runs (no Checks: write); while set (an hour),
-    nothing is queued and merge-hold keeps to the status alone."""
+    no run goes on the outbox and merge-hold keeps to the status alone."""
     return f"{PREFIX}:check-runs-refused:{bucket}"

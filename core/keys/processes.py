@@ -86,8 +86,8 @@ def outbox_drain_queued(bucket: str) -> str:
 
 
 def outbox_mark_wait(bucket: str) -> str:
-    """The run token of a drain that keeps the outbox's lease only to wait for a freeze mark's slot (the
-    pacer's lowest priority may be far): a status arriving meanwhile takes the lease over."""
+    """The run token of a drain that keeps the outbox's lease only to wait for a freeze mark's or a check
+    run's slot (the pacer's lowest priority may be far): a status arriving meanwhile takes the lease over."""
     return f"{PREFIX}:outbox:{bucket}:mark-wait"
 
 

@@ -1,58 +1,56 @@
-"""The check run `merge-hold / holds` written beside the status (issue 29; what it shows: `core.check_run`).
+"""The check run `merge-hold / holds` written beside the status (issue 29; what it shows: `core.check_run`):
+a kind of outbox member (``run:repo#N``, `core.outbox`), written by the outbox's one drain
+(`workers.publishing.drain`).
 
 - **Only on change.** After each verdict record (`note`, from the recompute) the run's view is built
   (holds, exemption, recent acts, the answer to a click) and compared by digest with what the PR's run last
-  showed (`core.keys.check_run_posted`); only a difference queues a write. A free PR gets one `success` when
-  it stops being held, then nothing until the next hold; a PR never held gets no run at all.
+  showed (`core.keys.check_run_posted`); only a difference puts it on the outbox. A free PR gets one
+  `success` when it stops being held, then nothing until the next hold; a PR never held gets no run at all.
 - **One run per head SHA**, created once and updated in place (``PATCH``): GitHub keeps at most 1,000 runs
   of one name per suite. A run lost from Redis is found again by name on the head before a new one is made.
-- **Below the gate.** Runs wait on their installation's own sorted set (`core.keys.check_runs`): answers to
-  clicks first, PRs held by their own holds next, PRs held only by a freeze last. One job per installation
-  at a time (a lease) writes them at the pacer's `LOW_PRIORITY` — counted in both of GitHub's windows,
-  never in the part of the hour kept for urgent writes — and only while no `merge-hold` status waits: with
-  a status or an urgent freeze mark on the outbox, or urgent writes announced (`Pacer.yield_low_priority`),
-  it steps aside and looks again later, so a run write never takes a slot a status write could have had first.
+- **Below the gate.** A run ranks after every status and urgent freeze mark (`outbox.RUN_ANSWER`,
+  `RUN_OWN`, `RUN_FREEZE_ONLY`: answers to clicks first, before the marks for people; then PRs held by
+  their own holds; PRs held only by a freeze last), so a drain run in place never writes one and a
+  status arriving while the drain waits for a run's slot takes the drain over. The drain writes it
+  (`write`) at the pacer's `LOW_PRIORITY` — counted in both of GitHub's windows, never in the part of the
+  hour kept for urgent writes, and none while urgent writes are announced (`Pacer.yield_low_priority`) —
+  reading what it should show again right before the write.
 - **Without Checks: write** GitHub answers 403: the installation's runs stop for an hour
-  (`core.keys.check_runs_refused`), merge-hold goes on with the status alone, and `merge-hold doctor` says
-  what is missing.
+  (`core.keys.check_runs_refused`; its run members leave the outbox, its statuses stay), merge-hold goes
+  on with the status alone, and `merge-hold doctor` says what is missing.
+
+Releases before issue 31 kept runs on a sorted set of their own (`core.keys.check_runs`) with a job of
+their own (`check_runs_job`): that job's address still runs, and moves what it finds there onto the outbox.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
-import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
 
-from core import check_run, jobs, keys
+from core import check_run, keys
 from core.holds import from_iso, named
-from core.outbox import parse_member, pr_member
+from core.outbox import parse_member, run_member
 from core.repo_config import RepoConfig
 from state import audit, store
 from state.config_file import repo_config
 from state.decoding import as_text
-from state.queueing import enqueue_after
 from workers.github.dry_run import DryRunGateway
-from workers.publishing.locks import release_lease, take_lease
-from workers.publishing.outbox import RANK_SPAN, urgent_waiting
-from workers.publishing.pacing import LOW_PRIORITY, YIELD_RECHECK, Pacer, SlotTooFar, rate_limit_wait
+from workers.publishing import outbox
+from workers.publishing.outbox import RUN_ANSWER, RUN_FREEZE_ONLY, RUN_OWN, URGENT_CEILING, enqueue_drain
+from workers.publishing.pacing import LOW_PRIORITY, Pacer, SlotTooFar, rate_limit_wait
 from workers.runtime import Runtime, current
 
 log = logging.getLogger(__name__)
 
-RUNS_JOB = jobs.CHECK_RUNS.address
-LEASE_SECONDS = 30
-SLICE_SECONDS = 20.0
 REFUSED_SECONDS = 3600
 """How long an installation that refused a check run (no Checks: write) is left to the status alone."""
-ANSWER, OWN, FREEZE_ONLY = 0, 1, 2
-"""Ranks on the queue: an answer to a click, a PR held by its own holds, a PR held only by a freeze."""
-QUEUED_TTL = 300
-"""A queued job's flag outlives it at most this long (a job lost with its worker: the next change queues one)."""
+ANSWER, OWN, FREEZE_ONLY = RUN_ANSWER, RUN_OWN, RUN_FREEZE_ONLY
+"""A run's outbox rank: an answer to a click, a PR held by its own holds, a PR held only by a freeze."""
 HISTORY_SCAN = 300
 """Audit entries of the repo read for a PR's recent acts."""
 
@@ -127,7 +125,7 @@ def wanted(rt: Runtime, repo: str, number: int, record: dict[str, Any] | None = 
 
 
 def rank(want: tuple[str, dict[str, Any]], last: dict[str, Any] | None, *, answer: bool = False) -> int | None:
-    """None: nothing to write (shown already, or free and left alone). Else the queue rank."""
+    """None: nothing to write (shown already, or free and left alone). Else its outbox rank."""
     sha, shown = want
     same_head = last is not None and last.get("sha") == sha
     # `success` once, on the head whose run said held; a PR never held on this head gets no run.
@@ -142,30 +140,23 @@ def rank(want: tuple[str, dict[str, Any]], last: dict[str, Any] | None, *, answe
 
 def note(rt: Runtime, bucket: str, repo: str, number: int, record: dict[str, Any] | None,
          config: RepoConfig | None, *, answer: bool = False) -> None:
-    """After a verdict record is written: queue the PR's run if what it shows changed."""
-    member = pr_member(repo, number)
+    """After a verdict record is written: put the PR's run on the outbox (and ask for a drain) if what it
+    shows changed, else take it off."""
+    member = run_member(repo, number)
     if isinstance(rt.github, DryRunGateway) or rt.redis.exists(keys.check_runs_refused(bucket)):
         return  # a dry run writes nothing to GitHub; a refusal leaves the status alone for a while
     last = posted(rt.redis, repo, number)
     if record is not None and not (record.get("holds") or record.get("error")) and not (
             last is not None and last.get("sha") == record.get("head_sha") and last.get("blocking")):
-        rt.redis.zrem(keys.check_runs(bucket), member)  # free and never shown held on this head: no run to read
+        rt.redis.zrem(keys.outbox(bucket), member)  # free and never shown held on this head: no run to read
         return
     want = wanted(rt, repo, number, record, config) if config is not None else None
     place = None if want is None else rank(want, last, answer=answer)
     if place is None:
-        rt.redis.zrem(keys.check_runs(bucket), member)
+        rt.redis.zrem(keys.outbox(bucket), member)
         return
-    rt.redis.zadd(keys.check_runs(bucket), {member: place * RANK_SPAN + int(time.time() * 1000)}, lt=True)
-    # One job queued per installation however many changes are noted (a fan-out notes hundreds).
-    if rt.redis.set(keys.check_runs_queued(bucket), "1", nx=True, ex=QUEUED_TTL):
-        enqueue(rt, bucket)
-
-
-def enqueue(rt: Runtime, bucket: str, *, delay: float = 0.0) -> None:
-    rt.redis.set(keys.check_runs_queued(bucket), "1", ex=QUEUED_TTL + int(delay))
-    # Paced bulk work: after interactive jobs, round robin with other installations.
-    enqueue_after(rt.bulk(bucket), jobs.CHECK_RUNS, bucket, delay=delay, description=f"check runs {bucket}")
+    outbox.add(rt.redis, bucket, member, place)  # LT: an answer moves a waiting run up, never down
+    enqueue_drain(rt, bucket)
 
 
 def token_permissions(redis: Redis, repo: str) -> dict[str, str] | None:
@@ -177,72 +168,51 @@ def token_permissions(redis: Redis, repo: str) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
 
 
-def _status_waits(rt: Runtime, bucket: str, pacer: Pacer) -> bool:
-    """A `merge-hold` status (or an urgent freeze mark) waits on the outbox, or urgent writes were announced.
-    Freeze marks for people to read wait at the same low priority as runs: runs do not step aside for them."""
-    return urgent_waiting(rt.redis, bucket) or bool(rt.redis.exists(pacer.urgent_key))
-
-
-def write_runs(rt: Runtime, bucket: str, *, slice_seconds: float = SLICE_SECONDS) -> dict[str, int]:
-    """Write waiting runs, answers first, while no status waits; until the slice ends or a slot is far."""
-    token = uuid.uuid4().hex
-    counts = {"written": 0, "checked": 0}
-    end = time.monotonic() + slice_seconds
-    pacer = Pacer.of(rt.redis, rt.settings, bucket)
-    queue = keys.check_runs(bucket)
-    rt.redis.delete(keys.check_runs_queued(bucket))  # changes noted from now on queue the next run
-    if not take_lease(rt.redis, keys.check_runs_lease(bucket), token, LEASE_SECONDS):
-        return counts  # the lease holder writes them: it runs until the queue is empty
+def write(rt: Runtime, pacer: Pacer, bucket: str, member: str, max_wait: float) -> str | float:
+    """The drain's write of one run: its outcome, or the seconds until its slot when that is further than
+    ``max_wait``. Whether the installation may write runs is asked before waiting for anything; what the
+    run should show is read before the slot is taken and again right before the write. The run stays on
+    the outbox when it moved on while we wrote (the newer view is written next)."""
+    redis = rt.redis
+    parsed = parse_member(member)
+    repo, number = parsed.repo, parsed.number
+    if isinstance(rt.github, DryRunGateway) or redis.exists(keys.check_runs_refused(bucket)):
+        redis.zrem(keys.outbox(bucket), member)  # noted before the refusal (or by a release without the check)
+        return "unchanged"
+    granted = token_permissions(redis, repo)
+    if granted is not None and granted.get("checks") != "write":
+        return _refused(rt, bucket, f"the installation has Checks: {granted.get('checks', 'none')}, not write")
+    if _current(rt, repo, number) is None:
+        redis.zrem(keys.outbox(bucket), member)
+        return "unchanged"
     try:
-        while True:
-            first = rt.redis.zrange(queue, 0, 0)
-            if not first:
-                return counts
-            member = as_text(first[0])
-            parsed = parse_member(member)
-            granted = token_permissions(rt.redis, parsed.repo)
-            if granted is not None and granted.get("checks") != "write":  # asked before waiting for anything
-                _refused(rt, bucket, f"the installation has Checks: {granted.get('checks', 'none')}, not write")
-                return counts
-            if _status_waits(rt, bucket, pacer):
-                enqueue(rt, bucket, delay=YIELD_RECHECK)  # statuses first: look again once they are out
-                counts["yielded"] = 1
-                return counts
-            if time.monotonic() >= end or (counts["checked"] and (rt.interactive_waiting() or rt.bulk_waiting(bucket))):
-                enqueue(rt, bucket)  # other jobs (deliveries, recomputes, the drain) go first
-                return counts
-            counts["checked"] += 1
-            want = wanted(rt, parsed.repo, parsed.number)
-            last = posted(rt.redis, parsed.repo, parsed.number)
-            if want is None or rank(want, last) is None:
-                rt.redis.zrem(queue, member)
-                continue
-            try:
-                pacer.acquire(max(end - time.monotonic(), 0.0), priority=LOW_PRIORITY)
-            except SlotTooFar as far:
-                enqueue(rt, bucket, delay=max(far.seconds, 0.5))
-                return counts
-            try:
-                outcome = _write(rt, bucket, parsed.repo, parsed.number, want, last)
-            except Exception as exc:
-                wait = rate_limit_wait(exc)
-                if wait is None:
-                    raise
-                enqueue(rt, bucket, delay=pacer.pause(wait))
-                return counts
-            if outcome == "refused":
-                return counts
-            # Off the queue unless the run moved on while we wrote (then the newer view is written next).
-            again = wanted(rt, parsed.repo, parsed.number) if outcome == "written" else None
-            if again is None or rank(again, posted(rt.redis, parsed.repo, parsed.number)) is None:
-                rt.redis.zrem(queue, member)
-            counts["written"] += outcome == "written"
-            rt.redis.expire(keys.check_runs_lease(bucket), LEASE_SECONDS)
-    finally:
-        release_lease(rt.redis, keys.check_runs_lease(bucket), token)
-        # A change noted while we let go found the lease taken and its job gave up: queue one for it.
-        if rt.redis.zcard(queue) and rt.redis.set(keys.check_runs_queued(bucket), "1", nx=True, ex=QUEUED_TTL):
-            enqueue(rt, bucket, delay=YIELD_RECHECK if counts.get("yielded") else 0.0)
+        pacer.acquire(max_wait, priority=LOW_PRIORITY)
+    except SlotTooFar as far:
+        return max(far.seconds, 0.5)
+    found = _current(rt, repo, number)  # right before the write: the slot may have taken a while
+    if found is None:
+        redis.zrem(keys.outbox(bucket), member)
+        return "unchanged"
+    try:
+        outcome = _write(rt, bucket, repo, number, *found)
+    except Exception as exc:
+        wait = rate_limit_wait(exc)
+        if wait is None:
+            raise  # GitHub's trouble: the drain fails and rq retries it (the run stays on the outbox)
+        log.warning("rate limited writing %s: writes paused %.0fs", member, pacer.pause(wait))
+        return "rate-limited"
+    if outcome == "refused":
+        return outcome  # the installation's runs are off the outbox already
+    if outcome != "written" or _current(rt, repo, number) is None:
+        redis.zrem(keys.outbox(bucket), member)
+    return "posted" if outcome == "written" else outcome
+
+
+def _current(rt: Runtime, repo: str, number: int) -> tuple[tuple[str, dict[str, Any]], dict[str, Any] | None] | None:
+    """What the PR's run should show and what it last showed, when they differ enough to write."""
+    want = wanted(rt, repo, number)
+    last = posted(rt.redis, repo, number)
+    return None if want is None or rank(want, last) is None else (want, last)
 
 
 def _find(rt: Runtime, repo: str, sha: str) -> int | None:
@@ -288,8 +258,17 @@ def _write(rt: Runtime, bucket: str, repo: str, number: int, want: tuple[str, di
 
 
 def _refused(rt: Runtime, bucket: str, why: str) -> str:
-    rt.redis.set(keys.check_runs_refused(bucket), why, ex=REFUSED_SECONDS)
-    rt.redis.delete(keys.check_runs(bucket))
+    """No Checks: write: the installation's runs stop for `REFUSED_SECONDS` and leave its outbox (its statuses
+    and marks stay)."""
+    redis = rt.redis
+    redis.set(keys.check_runs_refused(bucket), why, ex=REFUSED_SECONDS)
+    found: list[bytes] = redis.zrangebyscore(keys.outbox(bucket), URGENT_CEILING, "+inf")  # type: ignore[assignment]
+    runs = [raw for raw in found if parse_member(raw).run]
+    with redis.pipeline() as pipe:
+        if runs:
+            pipe.zrem(keys.outbox(bucket), *runs)
+        pipe.delete(keys.check_runs(bucket))  # a release before issue 31 may have left some there
+        pipe.execute()
     log.warning("check runs of installation %s not written (%s): the status alone for %d s; grant Checks: write",
                 bucket, why, REFUSED_SECONDS)
     return "refused"
@@ -319,6 +298,26 @@ def forget(redis: Redis, repo: str, number: int) -> None:
         pipe.execute()
 
 
+OLD_RANKS = (ANSWER, OWN, FREEZE_ONLY)
+"""The old set's score rank (0 an answer, 1 own holds, 2 a freeze only) as an outbox rank."""
+
+
+def adopt_old_runs(rt: Runtime, bucket: str) -> int:
+    """Move the runs a release before issue 31 left on their own sorted set (`core.keys.check_runs`) onto
+    the outbox, keeping their order of ranks, and ask for a drain; returns how many moved."""
+    old = keys.check_runs(bucket)
+    found: list[tuple[bytes, float]] = rt.redis.zrange(old, 0, -1, withscores=True)  # type: ignore[assignment]
+    for raw, score in found:
+        parsed = parse_member(as_text(raw))
+        rank_now = OLD_RANKS[min(max(int(score // outbox.RANK_SPAN), 0), len(OLD_RANKS) - 1)]
+        outbox.add(rt.redis, bucket, run_member(parsed.repo, parsed.number), rank_now)
+        rt.redis.zrem(old, raw)
+    if found:
+        enqueue_drain(rt, bucket)
+    return len(found)
+
+
 def check_runs_job(bucket: str) -> str:
-    counts = write_runs(current(), bucket)
-    return ", ".join(f"{k} {v}" for k, v in counts.items())
+    """The job of releases before issue 31 (`core.jobs.CHECK_RUNS`), queued or scheduled by them: their
+    runs go onto the outbox, for its drain."""
+    return f"moved {adopt_old_runs(current(), bucket)} to the outbox"

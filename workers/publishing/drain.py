@@ -3,10 +3,11 @@
 
 One drain per outbox at a time holds its lease; it writes most-mergeable first — statuses through the
 one fenced write (`workers.publishing.write`), freeze marks through theirs
-(`workers.publishing.freeze_marks`), each at the priority it needs — hands on to a fresh job when its
-slice is used up or other jobs wait, and keeps the lease across a pause (a rate limit, or the next slot
-too far) for the drain scheduled then. A pause for a mark's slot (the pacer's lowest priority may be an
-hour away) holds nothing back: a status arriving meanwhile takes the lease over (`_TAKE`).
+(`workers.publishing.freeze_marks`), check runs through theirs (`workers.publishing.check_runs`), each at
+the priority it needs — hands on to a fresh job when its slice is used up or other jobs wait, and keeps
+the lease across a pause (a rate limit, or the next slot too far) for the drain scheduled then. A pause
+for a mark's or a run's slot (the pacer's lowest priority may be an hour away) holds nothing back: a
+status arriving meanwhile takes the lease over (`_TAKE`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from redis import Redis
 from core import keys
 from core.outbox import parse_member
 from state.decoding import as_text
-from workers.publishing import freeze_marks
+from workers.publishing import check_runs, freeze_marks
 from workers.publishing.locks import release_lease
 from workers.publishing.outbox import URGENT_CEILING, enqueue_drain, urgent_waiting
 from workers.publishing.pacing import Pacer, SlotTooFar, rate_limit_wait
@@ -47,8 +48,8 @@ redis.call('DEL', KEYS[2])
 return 1
 """
 """Take (or renew) the lease (KEYS[1]) for ARGV[1]; or take it over from a holder that only waits for a
-mark's slot (KEYS[2], `core.keys.outbox_mark_wait`) when a status or an urgent mark waits (a score below
-ARGV[3]). Whoever holds the lease now waits for no mark."""
+mark's or a run's slot (KEYS[2], `core.keys.outbox_mark_wait`) when a status or an urgent mark waits (a
+score below ARGV[3]). Whoever holds the lease now waits for no mark and no run."""
 
 
 def _take(redis: Redis, bucket: str, token: str) -> bool:
@@ -60,12 +61,12 @@ def _take(redis: Redis, bucket: str, token: str) -> bool:
 def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECONDS,
           token: str | None = None, with_marks: bool = False) -> dict[str, int]:
     """Write the outbox's statuses, most-mergeable first, at the pacer's rate, then — ``with_marks``, as
-    the drain job does — its freeze marks. Returns counts. One drain per outbox at a time (a lease); a
-    slice used up hands on to a fresh `drain_job`, and a pause (rate limit) keeps the lease for a drain
-    scheduled at the next free slot, under the same token. A drain run in place (a recompute, a delivery,
+    the drain job does — its freeze marks and check runs. Returns counts. One drain per outbox at a time
+    (a lease); a slice used up hands on to a fresh `drain_job`, and a pause (rate limit) keeps the lease
+    for a drain scheduled at the next free slot, under the same token. A drain run in place (a recompute, a delivery,
     the reconcile: no ``with_marks``) writes what changes what may merge (statuses, urgent marks) and stops
-    at the first mark for people, asking for the drain job: a delivery's worker never waits for a
-    description's slot."""
+    at the first mark for people or check run, asking for the drain job: a delivery's worker never waits
+    for a description's slot."""
     redis = rt.redis
     pacer = Pacer.of(redis, rt.settings, bucket)
     token = token or uuid.uuid4().hex
@@ -99,11 +100,11 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                 counts["checked"] += 1
                 if isinstance(outcome, float):
                     # The next slot is past our slice: keep the lease until then, for the drain due then.
-                    # Waiting for a mark's slot, say so: a status arriving meanwhile takes the lease over
-                    # (`_TAKE`; `enqueue_drain` queues the drain that does), so this wait holds none back.
+                    # Waiting for a mark's or a run's slot, say so: a status arriving meanwhile takes the lease
+                    # over (`_TAKE`; `enqueue_drain` queues the drain that does), so this wait holds none back.
                     with redis.pipeline() as pipe:
                         pipe.set(keys.outbox_lease(bucket), token, ex=int(outcome) + LEASE_SECONDS)
-                        if parse_member(member).mark:
+                        if not parse_member(member).status:
                             pipe.set(keys.outbox_mark_wait(bucket), token, ex=int(outcome) + LEASE_SECONDS)
                         pipe.execute()
                     enqueue_drain(rt, bucket, delay=outcome, token=token)
@@ -129,8 +130,11 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
 def _write_one(rt: Runtime, pacer: Pacer, bucket: str, member: str, end: float | None) -> str | float:
     """One write off the outbox: its outcome, or the seconds until the next slot when that is too far."""
     left = None if end is None else max(end - time.monotonic(), 0.0)
-    if parse_member(member).mark:
+    parsed = parse_member(member)
+    if parsed.mark:
         return freeze_marks.write(rt, pacer, bucket, member, 0.0 if left is None else left)
+    if parsed.run:
+        return check_runs.write(rt, pacer, bucket, member, 0.0 if left is None else left)
     target = Target(rt, bucket, member)
     paid = False
     if target.needs_write():
@@ -168,5 +172,6 @@ def drain_job(bucket: str, token: str | None = None) -> str:
         token = job.id if job is not None else None
     rt = current()
     freeze_marks.adopt_old_marks(rt, bucket)  # a release before issue 31 may have left some on their own set
+    check_runs.adopt_old_runs(rt, bucket)
     counts = drain(rt, bucket, token=token, with_marks=True)
     return ", ".join(f"{k} {v}" for k, v in counts.items())

@@ -2,7 +2,8 @@
 verdict waits on its installation's outbox, ranked most-mergeable first (the member grammar is
 `core.outbox`), until the write at once (step 8) or the drain takes it off; a PR's freeze mark waits
 there too (an exemption's with the most urgent statuses, one for people after every status:
-`workers.publishing.freeze_marks`). `enqueue_drain` asks for the outbox's one drain.
+`workers.publishing.freeze_marks`), and so does its check run (after every status:
+`workers.publishing.check_runs`). `enqueue_drain` asks for the outbox's one drain.
 
 The imports, one way (each module imports only the ones before it): outbox ← request (`request.py`) ←
 the one fenced write (`write.py`) ← the drain (`drain.py`) ← the recompute (`recompute.py`) ← events
@@ -29,11 +30,21 @@ URGENT_MARK = -1
 a failure over an earlier one, which GitHub would otherwise let through): with the exposed statuses, ahead
 of the rest. It is written at the statuses' priority and is rare (one per exemption), so it delays few; behind
 a fan-out's hundreds of statuses it would wait the hour they take."""
-PEOPLE_MARK = 4
-"""Outbox rank of a freeze mark for people to read (the freeze's reason): last."""
-URGENT_CEILING = PEOPLE_MARK * RANK_SPAN
+RUN_ANSWER = 4
+"""Outbox rank of a check run answering a click on its buttons (`workers.publishing.check_runs`): someone
+waits on the Checks tab for it, so it goes first of the writes for people to read."""
+PEOPLE_MARK = 5
+"""Outbox rank of a freeze mark for people to read (the freeze's reason, what the merge box shows against
+the required context). Rank 4 before check runs joined the outbox: one stored then ties with answers."""
+RUN_OWN = 6
+"""Outbox rank of the check run of a PR held by holds of its own (or freed from them: its `success`)."""
+RUN_FREEZE_ONLY = 7
+"""Outbox rank of the check run of a PR held only by a freeze: last."""
+URGENT_CEILING = RUN_ANSWER * RANK_SPAN
 """Scores below this are writes that change what may merge: statuses and urgent marks (a status's
-score, shifted by at most `FRONT_MS`, stays within its rank's span); at and above it, marks for people."""
+score, shifted by at most `FRONT_MS`, stays within its rank's span); at and above it, writes for people
+to read (marks for people, check runs), at the pacer's lowest priority. The same score as before check
+runs joined the outbox (then ``PEOPLE_MARK * RANK_SPAN``): a stored member keeps its side of it."""
 
 
 def bucket_of(redis: Redis, repo: str) -> str:
@@ -74,7 +85,7 @@ def add_to_outbox(redis: Redis, bucket_name: str, repo: str, number: int, rank: 
 
 
 def urgent_waiting(redis: Redis, bucket_name: str) -> bool:
-    """A status or an urgent mark waits on the outbox (not only marks for people to read)."""
+    """A status or an urgent mark waits on the outbox (not only marks for people to read and check runs)."""
     return bool(redis.zcount(keys.outbox(bucket_name), "-inf", f"({URGENT_CEILING}"))
 
 
@@ -83,7 +94,8 @@ QUEUED_TTL = 24 * 3600
 
 
 def held_for_mark(redis: Redis, bucket_name: str) -> bool:
-    """The outbox's lease is held by a drain that only waits for a freeze mark's slot (`core.keys.outbox_mark_wait`)."""
+    """The outbox's lease is held by a drain that only waits for a freeze mark's or a check run's slot
+    (`core.keys.outbox_mark_wait`)."""
     holder, waiting = redis.mget([keys.outbox_lease(bucket_name), keys.outbox_mark_wait(bucket_name)])
     return holder is not None and holder == waiting
 
@@ -92,7 +104,7 @@ def enqueue_drain(rt: Runtime, bucket_name: str, *, delay: float = 0.0, token: s
     """Queue a drain of ``bucket_name`` on its installation's bulk queue. A fresh drain (no ``token``) is
     queued only when none waits and no drain holds the lease: the holder looks at the outbox again
     before it lets go (call this after adding to the outbox), so a second job would only find the
-    lease taken — unless the holder only waits for a mark's slot and a status (or an urgent mark) came:
+    lease taken — unless the holder only waits for a mark's or a run's slot and a status (or an urgent mark) came:
     the fresh drain takes the lease over (`workers.publishing.drain`). A run's own continuation (its
     ``token``) is always queued. False: not queued."""
     redis = rt.redis

@@ -158,7 +158,10 @@ def _record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool =
         return "no-head", None
     # The repo's meta read above names its installation: no second read for the bucket.
     bucket = outbox_bucket(meta.installation_id) if meta is not None else GLOBAL_BUCKET
+    # The freeze mark and the check run beside the status: outbox members ranked after it (noted first, so
+    # that a drain waiting for their slot is taken over only for the status, by the drain run in place).
     freeze_marks.note(rt, bucket, repo, number, written)
+    check_runs.note(rt, bucket, repo, number, written, config)
     posted = rt.redis.get(keys.posted(repo, number))
     outcome = "unchanged"
     if posted != posted_status.form(verdict.head_sha, status):
@@ -167,8 +170,6 @@ def _record(rt: Runtime, repo: str, number: int, now: datetime, *, front: bool =
         shift = -FRONT_MS if front else int((now - state.facts.at).total_seconds() * 1000) if by_activity else 0
         add_to_outbox(rt.redis, bucket, repo, number, rank, shift)
         outcome = "pending"
-    # The check run beside the status, once the status is on the outbox (its writer steps aside for it).
-    check_runs.note(rt, bucket, repo, number, written, config)
     return outcome, bucket
 
 
