@@ -105,6 +105,23 @@ def frozen(svc: Service, number: int, description: str = "Frozen: incident 4711"
     return found
 
 
+def drain_waiting_for_a_far_slot(svc: Service, redis_client: Redis) -> bytes | str:
+    """With only writes for people on the outbox, spend the hour's low-priority slots (10 writes an hour
+    leave 5 to them) and run the drain job by hand: it keeps the lease for the slot an hour away, saying
+    it waits for a write for people (`outbox_mark_wait`). Returns its lease token; no slot is free now."""
+    svc.rt.bulk(BUCKET).empty()  # type: ignore[no-untyped-call]  # the drain asked for runs here, by hand
+    redis_client.delete(keys.outbox_drain_queued(BUCKET))
+    pacer = Pacer.of(redis_client, svc.settings, BUCKET)
+    for _ in range(5):
+        pacer.reserve(None)
+    assert drain(svc.rt, BUCKET, with_marks=True) == {"posted": 0, "checked": 1, "later": 1}
+    holder = redis_client.get(keys.outbox_lease(BUCKET))
+    assert holder is not None and redis_client.get(keys.outbox_mark_wait(BUCKET)) == holder
+    assert redis_client.ttl(keys.outbox_lease(BUCKET)) > 3000  # kept for the slot, an hour away
+    assert pacer.reserve(0) is None  # no slot free this instant: a status is left to a drain
+    return holder
+
+
 def test_a_drain_waiting_for_a_marks_slot_holds_no_status_back(github_emulator: GitHubEmulator, redis_client: Redis,
                                                                  redis_url: str) -> None:
     """The hour's low-priority slots are spent, so PR 1's mark waits about an hour and its drain keeps the
@@ -116,19 +133,7 @@ def test_a_drain_waiting_for_a_marks_slot_holds_no_status_back(github_emulator: 
     marked = frozen(svc, 1)
     redis_client.delete(keys.outbox(BUCKET))  # PR 1's status: not what this test is about
     freeze_marks.note(svc.rt, BUCKET, REPO, 1, marked)  # the mark alone on the outbox
-    svc.rt.bulk(BUCKET).empty()  # type: ignore[no-untyped-call]  # the drain it asked for runs below, by hand
-    redis_client.delete(keys.outbox_drain_queued(BUCKET))
-    pacer = Pacer.of(redis_client, svc.settings, BUCKET)
-    for _ in range(5):  # an hour of 10 writes leaves 5 to low priority: spent
-        pacer.reserve(None)
-
-    first = drain(svc.rt, BUCKET, with_marks=True)  # the drain job's run
-    assert first == {"posted": 0, "checked": 1, "later": 1}
-    holder = redis_client.get(keys.outbox_lease(BUCKET))
-    assert holder is not None and redis_client.get(keys.outbox_mark_wait(BUCKET)) == holder
-    assert redis_client.ttl(keys.outbox_lease(BUCKET)) > 3000  # kept for the mark's slot, an hour away
-
-    assert pacer.reserve(0) is None  # no slot free this instant: the status is left to a drain
+    holder = drain_waiting_for_a_far_slot(svc, redis_client)
     outcome = recompute(svc.rt, REPO, 2) or ""
     assert outcome.startswith("pending; drain {'posted': 1"), outcome
     assert (latest(github_emulator, REPO, 2) or {}).get("state") == "success"

@@ -20,6 +20,7 @@ from tests.chat_support import emulated_service, latest, seed_repo
 from tests.e2e_support import Service
 from tests.emulator import GitHubEmulator
 from tests.emulator.seeding import DEFAULT_PERMISSIONS
+from tests.test_outbox_marks import drain_waiting_for_a_far_slot
 from workers.publishing import check_runs
 from workers.publishing.drain import drain
 from workers.publishing.outbox import (
@@ -98,19 +99,7 @@ def test_a_drain_waiting_for_a_runs_slot_holds_no_status_back(github_emulator: G
                write_hourly=10)
     redis_client.zrem(keys.outbox(BUCKET), pr_member(REPO, 1))  # PR 1's status: not what this test is about
     assert redis_client.zrange(keys.outbox(BUCKET), 0, -1) == [run_member(REPO, 1).encode()]
-    svc.rt.bulk(BUCKET).empty()  # type: ignore[no-untyped-call]  # the drain it asked for runs below, by hand
-    redis_client.delete(keys.outbox_drain_queued(BUCKET))
-    pacer = Pacer.of(redis_client, svc.settings, BUCKET)
-    for _ in range(5):  # an hour of 10 writes leaves 5 to low priority: spent
-        pacer.reserve(None)
-
-    first = drain(svc.rt, BUCKET, with_marks=True)  # the drain job's run
-    assert first == {"posted": 0, "checked": 1, "later": 1}
-    holder = redis_client.get(keys.outbox_lease(BUCKET))
-    assert holder is not None and redis_client.get(keys.outbox_mark_wait(BUCKET)) == holder
-    assert redis_client.ttl(keys.outbox_lease(BUCKET)) > 3000  # kept for the run's slot, an hour away
-
-    assert pacer.reserve(0) is None  # no slot free this instant: the status is left to a drain
+    holder = drain_waiting_for_a_far_slot(svc, redis_client)
     outcome = recompute(svc.rt, REPO, 2) or ""
     assert outcome.startswith("pending; drain {'posted': 1"), outcome
     assert (latest(github_emulator, REPO, 2) or {}).get("state") == "failure"
