@@ -115,13 +115,18 @@ def test_a_drain_waiting_for_a_runs_slot_holds_no_status_back(github_emulator: G
     assert taker not in (None, holder) and redis_client.get(keys.outbox_mark_wait(BUCKET)) == taker
 
 
+@pytest.mark.parametrize("deliveries_wait", [False, True])
 def test_a_drain_run_in_place_leaves_the_runs_to_the_drain_job(github_emulator: GitHubEmulator,
-                                                               redis_client: Redis, redis_url: str) -> None:
+                                                               redis_client: Redis, redis_url: str,
+                                                               deliveries_wait: bool) -> None:
     """A recompute's drain writes the status and stops at the run, asking for the drain job; the drain job
-    writes the run."""
+    writes the run. With deliveries waiting it still lets the outbox go rather than keep it for a
+    continuation: the next deliveries' drains write their statuses, instead of finding it busy."""
     svc = held(github_emulator, redis_client, redis_url, write_rate_per_minute=600_000.0)
     svc.rt.bulk(BUCKET).empty()  # type: ignore[no-untyped-call]
     redis_client.delete(keys.outbox_drain_queued(BUCKET))
+    if deliveries_wait:
+        svc.rt.queue.enqueue("builtins.len", "a delivery")
     assert drain(svc.rt, BUCKET) == {"posted": 1, "checked": 1, "marks_left": 1}
     assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"
     assert not github_emulator.count(None, r"/check-runs")

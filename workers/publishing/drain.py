@@ -82,6 +82,13 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                 first = redis.zrange(keys.outbox(bucket), 0, 0, withscores=True)
                 if not first:
                     break
+                member, score = as_text(first[0][0]), float(first[0][1])
+                if not with_marks and score >= URGENT_CEILING:
+                    # All that changes what may merge is out: the rest is the drain job's. Looked at before
+                    # handing on, so a drain run in place that wrote its status lets the outbox go rather
+                    # than keep it for a continuation while the next deliveries' statuses pile up behind.
+                    counts["marks_left"] = 1
+                    break
                 if end is not None and (time.monotonic() >= end or (counts["checked"] and (
                         rt.interactive_waiting() or rt.bulk_waiting(bucket)))):
                     # The slice is used up, or other jobs wait (a lift's fan-out, deliveries): they go
@@ -92,10 +99,6 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                     enqueue_drain(rt, bucket, token=token)
                     keep, counts["continued"] = True, 1
                     return counts
-                member, score = as_text(first[0][0]), float(first[0][1])
-                if not with_marks and score >= URGENT_CEILING:
-                    counts["marks_left"] = 1  # all that changes what may merge is out: the rest is the bulk queue's
-                    break
                 outcome = _write_one(rt, pacer, bucket, member, end)
                 counts["checked"] += 1
                 if isinstance(outcome, float):
