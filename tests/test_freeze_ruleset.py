@@ -153,7 +153,7 @@ def test_a_thaw_does_not_wait_behind_the_descriptions(github_emulator: GitHubEmu
     writer = runtime.build(svc.settings)
     svc.rt.bulk("inst-1").empty()  # type: ignore[no-untyped-call]  # the drain the marks asked for: this writer
     redis_client.delete(keys.outbox_drain_queued("inst-1"))
-    marks = threading.Thread(target=drain, args=(writer, "inst-1"), kwargs={"with_marks": True}, daemon=True)
+    marks = threading.Thread(target=drain, args=(writer, "inst-1"), kwargs={"writes_for_people": True}, daemon=True)
     marks.start()
     while len(github_emulator.status_posts(FREEZE_CONTEXT)) < len(THAW_REPOS) * prs + 2:
         time.sleep(0.002)

@@ -50,7 +50,7 @@ def test_the_member_writers_round_trip() -> None:
     assert [parse_member(m(REPO, 3)).status for m in (pr_member, mark_member, run_member)] == [True, False, False]
 
 
-def test_marks_for_people_rank_after_every_status_and_urgent_ones_first(redis_client: Redis) -> None:
+def test_marks_writes_for_people_rank_after_every_status_and_urgent_ones_first(redis_client: Redis) -> None:
     """Whatever a status's rank and shift (to the front, behind fresher PRs), it comes before a mark for
     people; an urgent mark (an exemption someone waits on) goes with the exposed statuses, by age, ahead of
     the rest. Added in the worst order: marks first, the front status last."""
@@ -114,7 +114,7 @@ def drain_waiting_for_a_far_slot(svc: Service, redis_client: Redis) -> bytes | s
     pacer = Pacer.of(redis_client, svc.settings, BUCKET)
     for _ in range(5):
         pacer.reserve(None)
-    assert drain(svc.rt, BUCKET, with_marks=True) == {"posted": 0, "checked": 1, "later": 1}
+    assert drain(svc.rt, BUCKET, writes_for_people=True) == {"posted": 0, "checked": 1, "later": 1}
     holder = redis_client.get(keys.outbox_lease(BUCKET))
     assert holder is not None and redis_client.get(keys.outbox_mark_wait(BUCKET)) == holder
     assert redis_client.ttl(keys.outbox_lease(BUCKET)) > 3000  # kept for the slot, an hour away
@@ -142,7 +142,7 @@ def test_a_drain_waiting_for_a_marks_slot_holds_no_status_back(github_emulator: 
     assert not redis_client.exists(keys.outbox_lease(BUCKET), keys.outbox_mark_wait(BUCKET))
     assert svc.rt.bulk(BUCKET).count == 1  # the drain job asked for, for the mark
 
-    again = drain(svc.rt, BUCKET, with_marks=True)
+    again = drain(svc.rt, BUCKET, writes_for_people=True)
     assert again == {"posted": 0, "checked": 1, "later": 1}
     taker = redis_client.get(keys.outbox_lease(BUCKET))
     assert taker not in (None, holder) and redis_client.get(keys.outbox_mark_wait(BUCKET)) == taker

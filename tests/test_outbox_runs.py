@@ -43,7 +43,7 @@ BUCKET = "inst-1"
 CHECKS = {**DEFAULT_PERMISSIONS, "checks": "write"}
 
 
-def test_runs_rank_after_every_status_and_urgent_mark_and_answers_before_marks_for_people(
+def test_runs_rank_after_every_status_and_urgent_mark_and_answers_before_marks_writes_for_people(
         redis_client: Redis) -> None:
     """Added in the worst order: runs first, the most urgent status last."""
     add(redis_client, BUCKET, run_member(REPO, 1), RUN_FREEZE_ONLY)
@@ -109,7 +109,7 @@ def test_a_drain_waiting_for_a_runs_slot_holds_no_status_back(github_emulator: G
     assert not redis_client.exists(keys.outbox_lease(BUCKET), keys.outbox_mark_wait(BUCKET))
     assert svc.rt.bulk(BUCKET).count == 1  # the drain job asked for, for the runs
 
-    again = drain(svc.rt, BUCKET, with_marks=True)
+    again = drain(svc.rt, BUCKET, writes_for_people=True)
     assert again == {"posted": 0, "checked": 1, "later": 1}
     taker = redis_client.get(keys.outbox_lease(BUCKET))
     assert taker not in (None, holder) and redis_client.get(keys.outbox_mark_wait(BUCKET)) == taker
@@ -131,7 +131,7 @@ def test_a_drain_run_in_place_leaves_the_runs_to_the_drain_job(github_emulator: 
     assert (latest(github_emulator, REPO, 1) or {}).get("state") == "failure"
     assert not github_emulator.count(None, r"/check-runs")
     assert svc.rt.bulk(BUCKET).count == 1 and not redis_client.exists(keys.outbox_lease(BUCKET))
-    assert drain(svc.rt, BUCKET, with_marks=True) == {"posted": 1, "checked": 1}
+    assert drain(svc.rt, BUCKET, writes_for_people=True) == {"posted": 1, "checked": 1}
     assert github_emulator.count("POST", r"/check-runs$") == 1 and not redis_client.zcard(keys.outbox(BUCKET))
 
 

@@ -59,14 +59,14 @@ def _take(redis: Redis, bucket: str, token: str) -> bool:
 
 
 def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECONDS,
-          token: str | None = None, with_marks: bool = False) -> dict[str, int]:
-    """Write the outbox's statuses, most-mergeable first, at the pacer's rate, then — ``with_marks``, as
-    the drain job does — its freeze marks and check runs. Returns counts. One drain per outbox at a time
-    (a lease); a slice used up hands on to a fresh `drain_job`, and a pause (rate limit) keeps the lease
-    for a drain scheduled at the next free slot, under the same token. A drain run in place (a recompute, a delivery,
-    the reconcile: no ``with_marks``) writes what changes what may merge (statuses, urgent marks) and stops
-    at the first mark for people or check run, asking for the drain job: a delivery's worker never waits
-    for a description's slot."""
+          token: str | None = None, writes_for_people: bool = False) -> dict[str, int]:
+    """Write the outbox's statuses, most-mergeable first, at the pacer's rate, then — with
+    ``writes_for_people``, as the drain job does — its freeze marks for people and check runs. Returns
+    counts. One drain per outbox at a time (a lease); a slice used up hands on to a fresh `drain_job`, and
+    a pause (rate limit) keeps the lease for a drain scheduled at the next free slot, under the same token.
+    A drain run in place (a recompute, a delivery, the reconcile: without ``writes_for_people``) writes
+    what changes what may merge (statuses, urgent marks) and stops at the first write for people, asking
+    for the drain job: a delivery's worker never waits for a description's slot."""
     redis = rt.redis
     pacer = Pacer.of(redis, rt.settings, bucket)
     token = token or uuid.uuid4().hex
@@ -83,7 +83,7 @@ def drain(rt: Runtime, bucket: str, *, slice_seconds: float | None = SLICE_SECON
                 if not first:
                     break
                 member, score = as_text(first[0][0]), float(first[0][1])
-                if not with_marks and score >= URGENT_CEILING:
+                if not writes_for_people and score >= URGENT_CEILING:
                     # All that changes what may merge is out: the rest is the drain job's. Looked at before
                     # handing on, so a drain run in place that wrote its status lets the outbox go rather
                     # than keep it for a continuation while the next deliveries' statuses pile up behind.
@@ -176,5 +176,5 @@ def drain_job(bucket: str, token: str | None = None) -> str:
     rt = current()
     freeze_marks.adopt_old_marks(rt, bucket)  # a release before issue 31 may have left some on their own set
     check_runs.adopt_old_runs(rt, bucket)
-    counts = drain(rt, bucket, token=token, with_marks=True)
+    counts = drain(rt, bucket, token=token, writes_for_people=True)
     return ", ".join(f"{k} {v}" for k, v in counts.items())
