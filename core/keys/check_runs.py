@@ -26,11 +26,6 @@ def check_runs(bucket: str) -> str:
     return f"{PREFIX}:check-runs:{bucket}"
 
 
-def check_runs_lease(bucket: str) -> str:
-    """String: the run token of the one job writing an installation's check runs (releases before issue 31)."""
-    return f"{PREFIX}:check-runs-lease:{bucket}"
-
-
 def check_runs_queued(bucket: str) -> str:
     """String, set while a job writing the installation's check runs is queued or scheduled (it is deleted
     when the job starts): changes noted meanwhile queue no second job. Expires as a backstop. Set by

@@ -196,11 +196,6 @@ def freeze_marks(bucket: str) -> str:
     return f"{PREFIX}:freeze-marks:{bucket}"
 
 
-def freeze_marks_lease(bucket: str) -> str:
-    """String: the run token of the one job writing an installation's freeze marks (releases before issue 31)."""
-    return f"{PREFIX}:freeze-marks-lease:{bucket}"
-
-
 def posted_mark(repo: str, number: int) -> str:
     """JSON: the `merge-hold/freeze` status last posted on the PR (sha, state, description)."""
     return f"{repo_prefix(repo)}:pr:{number}:posted-mark"
